@@ -1,0 +1,1 @@
+"""Reference implementation: computes optima and schedules (never imported by certify)."""

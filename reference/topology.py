@@ -1,0 +1,540 @@
+"""The network model: compute nodes, switch nodes and directed capacitated links.
+
+A :class:`Topology` is immutable once built and always valid: every
+constructor runs the same checks, and any problem raises
+:class:`~collcert.TopologyError` with a message that names the culprit and
+says what to do. The model follows seed 000 §1 (ForestColl, 003 §3):
+G = (V = V_s ∪ V_c, E) is a directed multigraph with positive capacities and is
+*Eulerian* (every node sends as much as it receives).
+
+Capacities are exact rationals in the topology's bandwidth unit (GB/s by
+default). Internally they are scaled by ``scale`` (the least common multiple
+of their denominators) to integers: ``int_capacity[e] == scale * capacity[e]``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Hashable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from .errors import TopologyError
+from .exact import fraction_str, lcm_of_denominators, parse_number
+
+FORMAT = "collcert-topology/1"
+
+Node = Hashable
+Link = tuple[Node, Node]
+
+
+def _name(node: object) -> str:
+    return repr(node)
+
+
+class Topology:
+    """A validated Eulerian network of compute and switch nodes.
+
+    Parameters
+    ----------
+    compute_nodes:
+        Ids of the nodes that hold and consume data (GPUs). Order matters: it
+        is the rank order used when a schedule names ranks by number.
+    links:
+        ``(src, dst, capacity)`` triples, or mappings with keys ``src``,
+        ``dst``, ``capacity`` and optionally ``bidirectional``. Parallel links
+        are summed.
+    switch_nodes:
+        Ids of nodes that only forward data.
+    name, unit:
+        Free text kept for reports; ``unit`` is the bandwidth unit of the
+        capacities (``"GB/s"``).
+    multicast_switches:
+        Switches that can replicate data (in-network multicast, 003 §5.6).
+    """
+
+    __slots__ = (
+        "name",
+        "unit",
+        "compute_nodes",
+        "switch_nodes",
+        "nodes",
+        "index",
+        "multicast_switches",
+        "capacity",
+        "int_capacity",
+        "scale",
+        "_hash",
+    )
+
+    def __init__(
+        self,
+        compute_nodes: Iterable[Node],
+        links: Iterable[Any],
+        switch_nodes: Iterable[Node] = (),
+        *,
+        name: str = "",
+        unit: str = "GB/s",
+        multicast_switches: Iterable[Node] = (),
+        _where: Mapping[int, str] | None = None,
+    ) -> None:
+        where = _where or {}
+        self.name = str(name)
+        self.unit = str(unit)
+        compute = list(compute_nodes)
+        switches = list(switch_nodes)
+        seen: dict[Node, str] = {}
+        by_text: dict[str, Node] = {}
+        for kind, group in (("compute", compute), ("switch", switches)):
+            for node in group:
+                try:
+                    hash(node)
+                except TypeError:
+                    raise TopologyError(
+                        f"{kind} node id {node!r} is not hashable: use a string or an integer"
+                    ) from None
+                if node is None or isinstance(node, bool | float):
+                    raise TopologyError(
+                        f"{kind} node id {node!r} is not allowed: use a string or an integer"
+                    )
+                if node in seen:
+                    raise TopologyError(
+                        f"duplicate node id {_name(node)}: declared as a {seen[node]} node "
+                        f"and again as a {kind} node; give every node one unique id"
+                    )
+                text = str(node)
+                if text in by_text:
+                    raise TopologyError(
+                        f"node ids {_name(by_text[text])} and {_name(node)} have the same "
+                        f"string form {text!r}; schedule files name nodes by that form, "
+                        "so rename one of them"
+                    )
+                seen[node] = kind
+                by_text[text] = node
+        if len(compute) < 2:
+            raise TopologyError(
+                f"a topology needs at least two compute nodes, this one has {len(compute)}"
+                + (f" ({', '.join(map(_name, compute))})" if compute else "")
+                + ": declare the GPUs as compute nodes"
+            )
+        self.compute_nodes: tuple[Node, ...] = tuple(compute)
+        self.switch_nodes: tuple[Node, ...] = tuple(switches)
+        self.nodes: tuple[Node, ...] = self.compute_nodes + self.switch_nodes
+        self.index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
+
+        capacity: dict[Link, Fraction] = {}
+        for i, link in enumerate(links):
+            loc = where.get(i, f"link #{i}")
+            src, dst, raw, both = self._unpack_link(link, loc)
+            for node in (src, dst):
+                if node not in seen:
+                    raise TopologyError(
+                        f"{loc} ({_name(src)} -> {_name(dst)}) refers to undeclared node "
+                        f"{_name(node)}: add it to compute_nodes or switch_nodes"
+                    )
+            if src == dst:
+                raise TopologyError(
+                    f"{loc} is a self-loop on node {_name(src)}: a node cannot send to "
+                    "itself; remove the link"
+                )
+            try:
+                cap = parse_number(raw)
+            except ValueError as exc:
+                raise TopologyError(
+                    f"{loc} ({_name(src)} -> {_name(dst)}) has capacity {raw!r}: {exc}; "
+                    "capacities must be positive finite numbers"
+                ) from None
+            if cap <= 0:
+                raise TopologyError(
+                    f"{loc} ({_name(src)} -> {_name(dst)}) has capacity {fraction_str(cap)}: "
+                    "capacities must be positive; drop the link instead of giving it "
+                    "zero capacity"
+                )
+            pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
+            for e in pairs:
+                capacity[e] = capacity.get(e, Fraction(0)) + cap
+        if not capacity:
+            raise TopologyError("the topology has no links: add links between its nodes")
+
+        multicast = tuple(multicast_switches)
+        for w in multicast:
+            if w not in seen or seen[w] != "switch":
+                raise TopologyError(
+                    f"multicast switch {_name(w)} is not a declared switch node: "
+                    "list it under switch_nodes too"
+                )
+        self.multicast_switches: frozenset[Node] = frozenset(multicast)
+
+        # Eulerian: every node's in-total equals its out-total (seed 000 §1).
+        tot_in: dict[Node, Fraction] = {v: Fraction(0) for v in self.nodes}
+        tot_out: dict[Node, Fraction] = {v: Fraction(0) for v in self.nodes}
+        for (u, v), c in capacity.items():
+            tot_out[u] += c
+            tot_in[v] += c
+        bad = [v for v in self.nodes if tot_in[v] != tot_out[v]]
+        if bad:
+            details = "; ".join(
+                f"{_name(v)} receives {fraction_str(tot_in[v])} but sends "
+                f"{fraction_str(tot_out[v])}"
+                for v in bad
+            )
+            raise TopologyError(
+                f"the topology is not Eulerian ({len(bad)} unbalanced node"
+                f"{'s' if len(bad) > 1 else ''}): {details} ({self.unit}). Every node must "
+                "send exactly as much as it receives: add or fix links so that the totals match "
+                "(bidirectional links with equal capacities always balance)"
+            )
+
+        self.capacity: dict[Link, Fraction] = dict(sorted(capacity.items(), key=self._link_key))
+        self.scale: int = lcm_of_denominators(list(self.capacity.values()))
+        self.int_capacity: dict[Link, int] = {
+            e: int(c * self.scale) for e, c in self.capacity.items()
+        }
+        self._check_connected(tot_in)
+        self._hash: str | None = None
+
+    # ------------------------------------------------------------------ helpers
+    def _link_key(self, item: tuple[Link, Fraction]) -> tuple[int, int]:
+        (u, v), _ = item
+        return (self.index[u], self.index[v])
+
+    @staticmethod
+    def _unpack_link(link: Any, loc: str) -> tuple[Node, Node, Any, bool]:
+        if isinstance(link, Mapping):
+            missing = [k for k in ("src", "dst", "capacity") if k not in link]
+            if missing:
+                raise TopologyError(
+                    f"{loc} lacks {', '.join(missing)}: every link needs src, dst and capacity"
+                )
+            extra = set(link) - {"src", "dst", "capacity", "bidirectional"}
+            if extra:
+                raise TopologyError(
+                    f"{loc} has unknown keys {sorted(extra)}: a link has src, dst, capacity "
+                    "and optionally bidirectional"
+                )
+            both = link.get("bidirectional", False)
+            if not isinstance(both, bool):
+                raise TopologyError(f"{loc}: bidirectional must be true or false")
+            return link["src"], link["dst"], link["capacity"], both
+        try:
+            src, dst, cap = link
+        except (TypeError, ValueError):
+            raise TopologyError(
+                f"{loc} is {link!r}: a link is a (src, dst, capacity) triple"
+            ) from None
+        return src, dst, cap, False
+
+    def _check_connected(self, tot_in: Mapping[Node, Fraction]) -> None:
+        first = self.compute_nodes[0]
+        for v in self.compute_nodes:
+            if tot_in[v] == 0:
+                raise TopologyError(
+                    f"compute node {_name(v)} has no links, so it cannot receive from "
+                    f"compute node {_name(first if v != first else self.compute_nodes[1])}: "
+                    "connect it or remove it"
+                )
+        adj: dict[Node, list[Node]] = {v: [] for v in self.nodes}
+        for u, v in self.capacity:
+            adj[u].append(v)
+        reached = {first}
+        stack = [first]
+        while stack:
+            u = stack.pop()
+            for v in adj[u]:
+                if v not in reached:
+                    reached.add(v)
+                    stack.append(v)
+        for v in self.compute_nodes:
+            if v not in reached:
+                raise TopologyError(
+                    f"compute node {_name(v)} cannot receive from compute node {_name(first)}: "
+                    "no directed path leads from one to the other; add links that join "
+                    "their parts of the network"
+                )
+
+    # ---------------------------------------------------------------- queries
+    @property
+    def num_compute(self) -> int:
+        """N = |V_c|."""
+        return len(self.compute_nodes)
+
+    def is_compute(self, node: Node) -> bool:
+        return node in self.index and self.index[node] < len(self.compute_nodes)
+
+    def out_capacity(self, nodes: Iterable[Node]) -> Fraction:
+        """B⁺(S): total capacity of links leaving the node set S."""
+        s = set(nodes)
+        return sum((c for (u, v), c in self.capacity.items() if u in s and v not in s), Fraction(0))
+
+    def in_capacity(self, nodes: Iterable[Node]) -> Fraction:
+        """B⁻(S): total capacity of links entering the node set S."""
+        s = set(nodes)
+        return sum((c for (u, v), c in self.capacity.items() if v in s and u not in s), Fraction(0))
+
+    def transpose(self) -> Topology:
+        """The same network with every link reversed (used for reduce-scatter)."""
+        return Topology(
+            self.compute_nodes,
+            [(v, u, c) for (u, v), c in self.capacity.items()],
+            self.switch_nodes,
+            name=f"{self.name} (transposed)" if self.name else "transposed",
+            unit=self.unit,
+            multicast_switches=self.multicast_switches,
+        )
+
+    def scaled(self, factor: object) -> Topology:
+        """Every capacity multiplied by an exact positive ``factor``."""
+        f = parse_number(factor)
+        return Topology(
+            self.compute_nodes,
+            [(u, v, c * f) for (u, v), c in self.capacity.items()],
+            self.switch_nodes,
+            name=self.name,
+            unit=self.unit,
+            multicast_switches=self.multicast_switches,
+        )
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return (
+            f"<Topology{label}: {self.num_compute} compute, {len(self.switch_nodes)} switch "
+            f"nodes, {len(self.capacity)} links>"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Topology):
+            return NotImplemented
+        return (
+            self.compute_nodes == other.compute_nodes
+            and set(self.switch_nodes) == set(other.switch_nodes)
+            and self.capacity == other.capacity
+            and self.multicast_switches == other.multicast_switches
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.content_hash())
+
+    # ------------------------------------------------------------- conversion
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict in the ``collcert-topology/1`` format (docs/topology.md)."""
+        for v in self.nodes:
+            if not isinstance(v, str | int):
+                raise TopologyError(
+                    f"node id {v!r} cannot be written to JSON: only string and integer ids can; "
+                    "relabel the nodes first (networkx.relabel_nodes(G, str))"
+                )
+        out: dict[str, Any] = {"format": FORMAT}
+        if self.name:
+            out["name"] = self.name
+        out["unit"] = self.unit
+        out["compute_nodes"] = list(self.compute_nodes)
+        out["switch_nodes"] = list(self.switch_nodes)
+        if self.multicast_switches:
+            out["multicast_switches"] = [w for w in self.switch_nodes if w in self.multicast_switches]
+        out["links"] = [
+            {"src": u, "dst": v, "capacity": fraction_str(c)} for (u, v), c in self.capacity.items()
+        ]
+        return out
+
+    def content_hash(self) -> str:
+        """``sha256:<hex>`` of the canonical topology (node order, links, capacities)."""
+        if self._hash is None:
+            canon = {
+                "compute_nodes": [[type(v).__name__, str(v)] for v in self.compute_nodes],
+                "switch_nodes": sorted([type(v).__name__, str(v)] for v in self.switch_nodes),
+                "links": sorted(
+                    [str(u), str(v), fraction_str(c)] for (u, v), c in self.capacity.items()
+                ),
+            }
+            blob = json.dumps(canon, sort_keys=True, separators=(",", ":")).encode()
+            self._hash = "sha256:" + hashlib.sha256(blob).hexdigest()
+        return self._hash
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike[str] | Mapping[str, Any]) -> Topology:
+        """Read a topology from a JSON file path, a JSON text, or an already-parsed dict.
+
+        Errors name the file, the link (with its line in the file) and the fix.
+        """
+        where: dict[int, str] = {}
+        origin = "topology"
+        if isinstance(source, Mapping):
+            data: Any = source
+        else:
+            text, origin = _read_text(source)
+            try:
+                data = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise TopologyError(
+                    f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+                ) from None
+            for i, line in enumerate(_array_item_lines(text, "links")):
+                where[i] = f"{origin}: links[{i}] (line {line})"
+        if not isinstance(data, Mapping):
+            raise TopologyError(f"{origin}: the top level must be a JSON object")
+        fmt = data.get("format", FORMAT)
+        if fmt != FORMAT:
+            raise TopologyError(
+                f"{origin}: format {fmt!r} is not {FORMAT!r}; convert the file or drop the key"
+            )
+        known = {"format", "name", "unit", "compute_nodes", "switch_nodes", "multicast_switches",
+                 "links", "description", "source"}
+        extra = set(data) - known
+        if extra:
+            raise TopologyError(
+                f"{origin}: unknown keys {sorted(extra)}; allowed keys are {sorted(known)}"
+            )
+        for key in ("compute_nodes", "links"):
+            if key not in data:
+                raise TopologyError(f"{origin}: missing {key!r} (see docs/topology.md)")
+        for key in ("compute_nodes", "switch_nodes", "multicast_switches", "links"):
+            if key in data and not isinstance(data[key], list):
+                raise TopologyError(f"{origin}: {key!r} must be a JSON array")
+        for key in ("compute_nodes", "switch_nodes", "multicast_switches"):
+            for v in data.get(key, []):
+                if not isinstance(v, str | int) or isinstance(v, bool):
+                    raise TopologyError(
+                        f"{origin}: {key} entry {v!r} is not a string or integer node id"
+                    )
+        links = data["links"]
+        for i, link in enumerate(links):
+            where.setdefault(i, f"{origin}: links[{i}]")
+            if not isinstance(link, Mapping | list):
+                raise TopologyError(
+                    f"{where[i]} is {link!r}: a link is an object with src, dst, capacity"
+                )
+        return cls(
+            data["compute_nodes"],
+            links,
+            data.get("switch_nodes", []),
+            name=str(data.get("name", "")),
+            unit=str(data.get("unit", "GB/s")),
+            multicast_switches=data.get("multicast_switches", []),
+            _where=where,
+        )
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_json(), fh, indent=1)
+            fh.write("\n")
+
+    @classmethod
+    def from_networkx(
+        cls,
+        graph: Any,
+        compute_nodes: Iterable[Node] | None = None,
+        capacity: str = "capacity",
+        *,
+        name: str = "",
+        unit: str = "GB/s",
+    ) -> Topology:
+        """Build from a networkx (Multi)DiGraph; undirected graphs give both directions.
+
+        All nodes are compute nodes when ``compute_nodes`` is None; otherwise the
+        remaining nodes are switches. Node ids are kept as given. Every edge
+        needs the ``capacity`` attribute.
+        """
+        nodes = list(graph.nodes)
+        if compute_nodes is None:
+            compute = nodes
+        else:
+            compute = list(compute_nodes)
+            missing = [v for v in compute if v not in graph]
+            if missing:
+                raise TopologyError(
+                    f"compute node {_name(missing[0])} is not a node of the graph: "
+                    "check the compute_nodes argument"
+                )
+        cset = set(compute)
+        switches = [v for v in nodes if v not in cset]
+        links = []
+        directed = graph.is_directed()
+        for data_edge in graph.edges(data=True):
+            u, v, attrs = data_edge
+            if capacity not in attrs:
+                raise TopologyError(
+                    f"edge {_name(u)} -> {_name(v)} has no {capacity!r} attribute: set it, "
+                    "or pass capacity='<attribute name>'"
+                )
+            links.append((u, v, attrs[capacity]))
+            if not directed:
+                links.append((v, u, attrs[capacity]))
+        return cls(compute, links, switches, name=name or str(graph.graph.get("name", "")),
+                   unit=unit)
+
+    def to_networkx(self) -> Any:
+        """A networkx DiGraph with exact ``capacity`` and node attribute ``kind``."""
+        import networkx as nx
+
+        g = nx.DiGraph(name=self.name)
+        for v in self.compute_nodes:
+            g.add_node(v, kind="compute")
+        for v in self.switch_nodes:
+            g.add_node(v, kind="switch", multicast=v in self.multicast_switches)
+        for (u, v), c in self.capacity.items():
+            g.add_edge(u, v, capacity=c)
+        return g
+
+
+def _read_text(source: str | os.PathLike[str]) -> tuple[str, str]:
+    """The text of a path, or the string itself when it already is JSON."""
+    if isinstance(source, str) and source.lstrip().startswith("{"):
+        return source, "topology"
+    path = os.fspath(source)
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read(), str(path)
+    except FileNotFoundError:
+        raise TopologyError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TopologyError(f"{path}: is a directory, not a topology file") from None
+    except UnicodeDecodeError as exc:
+        raise TopologyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except OSError as exc:
+        raise TopologyError(f"{path}: cannot read ({exc.strerror})") from None
+
+
+def _line_of(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
+
+
+def _array_item_lines(text: str, key: str) -> list[int]:
+    """Line numbers where the items of the top-level array ``key`` start (best effort)."""
+    dec = json.JSONDecoder()
+    ws = " \t\n\r"
+    try:
+        i = 0
+        while text[i] in ws:
+            i += 1
+        if text[i] != "{":
+            return []
+        i += 1
+        while True:
+            while text[i] in ws + ",":
+                i += 1
+            if text[i] == "}":
+                return []
+            k, i = dec.raw_decode(text, i)
+            while text[i] in ws + ":":
+                i += 1
+            if k != key:
+                _, i = dec.raw_decode(text, i)
+                continue
+            if text[i] != "[":
+                return []
+            i += 1
+            lines = []
+            line, last = _line_of(text, i), i
+            while True:
+                while text[i] in ws + ",":
+                    i += 1
+                if text[i] == "]":
+                    return lines
+                line += text.count("\n", last, i)
+                last = i
+                lines.append(line)
+                _, i = dec.raw_decode(text, i)
+    except (ValueError, IndexError):
+        return []

@@ -1,0 +1,243 @@
+"""Ready-made topologies: the evaluation platforms of seed 003 and generic shapes.
+
+Bandwidths are in GB/s per direction unless a builder says otherwise; the
+hardware facts come from ``shared/platforms/README.md`` (003 §6.2-6.3) and the
+2-box example from seed 000 Fig. 1. Node ids are readable strings:
+``"b0.gpu3"``, ``"b0.nvswitch"``, ``"b1.nic5"``, ``"ib0"``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from collcert.reference.errors import TopologyError
+from collcert.reference.topology import Topology
+
+__all__ = [
+    "MI250_LINKS",
+    "DGX1_LINKS",
+    "dgx_a100",
+    "dgx_h100",
+    "mi250",
+    "dgx1",
+    "two_box_example",
+    "ring",
+    "complete",
+    "hypercube",
+    "torus",
+    "fat_tree",
+]
+
+# Number of Infinity Fabric links between GPU i and GPU j of one MI250 box
+# (003 Fig. 9; 50 GB/s each way per link).
+MI250_LINKS: tuple[tuple[int, ...], ...] = (
+    (0, 4, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0),
+    (4, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0),
+    (0, 0, 0, 4, 0, 0, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0),
+    (0, 0, 4, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0),
+    (2, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 1, 0, 0, 4, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 0, 1, 0, 1, 1, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0),
+    (0, 0, 0, 2, 0, 1, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0),
+    (1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 2, 0, 0, 0),
+    (0, 1, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 1, 0, 0),
+    (0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 1, 0),
+    (0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 2),
+    (0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 4, 1, 0),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 4, 0, 1, 1),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1, 0, 4),
+    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 0, 1, 4, 0),
+)
+
+# NVLink count between GPU i and GPU j of a DGX-1 (V100).
+DGX1_LINKS: tuple[tuple[int, ...], ...] = (
+    (0, 2, 1, 1, 2, 0, 0, 0),
+    (2, 0, 1, 2, 0, 1, 0, 0),
+    (1, 1, 0, 2, 0, 0, 2, 0),
+    (1, 2, 2, 0, 0, 0, 0, 1),
+    (2, 0, 0, 0, 0, 2, 1, 1),
+    (0, 1, 0, 0, 2, 0, 1, 2),
+    (0, 0, 2, 0, 1, 1, 0, 2),
+    (0, 0, 0, 1, 1, 2, 2, 0),
+)
+
+
+def _both(links: list[tuple[object, object, object]], u: object, v: object, c: object) -> None:
+    links.append((u, v, c))
+    links.append((v, u, c))
+
+
+def _check_count(name: str, value: int, least: int = 1) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < least:
+        raise TopologyError(f"{name} must be an integer ≥ {least}, got {value!r}")
+
+
+def _nvswitch_boxes(
+    name: str, boxes: int, nvswitch_bw: int, nic_bw: int, ib_switch_of: Sequence[str]
+) -> Topology:
+    _check_count("boxes", boxes)
+    compute, switches, links = [], [], []
+    ib_switches = sorted(set(ib_switch_of)) if boxes > 1 else []
+    for b in range(boxes):
+        nvs = f"b{b}.nvswitch"
+        switches.append(nvs)
+        for g in range(8):
+            gpu = f"b{b}.gpu{g}"
+            compute.append(gpu)
+            _both(links, gpu, nvs, nvswitch_bw)
+            if boxes > 1:
+                nic = f"b{b}.nic{g}"
+                switches.append(nic)
+                _both(links, gpu, nic, nic_bw)
+                _both(links, nic, ib_switch_of[g], nic_bw)
+    switches += ib_switches
+    return Topology(compute, links, switches, name=f"{boxes}-box {name}", unit="GB/s")
+
+
+def dgx_a100(boxes: int = 2) -> Topology:
+    """DGX A100 boxes (003 §6.2.2): 8 GPUs on an NVSwitch at 300 GB/s each way;
+    each GPU has its own 25 GB/s NIC, NICs of even GPUs on IB switch ``ib0``,
+    odd ones on ``ib1``. One box has no NICs."""
+    return _nvswitch_boxes("DGX A100", boxes, 300, 25, ["ib0", "ib1"] * 4)
+
+
+def dgx_h100(boxes: int = 2) -> Topology:
+    """DGX H100 boxes (003 §6.3): NVSwitch at 450 GB/s each way per GPU, one
+    50 GB/s NIC per GPU, all NICs on one IB fabric switch ``ib``."""
+    return _nvswitch_boxes("DGX H100", boxes, 450, 50, ["ib"] * 8)
+
+
+def mi250(boxes: int = 2, gpus_per_box: int = 16) -> Topology:
+    """AMD MI250 boxes (003 §6.2.1, Fig. 9): direct Infinity Fabric links of
+    50 GB/s each (:data:`MI250_LINKS` gives the counts); each GPU ↔ one shared
+    IB switch ``ib`` at 16 GB/s each way. ``gpus_per_box=8`` uses GPUs 0-7 of
+    each box (the paper's "8+8" setting)."""
+    _check_count("boxes", boxes)
+    if gpus_per_box not in (8, 16):
+        raise TopologyError(f"gpus_per_box must be 8 or 16, got {gpus_per_box!r}")
+    compute, links = [], []
+    for b in range(boxes):
+        for i in range(gpus_per_box):
+            compute.append(f"b{b}.gpu{i}")
+        for i, j in itertools.combinations(range(gpus_per_box), 2):
+            if MI250_LINKS[i][j]:
+                _both(links, f"b{b}.gpu{i}", f"b{b}.gpu{j}", 50 * MI250_LINKS[i][j])
+        if boxes > 1:
+            for i in range(gpus_per_box):
+                _both(links, f"b{b}.gpu{i}", "ib", 16)
+    switches = ["ib"] if boxes > 1 else []
+    label = f"{boxes}-box MI250" + ("" if gpus_per_box == 16 else f" ({gpus_per_box} GPUs/box)")
+    return Topology(compute, links, switches, name=label, unit="GB/s")
+
+
+def dgx1(link_bandwidth: object = 1) -> Topology:
+    """DGX-1 (V100): 8 GPUs, direct NVLinks (:data:`DGX1_LINKS`), each link
+    ``link_bandwidth`` each way (1 = one NVLink unit; 25 for GB/s)."""
+    links: list[tuple[object, object, object]] = []
+    for i, j in itertools.combinations(range(8), 2):
+        if DGX1_LINKS[i][j]:
+            from collcert.reference.exact import parse_number
+
+            _both(links, f"gpu{i}", f"gpu{j}", DGX1_LINKS[i][j] * parse_number(link_bandwidth))
+    unit = "NVLink" if link_bandwidth == 1 else "GB/s"
+    return Topology([f"gpu{i}" for i in range(8)], links, name="DGX-1", unit=unit)
+
+
+def two_box_example(b: object = 1) -> Topology:
+    """Seed 000 Fig. 1: two boxes of 4 compute nodes ``c{i}.{j}``; box switch
+    ``w{i}`` at 10b each way per node, global switch ``w0`` at b each way per
+    node. Bottleneck: box 1 with its switch, 1/x* = 1/b."""
+    from collcert.reference.exact import parse_number
+
+    bw = parse_number(b)
+    compute, links = [], []
+    for i in (1, 2):
+        for j in range(1, 5):
+            c = f"c{i}.{j}"
+            compute.append(c)
+            _both(links, c, f"w{i}", 10 * bw)
+            _both(links, c, "w0", bw)
+    return Topology(compute, links, ["w0", "w1", "w2"], name="2-box example (000 Fig. 1)",
+                    unit="b" if b == 1 else "GB/s")
+
+
+def ring(n: int, capacity: object = 1, *, bidirectional: bool = True) -> Topology:
+    """n compute nodes ``0 .. n-1`` in a ring (one direction or both)."""
+    _check_count("n", n, 2)
+    links: list[tuple[object, object, object]] = []
+    for i in range(n):
+        j = (i + 1) % n
+        links.append((i, j, capacity))
+        if bidirectional:
+            links.append((j, i, capacity))
+    return Topology(range(n), links, name=f"ring({n})", unit="GB/s")
+
+
+def complete(n: int, capacity: object = 1) -> Topology:
+    """n compute nodes with a link of ``capacity`` between every ordered pair."""
+    _check_count("n", n, 2)
+    links = [(i, j, capacity) for i in range(n) for j in range(n) if i != j]
+    return Topology(range(n), links, name=f"complete({n})", unit="GB/s")
+
+
+def hypercube(dim: int, capacity: object = 1) -> Topology:
+    """2**dim compute nodes; nodes differing in one bit are linked both ways."""
+    _check_count("dim", dim)
+    n = 2**dim
+    links = [(i, i ^ (1 << d), capacity) for i in range(n) for d in range(dim)]
+    return Topology(range(n), links, name=f"hypercube({dim})", unit="GB/s")
+
+
+def torus(dims: Sequence[int], capacity: object = 1) -> Topology:
+    """A torus with wrap-around links both ways in every dimension, e.g. ``torus((4, 4))``.
+    Node ids are strings ``"x.y"``."""
+    dims = tuple(dims)
+    if not dims:
+        raise TopologyError("torus needs at least one dimension")
+    for d in dims:
+        _check_count("each torus dimension", d, 2)
+    nodes = list(itertools.product(*(range(d) for d in dims)))
+
+    def nid(p: tuple[int, ...]) -> str:
+        return ".".join(map(str, p))
+
+    pairs: dict[tuple[str, str], int] = {}
+    for p in nodes:
+        for axis, d in enumerate(dims):
+            q = list(p)
+            q[axis] = (p[axis] + 1) % d
+            for a, b in ((nid(p), nid(tuple(q))), (nid(tuple(q)), nid(p))):
+                if d == 2 and (a, b) in pairs:
+                    continue  # a dimension of 2 has one neighbour, not two
+                pairs[(a, b)] = 1
+    links = [(a, b, capacity) for a, b in pairs]
+    return Topology([nid(p) for p in nodes], links, name=f"torus{dims}", unit="GB/s")
+
+
+def fat_tree(k: int = 4, capacity: object = 1) -> Topology:
+    """The k-ary fat tree of Al-Fares et al. (seed 000 ref. [1]): k pods of k/2
+    edge and k/2 aggregation switches, (k/2)² core switches, k³/4 hosts; every
+    link ``capacity`` both ways. Hosts are ``"h{pod}.{edge}.{i}"``."""
+    _check_count("k", k, 2)
+    if k % 2:
+        raise TopologyError(f"fat_tree needs an even k, got {k}")
+    half = k // 2
+    hosts, switches, links = [], [], []
+    cores = [f"core{i}.{j}" for i in range(half) for j in range(half)]
+    for pod in range(k):
+        for e in range(half):
+            edge = f"edge{pod}.{e}"
+            switches.append(edge)
+            for h in range(half):
+                host = f"h{pod}.{e}.{h}"
+                hosts.append(host)
+                _both(links, host, edge, capacity)
+            for a in range(half):
+                _both(links, edge, f"agg{pod}.{a}", capacity)
+        for a in range(half):
+            agg = f"agg{pod}.{a}"
+            switches.append(agg)
+            for j in range(half):
+                _both(links, agg, f"core{a}.{j}", capacity)
+    return Topology(hosts, links, switches + cores, name=f"fat_tree({k})", unit="GB/s")
