@@ -15,6 +15,25 @@ from . import platforms
 
 __version__ = "0.1.0"
 
+# Names provided by modules that are imported on first use (keeps `import
+# collcert` fast and lets each part be built independently).
+_LAZY = {
+    "schedule": "collcert.reference.schedule",
+    "Schedule": "collcert.reference.schedule",
+    "audit": "collcert.audit",
+    "audit_file": "collcert.audit",
+    "AuditReport": "collcert.audit",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'collcert' has no attribute {name!r}")
+
+
 __all__ = [
     "COLLECTIVES",
     "CollcertError",

@@ -1,0 +1,5 @@
+import sys
+
+from collcert.cli import main
+
+sys.exit(main())

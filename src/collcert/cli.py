@@ -1,0 +1,89 @@
+"""The ``collcert`` command line.
+
+Each subcommand lives in its own module under ``collcert.commands`` and
+provides ``register(subparsers)``; the module's parser sets ``func`` to a
+function ``run(args) -> int``. Exit codes are shared by every subcommand:
+
+* 0 — success / valid;
+* 1 — refuted or invalid (a schedule fails a check, a property fails);
+* 2 — bad input (unreadable or malformed file, bad arguments), message on stderr;
+* 3 — internal error (a bug in collcert: please report it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from collcert.reference.errors import CollcertError
+
+EXIT_OK, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "fuzz", "prove")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from collcert import __version__
+
+    parser = _Parser(
+        prog="collcert",
+        description="Certified bandwidth-optimal collective schedules: exact optima with "
+        "proofs, optimal tree schedules, and independent auditing of schedules.",
+        epilog="Exit codes: 0 valid/success, 1 refuted or invalid, 2 bad input, 3 internal error. "
+        "Run 'collcert COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"collcert {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"collcert.commands.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"collcert.commands.{name}":
+                continue  # that command is not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.func(args))
+    except CollcertError as exc:
+        print(f"collcert {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - last line of defence: no bare tracebacks
+        import traceback
+
+        print(
+            f"collcert {args.command}: internal error: {type(exc).__name__}: {exc}\n"
+            "This is a bug in collcert; please report it with the command you ran. "
+            "Set COLLCERT_DEBUG=1 to see the traceback.",
+            file=sys.stderr,
+        )
+        import os
+
+        if os.environ.get("COLLCERT_DEBUG"):
+            traceback.print_exc()
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

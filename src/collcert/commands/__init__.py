@@ -1,0 +1,1 @@
+"""Subcommands of the ``collcert`` CLI, one module each (see ``collcert.cli``)."""

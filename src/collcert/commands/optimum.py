@@ -1,0 +1,55 @@
+"""``collcert optimum``: the certified optimum of a collective on a topology."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from collcert.reference.optimum import COLLECTIVES, optimum
+
+from ._common import Progress, add_topology_argument, load_topology, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "optimum",
+        help="exact optimal throughput of a collective, with its witness cut",
+        description="Compute the exact optimal algorithm bandwidth (algbw = data size / time) "
+        "of a collective on a topology (seed 000 eq. (1), App. A-B; seed 003), with the "
+        "bottleneck cut that proves it. Numbers are exact fractions.",
+    )
+    add_topology_argument(p)
+    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES)
+    p.add_argument("--root", help="root compute node (broadcast, reduce)")
+    p.add_argument("--fixed-k", type=int, metavar="K",
+                   help="best time with K trees per compute node (000 §2.4)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--certificate", action="store_true",
+                   help="with --json: include the flow witnesses (large)")
+    p.add_argument("--engine", default="auto", choices=("auto", "ortools", "exact"),
+                   help="max-flow engine (default: ortools when capacities fit in int64)")
+    p.add_argument("--progress", action="store_true", help="show a progress bar even when "
+                   "stderr is not a terminal")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    topo = load_topology(args.topology)
+    root = args.root
+    if root is not None and root not in topo.index:
+        by_text = {str(v): v for v in topo.nodes}
+        root = by_text.get(root, root)
+    started = time.monotonic()
+    progress = Progress(f"optimum {args.collective}", force=args.progress)
+    opt = optimum(topo, args.collective, root=root, fixed_k=args.fixed_k, engine=args.engine,
+                  progress=progress)
+    elapsed = time.monotonic() - started
+    if args.json:
+        out = opt.certificate() if args.certificate else opt.to_json()
+        out["topology_name"] = topo.name
+        out["seconds"] = round(elapsed, 3)
+        print_json(out)
+    else:
+        print(opt.summary())
+        print(f"  time: {elapsed:.2f} s")
+    return 0
