@@ -411,7 +411,9 @@ def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None) -> Opt
 # --------------------------------------------------------------------------- #
 # single-root collectives and allreduce bounds
 # --------------------------------------------------------------------------- #
-def _plain_network(t: Topology, engine: str, extra_sink: bool = False) -> tuple[FlowNetwork, list]:
+def _plain_network(
+    t: Topology, engine: str, extra_sink: bool = False
+) -> tuple[FlowNetwork, list[tuple[Node | None, Node | None]]]:
     links = list(t.int_capacity)
     n = len(t.nodes)
     tails = [t.index[u] for u, _ in links]

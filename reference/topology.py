@@ -525,7 +525,7 @@ def _array_item_lines(text: str, key: str) -> list[int]:
             if text[i] != "[":
                 return []
             i += 1
-            lines = []
+            lines: list[int] = []
             line, last = _line_of(text, i), i
             while True:
                 while text[i] in ws + ",":

@@ -77,7 +77,9 @@ def _nvswitch_boxes(
     name: str, boxes: int, nvswitch_bw: int, nic_bw: int, ib_switch_of: Sequence[str]
 ) -> Topology:
     _check_count("boxes", boxes)
-    compute, switches, links = [], [], []
+    compute: list[str] = []
+    switches: list[str] = []
+    links: list[tuple[object, object, object]] = []
     ib_switches = sorted(set(ib_switch_of)) if boxes > 1 else []
     for b in range(boxes):
         nvs = f"b{b}.nvswitch"
@@ -116,7 +118,8 @@ def mi250(boxes: int = 2, gpus_per_box: int = 16) -> Topology:
     _check_count("boxes", boxes)
     if gpus_per_box not in (8, 16):
         raise TopologyError(f"gpus_per_box must be 8 or 16, got {gpus_per_box!r}")
-    compute, links = [], []
+    compute: list[str] = []
+    links: list[tuple[object, object, object]] = []
     for b in range(boxes):
         for i in range(gpus_per_box):
             compute.append(f"b{b}.gpu{i}")
@@ -151,7 +154,8 @@ def two_box_example(b: object = 1) -> Topology:
     from collcert.reference.exact import parse_number
 
     bw = parse_number(b)
-    compute, links = [], []
+    compute: list[str] = []
+    links: list[tuple[object, object, object]] = []
     for i in (1, 2):
         for j in range(1, 5):
             c = f"c{i}.{j}"
@@ -223,7 +227,9 @@ def fat_tree(k: int = 4, capacity: object = 1) -> Topology:
     if k % 2:
         raise TopologyError(f"fat_tree needs an even k, got {k}")
     half = k // 2
-    hosts, switches, links = [], [], []
+    hosts: list[str] = []
+    switches: list[str] = []
+    links: list[tuple[object, object, object]] = []
     cores = [f"core{i}.{j}" for i in range(half) for j in range(half)]
     for pod in range(k):
         for e in range(half):

@@ -10,7 +10,7 @@ from collcert.reference.optimum import COLLECTIVES, optimum
 from ._common import Progress, add_topology_argument, load_topology, print_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "optimum",
         help="exact optimal throughput of a collective, with its witness cut",
