@@ -147,6 +147,7 @@ class FlowNetwork:
         status = mf.solve(source, sink)
         if status != mf.OPTIMAL:
             raise RuntimeError(f"ortools max-flow failed with status {status}")
+        # Python ints, never numpy scalars: callers do exact arithmetic with them
         flows = mf.flows(self._ortools_arcs).tolist() if len(caps) else []
         return FlowResult(int(mf.optimal_flow()), flows, _cut_fn=mf.get_source_side_min_cut)
 

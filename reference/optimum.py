@@ -67,9 +67,13 @@ class FlowWitness:
     params: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        flow = [
-            [u, v, int(a)] for (u, v), a in zip(self.arcs, self.amounts) if int(a) != 0
-        ]
+        amounts = self.amounts
+        if hasattr(amounts, "nonzero"):  # a numpy array from the ortools engine
+            idx = amounts.nonzero()[0].tolist()
+            vals = amounts[idx].tolist()
+            flow = [[*self.arcs[i], a] for i, a in zip(idx, vals)]
+        else:
+            flow = [[u, v, int(a)] for (u, v), a in zip(self.arcs, amounts) if a]
         out: dict[str, Any] = {"source": self.source, "sink": self.sink,
                                "multiplier": self.multiplier, "value": int(self.value),
                                "flow": flow}

@@ -1,0 +1,231 @@
+"""Shrink a failing topology to a small one that still fails (usable without hypothesis).
+
+A topology is kept as a list of weighted directed cycles (an Eulerian graph
+always decomposes so), and every shrinking step edits cycles, so every
+candidate is Eulerian by construction:
+
+1. remove a node: splice it out of every cycle (``u → v → t`` becomes
+   ``u → t``; a cycle that collapses to one node disappears) — switches first;
+2. remove a cycle;
+3. lower a cycle's weight (to 1, then to half);
+4. divide every weight by their gcd and merge cycles over the same nodes.
+
+A candidate is kept when it is still a valid topology (at least two compute
+nodes, strongly connected) and the failure persists. ``fails`` is any
+predicate on topologies; it is called at most ``max_calls`` times.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Callable, Hashable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from collcert.reference.errors import CollcertError, TopologyError
+from collcert.reference.topology import Topology
+
+Node = Hashable
+Cycle = tuple[tuple[Node, ...], int]
+
+
+def cycles_of(t: Topology) -> list[Cycle]:
+    """A decomposition of the integer-scaled topology into weighted simple cycles."""
+    rest = dict(t.int_capacity)
+    out_edges: dict[Node, list[Node]] = {}
+    for u, v in rest:
+        out_edges.setdefault(u, []).append(v)
+    cycles: list[Cycle] = []
+    for start_edge in list(rest):
+        while rest.get(start_edge, 0) > 0:
+            u0, v0 = start_edge
+            walk = [u0, v0]
+            pos = {u0: 0, v0: 1}
+            while True:
+                cur = walk[-1]
+                nxt = next(w for w in out_edges[cur] if rest[(cur, w)] > 0)
+                if nxt in pos:
+                    cyc = walk[pos[nxt]:]
+                    break
+                pos[nxt] = len(walk)
+                walk.append(nxt)
+            edges = [(cyc[i], cyc[(i + 1) % len(cyc)]) for i in range(len(cyc))]
+            w = min(rest[e] for e in edges)
+            for e in edges:
+                rest[e] -= w
+            cycles.append((tuple(cyc), w))
+    return cycles
+
+
+def from_cycles(t: Topology, cycles: list[Cycle], scale: int | None = None,
+                drop: frozenset[Node] = frozenset()) -> Topology:
+    """The topology with t's nodes (minus ``drop``) and links from ``cycles`` / ``scale``."""
+    sc = t.scale if scale is None else scale
+    links: dict[tuple[Node, Node], int] = {}
+    for nodes, w in cycles:
+        for i, u in enumerate(nodes):
+            e = (u, nodes[(i + 1) % len(nodes)])
+            links[e] = links.get(e, 0) + w
+    used = {u for e in links for u in e}
+    compute = [v for v in t.compute_nodes if v not in drop]
+    switches = [v for v in t.switch_nodes if v not in drop and v in used]
+    return Topology(compute, [(u, v, Fraction(c, sc)) for (u, v), c in links.items()],
+                    switches, name=t.name, unit=t.unit,
+                    multicast_switches=[w for w in t.multicast_switches if w in switches])
+
+
+def _splice(cycles: list[Cycle], node: Node) -> list[Cycle]:
+    out = []
+    for nodes, w in cycles:
+        kept = tuple(v for v in nodes if v != node)
+        # consecutive duplicates cannot occur: a simple cycle visits each node once
+        if len(kept) >= 2:
+            out.append((kept, w))
+    return out
+
+
+def _normalise(cycles: list[Cycle], scale: int) -> tuple[list[Cycle], int]:
+    merged: dict[tuple[Node, ...], int] = {}
+    for nodes, w in cycles:
+        i = min(range(len(nodes)), key=lambda j: repr(nodes[j]))
+        key = nodes[i:] + nodes[:i]
+        merged[key] = merged.get(key, 0) + w
+    g = 0
+    for w in merged.values():
+        g = math.gcd(g, w)
+    g = math.gcd(g, scale) if g else 1
+    return [(k, w // g) for k, w in merged.items()], scale // g
+
+
+def size(t: Topology) -> tuple[int, int, int]:
+    """What shrinking minimises: (nodes, links, total capacity bits)."""
+    return (len(t.nodes), len(t.capacity), sum(c.bit_length() for c in t.int_capacity.values()))
+
+
+def shrink(
+    topology: Topology,
+    fails: Callable[[Topology], bool],
+    *,
+    max_calls: int = 200,
+    time_limit: float | None = None,
+) -> Topology:
+    """The smallest topology found that still ``fails`` (``topology`` if none is smaller).
+
+    ``fails(topology)`` should be True at the start; exceptions other than a
+    :class:`~collcert.CollcertError` raised while building a candidate count
+    as failures of the predicate only if ``fails`` itself catches them.
+    """
+    deadline = None if time_limit is None else time.monotonic() + time_limit
+    calls = 0
+    best = topology
+
+    def attempt(candidate_cycles: list[Cycle], scale: int, drop: frozenset[Node]) -> bool:
+        nonlocal calls, best
+        if calls >= max_calls or (deadline is not None and time.monotonic() > deadline):
+            return False
+        try:
+            cand = from_cycles(best, candidate_cycles, scale, drop)
+        except (TopologyError, CollcertError):
+            return False
+        if size(cand) >= size(best):
+            return False
+        calls += 1
+        if fails(cand):
+            best = cand
+            return True
+        return False
+
+    progress = True
+    while progress:
+        progress = False
+        if calls >= max_calls or (deadline is not None and time.monotonic() > deadline):
+            break
+        cycles = cycles_of(best)
+        # 1. remove nodes, switches first
+        for v in list(best.switch_nodes) + list(best.compute_nodes)[::-1]:
+            if v in best.index and attempt(_splice(cycles_of(best), v), best.scale,
+                                           frozenset([v])):
+                progress = True
+        cycles = cycles_of(best)
+        # 2. remove cycles
+        i = 0
+        while i < len(cycles):
+            if attempt(cycles[:i] + cycles[i + 1:], best.scale, frozenset()):
+                cycles = cycles_of(best)
+                progress = True
+            else:
+                i += 1
+        # 3. lower weights
+        cycles = cycles_of(best)
+        for i in range(len(cycles)):
+            nodes, w = cycles[i]
+            for lower in (1, w // 2):
+                if 1 <= lower < w:
+                    trial = cycles[:i] + [(nodes, lower)] + cycles[i + 1:]
+                    if attempt(trial, best.scale, frozenset()):
+                        cycles = trial
+                        progress = True
+                        break
+        # 4. normalise (divide by the gcd); only kept when it still fails
+        norm, scale = _normalise(cycles_of(best), best.scale)
+        if scale != best.scale and attempt(norm, scale, frozenset()):
+            progress = True
+    return best
+
+
+# --------------------------------------------------------------------------- #
+# saving regressions
+# --------------------------------------------------------------------------- #
+def default_regressions_dir() -> Path:
+    """``$COLLCERT_REGRESSIONS`` or ``golden/regressions`` of the source tree."""
+    env = os.environ.get("COLLCERT_REGRESSIONS")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parent.parent / "golden" / "regressions"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-")[:60] or "case"
+
+
+def save_regression(
+    topology: Topology,
+    what: str,
+    reproduce: str,
+    *,
+    directory: str | os.PathLike[str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Path:
+    """Write ``<dir>/<what>-<hash>.json`` (a topology file) and add a README line.
+
+    The JSON is a normal topology file (``collcert optimum FILE`` reads it);
+    its ``description`` says what failed and ``source`` how to reproduce it
+    (``{file}`` in ``reproduce`` is replaced by the file's path).
+    """
+    folder = Path(directory) if directory is not None else default_regressions_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = topology.content_hash().split(":")[1][:10]
+    path = folder / f"{_slug(what)}-{digest}.json"
+    command = reproduce.replace("{file}", str(path))
+    data = topology.to_json()
+    data["description"] = what
+    data["source"] = command
+    if extra:
+        data["description"] = f"{what} | " + json.dumps(extra, sort_keys=True, default=str)
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1)
+        fh.write("\n")
+    readme = folder / "README.md"
+    line = f"- `{path.name}`: {what}. Reproduce: `{command}`\n"
+    existing = readme.read_text(encoding="utf-8") if readme.exists() else ""
+    if line not in existing:
+        with open(readme, "a", encoding="utf-8") as fh:
+            if not existing:
+                fh.write("# Saved regressions\n\nShrunk failing topologies, one line each.\n\n")
+            fh.write(line)
+    return path

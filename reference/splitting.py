@@ -1,0 +1,460 @@
+"""Switch removal by edge splitting (seed 000 §2.2, Thm 8, Alg 1; seed 003 §5.3, Thm 6, Alg 2-3).
+
+Input: an integer-capacity Eulerian digraph D on compute and switch nodes,
+a *supply* k_u ≥ 0 for every compute node u (the number of unit trees rooted
+at u) and the demand D = Σ_u k_u. The invariant is
+
+    min_{v ∈ V_c} F(s, v; D⃗) ≥ D,
+
+where D⃗ is D plus a super source s with an arc s→u of capacity k_u (000
+Thm 5: with k_u = k this is "k edge-disjoint spanning out-trees per compute
+node exist"; broadcast uses k_r = λ and 0 elsewhere).
+
+For each switch w, each egress f = (w, t) and each ingress e = (u, w), γ
+units of (u, w) and (w, t) are replaced by γ units of (u, t), where γ is the
+largest amount that keeps the invariant (000 Thm 8):
+
+    γ = min{ c(u,w), c(w,t), min_v F(u, w; D̂_{(u,w),v}) − D, min_v F(w, t; D̂_{(w,t),v}) − D }
+
+with D̂_{(u,w),v} = D⃗ + ∞ arcs (u,s), (u,t), (v,w) (max-flow u→w) and
+D̂_{(w,t),v} = D⃗ + ∞ arcs (w,s), (u,t), (v,t) (max-flow w→t).
+
+How γ is found without 2N max-flows per pair
+--------------------------------------------
+We keep, for every compute node v, an explicit s→v flow of value D in the
+current graph (these flows are also the certificate for G*). Splitting γ
+units may keep a flow feasible: at the switch w, flow conservation lets us
+re-pair any inflow with any outflow, so δ = min(f(u,w), f(w,t), γ) units
+can be moved onto the new arc (u,t); the flow stays feasible iff
+f(u,w) − δ ≤ c(u,w) − γ and f(w,t) − δ ≤ c(w,t) − γ. This test is done for
+all v at once (numpy) with the optimistic γ0 = min(c(u,w), c(w,t)). Only
+for the v whose flow does not survive do we re-solve F(s, v) in the split
+graph; only when that is < D do we compute that v's exact bound
+γ_v = min(F(u,w; D̂_{(u,w),v}), F(w,t; D̂_{(w,t),v})) − D (two max-flows; per
+v the bound is exact by the proof of 000 Thm 8), and γ = min(γ0, min γ_v).
+The survival test is monotone in γ (a flow that survives γ0 survives every
+γ ≤ γ0), so the result is the γ of Thm 8 exactly.
+
+Every capacity unit of every arc carries an explicit walk in the original
+graph (a multiset of paths), so the routing of G* back to G is exact by
+construction; the recursive table routing[(u,t)][w] of Alg 1 is kept too.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import ScheduleError
+from .maxflow import FlowNetwork
+
+Node = Hashable
+Path = tuple[Node, ...]
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class SplitResult:
+    """G*: the switch-free graph, with the walk in G of every capacity unit."""
+
+    compute_nodes: tuple[Node, ...]
+    supply: dict[Node, int]
+    demand: int
+    capacity: dict[tuple[Node, Node], int]
+    """G* capacities (compute nodes only), unit-tree units."""
+    paths: dict[tuple[Node, Node], dict[Path, int]]
+    """For each G* arc, its capacity units as walks in G: {path: units}."""
+    routing: dict[tuple[Node, Node], dict[Node, int]]
+    """Alg 1's recursive table: routing[(u, t)][w] units of (u, t) go via (u, w), (w, t)."""
+    flows: dict[Node, dict[tuple[Node | None, Node], int]]
+    """For each compute sink v, an s→v flow of value ≥ demand in G*⃗ (None names s)."""
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+class _Graph:
+    """The shrinking graph with a global arc registry and one flow per sink."""
+
+    def __init__(
+        self,
+        compute: Sequence[Node],
+        switches: Sequence[Node],
+        caps: Mapping[tuple[Node, Node], int],
+        supply: Mapping[Node, int],
+    ) -> None:
+        self.nodes: list[Node] = list(compute) + list(switches)
+        self.idx = {v: i for i, v in enumerate(self.nodes)}
+        self.nc = len(compute)
+        self.n = len(self.nodes)
+        self.s = self.n  # super source
+        self.tails: list[int] = []
+        self.heads: list[int] = []
+        self.cap: list[int] = []
+        self.arc: dict[tuple[int, int], int] = {}
+        self.out: list[set[int]] = [set() for _ in range(self.n + 1)]
+        self.inn: list[set[int]] = [set() for _ in range(self.n + 1)]
+        self.paths: list[dict[Path, int]] = []
+        for (a, b), c in caps.items():
+            if c > 0:
+                i = self._arc(self.idx[a], self.idx[b])
+                self.cap[i] += c
+                self.paths[i][(a, b)] = self.paths[i].get((a, b), 0) + c
+        self.src_arc: list[int] = []
+        for j, c in enumerate(compute):
+            i = self._arc(self.s, j)
+            self.cap[i] = int(supply.get(c, 0))
+            self.src_arc.append(i)
+        self.flow = np.zeros((self.nc, max(16, 2 * len(self.tails))), dtype=np.int64)
+
+    def _arc(self, a: int, b: int) -> int:
+        i = self.arc.get((a, b))
+        if i is None:
+            i = len(self.tails)
+            self.arc[(a, b)] = i
+            self.tails.append(a)
+            self.heads.append(b)
+            self.cap.append(0)
+            self.paths.append({})
+            self.out[a].add(i)
+            self.inn[b].add(i)
+            if hasattr(self, "flow") and i >= self.flow.shape[1]:
+                grown = np.zeros((self.nc, 2 * self.flow.shape[1]), dtype=np.int64)
+                grown[:, : self.flow.shape[1]] = self.flow
+                self.flow = grown
+        return i
+
+    def live_in(self, w: int) -> list[int]:
+        return [i for i in self.inn[w] if self.cap[i] > 0]
+
+    def live_out(self, w: int) -> list[int]:
+        return [i for i in self.out[w] if self.cap[i] > 0]
+
+
+def _take(bag: dict[Path, int], amount: int) -> list[tuple[Path, int]]:
+    """Remove ``amount`` units from a path multiset (largest chunks first)."""
+    taken: list[tuple[Path, int]] = []
+    for p in sorted(bag, key=lambda q: (-bag[q], len(q))):
+        if amount == 0:
+            break
+        x = min(bag[p], amount)
+        taken.append((p, x))
+        amount -= x
+        bag[p] -= x
+        if bag[p] == 0:
+            del bag[p]
+    if amount:
+        raise RuntimeError("internal: path multiset smaller than the arc capacity")
+    return taken
+
+
+def _join(left: list[tuple[Path, int]], right: list[tuple[Path, int]]) -> list[tuple[Path, int]]:
+    """Pair units of two equally large path lists: walks u..w + w..t."""
+    out: list[tuple[Path, int]] = []
+    i = j = 0
+    lrem = left[0][1] if left else 0
+    rrem = right[0][1] if right else 0
+    while i < len(left) and j < len(right):
+        x = min(lrem, rrem)
+        out.append((left[i][0] + right[j][0][1:], x))
+        lrem -= x
+        rrem -= x
+        if lrem == 0:
+            i += 1
+            lrem = left[i][1] if i < len(left) else 0
+        if rrem == 0:
+            j += 1
+            rrem = right[j][1] if j < len(right) else 0
+    return out
+
+
+def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int]]:
+    """Hop distances from each source in the live graph without ``banned``."""
+    adj: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(zip(g.tails, g.heads)):
+        if g.cap[i] > 0 and a != g.s and a != banned and b != banned:
+            adj.setdefault(a, []).append(b)
+    out = {}
+    for src in sources:
+        dist = [-1] * g.n
+        dist[src] = 0
+        q = deque([src])
+        while q:
+            x = q.popleft()
+            for y in adj.get(x, ()):
+                if dist[y] < 0:
+                    dist[y] = dist[x] + 1
+                    q.append(y)
+        out[src] = dist
+    return out
+
+
+def remove_switches(
+    compute: Sequence[Node],
+    switches: Sequence[Node],
+    caps: Mapping[tuple[Node, Node], int],
+    supply: Mapping[Node, int],
+    *,
+    engine: str = "auto",
+    progress: Progress | None = None,
+) -> SplitResult:
+    """Split off every switch (000 Alg 1) keeping min_v F(s, v) ≥ Σ supply.
+
+    ``caps`` are integer capacities on compute and switch nodes (an Eulerian
+    graph when there are switches); ``supply[u]`` is the capacity of s→u.
+    Raises :class:`ScheduleError` when the invariant does not hold to begin
+    with, or when the graph is not Eulerian and has switches.
+    """
+    g = _Graph(compute, switches, caps, supply)
+    demand = sum(int(supply.get(c, 0)) for c in compute)
+    nc = g.nc
+    stats = {"pairs": 0, "pairs_split": 0, "maxflows": 0, "aux_maxflows": 0, "resolves": 0}
+    routing: dict[tuple[Node, Node], dict[Node, int]] = {}
+
+    if switches:
+        bal = [0] * g.n
+        for i, (a, b) in enumerate(zip(g.tails, g.heads)):
+            if a != g.s:
+                bal[a] += g.cap[i]
+                bal[b] -= g.cap[i]
+        bad = [g.nodes[v] for v in range(g.n) if bal[v] != 0]
+        if bad:
+            raise ScheduleError(
+                f"the integer capacities are not Eulerian at {', '.join(map(str, bad[:6]))}"
+                f"{'…' if len(bad) > 6 else ''}: edge splitting (000 Thm 7-8) needs every node "
+                "to send as much as it receives, so switches cannot be removed"
+            )
+
+    remaining = [g.idx[w] for w in switches]
+    total_sw = len(remaining)
+    first = True
+    done_sw = 0
+    while remaining or first:
+        # next switch: the one with the fewest (ingress, egress) pairs
+        w = -1
+        if remaining:
+            w = min(remaining, key=lambda x: (len(g.live_in(x)) * len(g.live_out(x)), x))
+            remaining.remove(w)
+            ins = [g.tails[i] for i in g.live_in(w)]
+            outs = [g.heads[i] for i in g.live_out(w)]
+            for u in ins:
+                for t in outs:
+                    if u != t:
+                        g._arc(u, t)
+        # local flow network over the live arcs (and this switch's new arcs)
+        if w >= 0:
+            ins_s, outs_s = set(ins), set(outs)
+            local = [i for i in range(len(g.tails)) if g.cap[i] > 0 or (
+                g.tails[i] in ins_s and g.heads[i] in outs_s)]
+        else:
+            local = [i for i in range(len(g.tails)) if g.cap[i] > 0]
+        pos = {i: p for p, i in enumerate(local)}
+        tails = [g.tails[i] for i in local]
+        heads = [g.heads[i] for i in local]
+        caps_l: list[int | None] = [g.cap[i] for i in local]
+        n_real = len(local)
+        h1, h2 = g.n + 1, g.n + 2
+        aux: dict[tuple[str, int], int] = {}
+
+        def add_aux(key: tuple[str, int], a: int, b: int) -> None:
+            aux[key] = len(tails)
+            tails.append(a)
+            heads.append(b)
+            caps_l.append(0)
+
+        if w >= 0:
+            ins, outs = sorted(set(ins)), sorted(set(outs))
+            for u in ins:
+                add_aux(("us", u), u, g.s)
+                add_aux(("uh1", u), u, h1)
+            add_aux(("ws", w), w, g.s)
+            for t in outs:
+                add_aux(("h1t", t), h1, t)
+                add_aux(("h2t", t), h2, t)
+            for v in range(nc):
+                add_aux(("vh2", v), v, h2)
+            add_aux(("h2w", w), h2, w)
+        net = FlowNetwork(g.n + 3, tails, heads, caps_l, engine=engine)
+        local_arr = np.asarray(local, dtype=np.int64)
+        finite_total = sum(c for c in caps_l if c is not None)
+
+        def solve_sink(v: int) -> int:
+            res = net.solve(g.s, v)
+            stats["maxflows"] += 1
+            return int(res.value), res.flow
+
+        if first:
+            first = False
+            for v in range(nc):
+                value, fl = solve_sink(v)
+                if value < demand:
+                    raise ScheduleError(
+                        f"the capacities do not admit {demand} unit trees: the flow from the "
+                        f"source to compute node {g.nodes[v]!r} is {value} < {demand} "
+                        "(000 Thm 5); the optimum's k and U do not fit this topology"
+                    )
+                g.flow[v, :] = 0
+                g.flow[v, local_arr] = np.asarray(fl[:n_real], dtype=np.int64)
+            if w < 0:
+                break
+
+        def set_cap(i: int, c: int) -> None:
+            g.cap[i] = c
+            net.set_capacity(pos[i], c)
+
+        def aux_bound(u: int, t: int, v: int) -> int:
+            """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D (infinite: a big number)."""
+            best = None
+            on = [("uh1", u), ("h1t", t), ("vh2", v)]
+            for key in on:
+                net.set_capacity(aux[key], None)
+            if v not in (u, t):
+                for key in (("us", u), ("h2w", w)):
+                    net.set_capacity(aux[key], None)
+                r = net.solve(u, w)
+                stats["aux_maxflows"] += 1
+                if r.value <= finite_total:
+                    best = r.value
+                for key in (("us", u), ("h2w", w)):
+                    net.set_capacity(aux[key], 0)
+            if v != t:
+                for key in (("ws", w), ("h2t", t)):
+                    net.set_capacity(aux[key], None)
+                r = net.solve(w, t)
+                stats["aux_maxflows"] += 1
+                if r.value <= finite_total:
+                    best = r.value if best is None else min(best, r.value)
+                for key in (("ws", w), ("h2t", t)):
+                    net.set_capacity(aux[key], 0)
+            for key in on:
+                net.set_capacity(aux[key], 0)
+            return (1 << 62) if best is None else best - demand
+
+        dist = _distances(g, ins, w)
+        in_rank = {u: r for r, u in enumerate(ins)}
+        for t in outs:
+            i_wt = g.arc[(w, t)]
+            ti = in_rank.get(t, -1)
+
+            def order(u: int, t: int = t, ti: int = ti) -> tuple[int, int, int]:
+                d = dist[u][t]
+                return (u == t, -(d if d >= 0 else g.n), (in_rank[u] - ti - 1) % len(ins))
+
+            for u in sorted(ins, key=order):
+                if g.cap[i_wt] == 0:
+                    break
+                i_uw = g.arc[(u, w)]
+                gamma0 = min(g.cap[i_uw], g.cap[i_wt])
+                if gamma0 == 0:
+                    continue
+                stats["pairs"] += 1
+                i_ut = g.arc[(u, t)] if u != t else -1
+                a = g.flow[:, i_uw]
+                b = g.flow[:, i_wt]
+                c_uw, c_wt = g.cap[i_uw], g.cap[i_wt]
+
+                def survivors(gam: int) -> np.ndarray:
+                    d = np.minimum(np.minimum(a, b), gam)
+                    return (a - d <= c_uw - gam) & (b - d <= c_wt - gam)
+
+                c_ut = g.cap[i_ut] if i_ut >= 0 else 0
+
+                def apply(gam: int) -> None:
+                    set_cap(i_uw, c_uw - gam)
+                    set_cap(i_wt, c_wt - gam)
+                    if i_ut >= 0:
+                        set_cap(i_ut, c_ut + gam)
+
+                ok = survivors(gamma0)
+                failing = [int(v) for v in np.nonzero(~ok)[0]]
+                gamma = gamma0
+                new_flows: dict[int, list[int]] = {}
+                if failing:
+                    apply(gamma0)
+                    bad = []
+                    for v in failing:
+                        value, fl = solve_sink(v)
+                        stats["resolves"] += 1
+                        if value >= demand:
+                            new_flows[v] = fl
+                        else:
+                            bad.append(v)
+                    apply(0)  # undo
+                    if bad:
+                        for v in bad:
+                            gamma = min(gamma, aux_bound(u, t, v))
+                            if gamma <= 0:
+                                break
+                        gamma = max(gamma, 0)
+                        new_flows = {}
+                if gamma == 0:
+                    continue
+                stats["pairs_split"] += 1
+                ok = survivors(gamma)
+                d = np.minimum(np.minimum(a, b), gamma)
+                rows = np.nonzero(ok)[0]
+                g.flow[rows, i_uw] -= d[rows]
+                g.flow[rows, i_wt] -= d[rows]
+                if i_ut >= 0:
+                    g.flow[rows, i_ut] += d[rows]
+                apply(gamma)
+                for v in [int(x) for x in np.nonzero(~ok)[0]]:
+                    if v in new_flows:
+                        fl = new_flows[v]
+                    else:
+                        value, fl = solve_sink(v)
+                        stats["resolves"] += 1
+                        if value < demand:
+                            raise RuntimeError(
+                                "internal: edge splitting broke the flow invariant (000 Thm 8)"
+                            )
+                    g.flow[v, :] = 0
+                    g.flow[v, local_arr] = np.asarray(fl[:n_real], dtype=np.int64)
+                # walks and the recursive routing table
+                left = _take(g.paths[i_uw], gamma)
+                right = _take(g.paths[i_wt], gamma)
+                if i_ut >= 0:
+                    for p, x in _join(left, right):
+                        g.paths[i_ut][p] = g.paths[i_ut].get(p, 0) + x
+                    key = (g.nodes[u], g.nodes[t])
+                    routing.setdefault(key, {})
+                    routing[key][g.nodes[w]] = routing[key].get(g.nodes[w], 0) + gamma
+            if g.cap[i_wt] != 0:
+                raise RuntimeError(
+                    f"internal: egress {g.nodes[w]!r}->{g.nodes[t]!r} kept {g.cap[i_wt]} units "
+                    "after every ingress was tried (000 Thm 7 says this cannot happen)"
+                )
+        if g.live_in(w):
+            raise RuntimeError(f"internal: switch {g.nodes[w]!r} not isolated after splitting")
+        done_sw += 1
+        if progress:
+            progress(done_sw, total_sw)
+
+    comp = tuple(compute)
+    capacity: dict[tuple[Node, Node], int] = {}
+    paths: dict[tuple[Node, Node], dict[Path, int]] = {}
+    arcs_cc: list[int] = []
+    for i, (a, b) in enumerate(zip(g.tails, g.heads)):
+        if a == g.s or g.cap[i] == 0:
+            continue
+        if a >= nc or b >= nc:
+            raise RuntimeError("internal: a switch arc survived switch removal")
+        capacity[(g.nodes[a], g.nodes[b])] = g.cap[i]
+        paths[(g.nodes[a], g.nodes[b])] = dict(g.paths[i])
+        arcs_cc.append(i)
+    flows: dict[Node, dict[tuple[Node | None, Node], int]] = {}
+    for v in range(nc):
+        fv: dict[tuple[Node | None, Node], int] = {}
+        for j, i in enumerate(g.src_arc):
+            x = int(g.flow[v, i])
+            if x:
+                fv[(None, comp[j])] = x
+        for i in arcs_cc:
+            x = int(g.flow[v, i])
+            if x:
+                fv[(g.nodes[g.tails[i]], g.nodes[g.heads[i]])] = x
+        flows[comp[v]] = fv
+    return SplitResult(comp, {c: int(supply.get(c, 0)) for c in comp}, demand, capacity,
+                       paths, routing, flows, stats)
+
