@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Union
+from typing import Any
 
-Node = Union[str, int]
+Node = str | int
 Link = tuple[Node, Node]
 
 MAX_REASONS = 40
@@ -215,6 +215,7 @@ class Topo:
             scale = scale * c.denominator // math.gcd(scale, c.denominator)
         self.scale = scale
         self.icap: dict[Link, int] = {e: int(c * scale) for e, c in cap.items()}
+        self.node_index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
         self.out_links: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         for u, v in cap:
             self.out_links[u].append(v)

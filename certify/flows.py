@@ -45,84 +45,130 @@ def check_flow(
     if not isinstance(arcs, list):
         raise InputError(f"{label}: 'flow' must be an array of [u, v, amount]")
     ok = True
-    net: dict[Node | None, int] = {}
-    seen: dict[tuple[Node | None, Node], int] = {}
-    cache: dict[object, Node] = {}
-
-    def resolve(ref: object, where: str) -> Node:
-        key = (type(ref), ref) if isinstance(ref, str | int) else None
-        if key is not None:
-            hit = cache.get(key)
-            if hit is not None:
-                return hit
-        node = topo.node(ref, where)
-        if key is not None:
-            cache[key] = node
-        return node
-
+    # node -> dense index; the super source s is index len(topo.nodes)
+    index = topo.node_index
+    s_idx = len(topo.nodes)
+    net = [0] * (s_idx + 1)
+    # fast path: arcs named by the topology's own ids (the common case)
+    fast = _fast_table(topo, link_num, link_den)
+    if source is None and source_num is not None:
+        fast = dict(fast)
+        base = len(fast)
+        for j, (u, c) in enumerate(source_num.items()):
+            fast[(None, u)] = (c, s_idx, index[u], source_den, base + j)
+    used = bytearray(len(fast))
+    extra_seen: set[tuple[int, int]] = set()
     for i, arc in enumerate(arcs):
-        if not isinstance(arc, list) or len(arc) != 3:
-            raise InputError(f"{label}: flow[{i}] is not [u, v, amount]")
-        ru, rv, a = arc
+        try:
+            ru, rv, a = arc
+        except (TypeError, ValueError):
+            raise InputError(f"{label}: flow[{i}] is not [u, v, amount]") from None
+        info = fast.get((ru, rv)) if type(ru) is not list and type(rv) is not list else None
+        if info is not None and type(a) is int and a >= 0:
+            cap, ui, vi, den, aid = info
+            if used[aid]:
+                verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} is listed "
+                             "twice")
+                ok = False
+                continue
+            used[aid] = 1
+            if a * den > cap * multiplier:
+                verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries "
+                             f"{_q(a, multiplier)} over its capacity {_q(cap, den)}, by "
+                             f"{_q(a * den - cap * multiplier, multiplier * den)}")
+                ok = False
+            net[ui] += a
+            net[vi] -= a
+            continue
+        # slow path: names by string form, unknown arcs, bad amounts
         if isinstance(a, bool) or not isinstance(a, int):
             raise InputError(f"{label}: flow[{i}] amount {a!r} is not an integer")
         if rv is None:
-            raise InputError(f"{label}: flow[{i}] enters the super sink, which this flow lacks")
-        v = resolve(rv, f"{label}: flow[{i}] head")
-        u: Node | None
+            raise InputError(f"{label}: flow[{i}] enters a super sink this network lacks")
+        v = topo.node(rv, f"{label}: flow[{i}] head")
+        vi = index[v]
         if ru is None:
-            u = None
             if source is not None or source_num is None:
                 verdict.fail(f"{label}: arc s -> {v!r} leaves a super source this network lacks")
                 ok = False
                 continue
-        else:
-            u = resolve(ru, f"{label}: flow[{i}] tail")
-        key2 = (u, v)
-        if key2 in seen:
-            verdict.fail(f"{label}: arc {u!r} -> {v!r} is listed twice (flow[{seen[key2]}] "
-                         f"and flow[{i}])")
-            ok = False
-            continue
-        seen[key2] = i
-        if a < 0:
-            verdict.fail(f"{label}: arc {_arc(u, v)} carries a negative amount {a}/{multiplier}")
-            ok = False
-            continue
-        if u is None:
-            assert source_num is not None
             limit = source_num.get(v)
             if limit is None:
                 verdict.fail(f"{label}: the super source has no arc to {v!r}")
                 ok = False
                 continue
-            if a * source_den > limit * multiplier:
-                verdict.fail(f"{label}: arc s -> {v!r} carries {_q(a, multiplier)} over its "
-                             f"capacity {_q(limit, source_den)}")
-                ok = False
+            ui, cap, den = s_idx, limit, source_den
+            info = fast.get((None, v))
         else:
-            limit = link_num.get((u, v))
-            if limit is None:
-                verdict.fail(f"{label}: arc {_arc(u, v)} is not a link of the network")
+            u = topo.node(ru, f"{label}: flow[{i}] tail")
+            ui = index[u]
+            lim = link_num.get((u, v))
+            if lim is None:
+                verdict.fail(f"{label}: arc {u!r} -> {v!r} is not a link of the network")
                 ok = False
                 continue
-            if a * link_den > limit * multiplier:
-                verdict.fail(f"{label}: link {_arc(u, v)} carries {_q(a, multiplier)} over its "
-                             f"capacity {_q(limit, link_den)}, by "
-                             f"{_q(a * link_den - limit * multiplier, multiplier * link_den)}")
-                ok = False
-        net[u] = net.get(u, 0) + a
-        net[v] = net.get(v, 0) - a
-    for node, bal in net.items():
-        if bal != 0 and node != source and node != sink:
-            verdict.fail(f"{label}: flow is not conserved at {node!r}: "
-                         f"{_q(-bal, multiplier) if bal < 0 else _q(bal, multiplier)} more "
+            cap, den = lim, link_den
+            info = fast.get((u, v))
+        if a < 0:
+            verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries a "
+                         f"negative amount {a}/{multiplier}")
+            ok = False
+            continue
+        if (info is not None and used[info[4]]) or (ui, vi) in extra_seen:
+            verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} is listed twice")
+            ok = False
+            continue
+        extra_seen.add((ui, vi))
+        if info is not None:
+            used[info[4]] = 1
+        if a * den > cap * multiplier:
+            verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries "
+                         f"{_q(a, multiplier)} over its capacity {_q(cap, den)}, by "
+                         f"{_q(a * den - cap * multiplier, multiplier * den)}")
+            ok = False
+        net[ui] += a
+        net[vi] -= a
+    src_i = s_idx if source is None else index[source]
+    sink_i = index[sink]
+    for i, bal in enumerate(net):
+        if bal != 0 and i != src_i and i != sink_i:
+            verdict.fail(f"{label}: flow is not conserved at {_name(topo, i)}: "
+                         f"{_q(abs(bal), multiplier)} more "
                          f"{'enters' if bal < 0 else 'leaves'} than "
                          f"{'leaves' if bal < 0 else 'enters'}")
             ok = False
     if not ok:
         return None
-    return net.get(source, 0)
+    return net[src_i]
+
+
+Info = tuple[int, int, int, int, int]
+_FAST: dict[tuple[int, int, int], dict[tuple[object, object], Info]] = {}
+
+
+def _fast_table(
+    topo: Topo, link_num: Mapping[Link, int], den: int
+) -> dict[tuple[object, object], Info]:
+    """(u, v) -> (capacity numerator, tail, head, denominator, arc id), cached."""
+    key = (id(topo), id(link_num), den)
+    hit = _FAST.get(key)
+    if hit is None or len(_FAST) > 64:
+        if len(_FAST) > 64:
+            _FAST.clear()
+        index = topo.node_index
+        hit = {(u, v): (c, index[u], index[v], den, j)
+               for j, ((u, v), c) in enumerate(link_num.items())}
+        _FAST[key] = hit
+        _KEEP.append((topo, link_num))
+        del _KEEP[:-64]
+    return hit
+
+
+_KEEP: list[object] = []  # keeps the keyed objects alive so that their ids stay unique
+
+
+def _name(topo: Topo, i: int) -> str:
+    return "s" if i == len(topo.nodes) else repr(topo.nodes[i])
 
 
 def _arc(u: Node | None, v: Node) -> str:

@@ -142,8 +142,8 @@ def _allgather(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
         k = integer(cert.get("k"), "certificate k", 1)
         u = number(cert.get("U"), "certificate U")
         least = 1
-        for c in topo.cap.values():
-            d = (inv_x * c).denominator
+        for cap in topo.cap.values():
+            d = (inv_x * cap).denominator
             least = least * d // math.gcd(least, d)
         if k != least:
             v.fail(f"k = {k} is not the least k with k·inv_x·c_e integral for every link "

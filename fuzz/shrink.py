@@ -5,9 +5,10 @@ always decomposes so), and every shrinking step edits cycles, so every
 candidate is Eulerian by construction:
 
 1. remove a node: splice it out of every cycle (``u → v → t`` becomes
-   ``u → t``; a cycle that collapses to one node disappears) — switches first;
+   ``u → t``; a cycle that collapses to one node disappears), or bypass it
+   (pair its in- and out-links as in edge splitting) — switches first;
 2. remove a cycle;
-3. lower a cycle's weight (to 1, then to half);
+3. lower a cycle's weight (to 1, 2, 3, half, or by one);
 4. divide every weight by their gcd and merge cycles over the same nodes.
 
 A candidate is kept when it is still a valid topology (at least two compute
@@ -21,6 +22,7 @@ import json
 import math
 import os
 import re
+import shlex
 import time
 from collections.abc import Callable, Hashable
 from fractions import Fraction
@@ -36,7 +38,11 @@ Cycle = tuple[tuple[Node, ...], int]
 
 def cycles_of(t: Topology) -> list[Cycle]:
     """A decomposition of the integer-scaled topology into weighted simple cycles."""
-    rest = dict(t.int_capacity)
+    return _decompose(t.int_capacity)
+
+
+def _decompose(caps: dict[tuple[Node, Node], int]) -> list[Cycle]:
+    rest = {e: c for e, c in caps.items() if c > 0}
     out_edges: dict[Node, list[Node]] = {}
     for u, v in rest:
         out_edges.setdefault(u, []).append(v)
@@ -89,6 +95,30 @@ def _splice(cycles: list[Cycle], node: Node) -> list[Cycle]:
     return out
 
 
+def _bypass(t: Topology, node: Node) -> list[Cycle]:
+    """Remove ``node`` by routing its through traffic directly (edge splitting, 000 §2.2):
+    γ units of (u, node) and (node, w) become γ units of (u, w); u = w is dropped."""
+    caps = dict(t.int_capacity)
+    ins = [(u, c) for (u, v), c in caps.items() if v == node]
+    outs = {w: c for (v, w), c in caps.items() if v == node}
+    for e in list(caps):
+        if node in e:
+            del caps[e]
+    for u, amount in ins:
+        for prefer_self in (False, True):
+            for w in list(outs):
+                if amount == 0:
+                    break
+                if (w == u) != prefer_self or outs[w] == 0:
+                    continue
+                g = min(amount, outs[w])
+                amount -= g
+                outs[w] -= g
+                if w != u:
+                    caps[(u, w)] = caps.get((u, w), 0) + g
+    return _decompose(caps)
+
+
 def _normalise(cycles: list[Cycle], scale: int) -> tuple[list[Cycle], int]:
     merged: dict[tuple[Node, ...], int] = {}
     for nodes, w in cycles:
@@ -111,7 +141,7 @@ def shrink(
     topology: Topology,
     fails: Callable[[Topology], bool],
     *,
-    max_calls: int = 200,
+    max_calls: int = 400,
     time_limit: float | None = None,
 ) -> Topology:
     """The smallest topology found that still ``fails`` (``topology`` if none is smaller).
@@ -148,9 +178,12 @@ def shrink(
         cycles = cycles_of(best)
         # 1. remove nodes, switches first
         for v in list(best.switch_nodes) + list(best.compute_nodes)[::-1]:
-            if v in best.index and attempt(_splice(cycles_of(best), v), best.scale,
-                                           frozenset([v])):
-                progress = True
+            for remove in (_splice, _bypass):
+                if v not in best.index:
+                    break
+                base = cycles_of(best) if remove is _splice else best
+                if attempt(remove(base, v), best.scale, frozenset([v])):  # type: ignore[arg-type]
+                    progress = True
         cycles = cycles_of(best)
         # 2. remove cycles
         i = 0
@@ -164,7 +197,7 @@ def shrink(
         cycles = cycles_of(best)
         for i in range(len(cycles)):
             nodes, w = cycles[i]
-            for lower in (1, w // 2):
+            for lower in sorted({1, 2, 3, w // 2, w - 1}):
                 if 1 <= lower < w:
                     trial = cycles[:i] + [(nodes, lower)] + cycles[i + 1:]
                     if attempt(trial, best.scale, frozenset()):
@@ -201,7 +234,9 @@ def save_regression(
     directory: str | os.PathLike[str] | None = None,
     extra: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``<dir>/<what>-<hash>.json`` (a topology file) and add a README line.
+    """Write ``<dir>/<kind>-<hash>.json`` (a topology file) and add a README line.
+
+    ``what`` is ``"<kind>: <message>"`` (``kind`` a property name, or ``impl-invalid``...).
 
     The JSON is a normal topology file (``collcert optimum FILE`` reads it);
     its ``description`` says what failed and ``source`` how to reproduce it
@@ -210,8 +245,13 @@ def save_regression(
     folder = Path(directory) if directory is not None else default_regressions_dir()
     folder.mkdir(parents=True, exist_ok=True)
     digest = topology.content_hash().split(":")[1][:10]
-    path = folder / f"{_slug(what)}-{digest}.json"
-    command = reproduce.replace("{file}", str(path))
+    path = folder / f"{_slug(what.split(':')[0])}-{digest}.json"
+    try:
+        shown = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        shown = str(path)
+    shown = str(path) if shown.startswith("..") else shown
+    command = reproduce.replace("{file}", shlex.quote(shown))
     data = topology.to_json()
     data["description"] = what
     data["source"] = command

@@ -79,6 +79,8 @@ class FlowNetwork:
         self.solves = 0
         self._ortools: Any = None
         self._ortools_arcs: Any = None
+        self._eff: list[int] | None = None
+        self._eff_total = 0
         self._dirty = True
 
     @property
@@ -99,28 +101,42 @@ class FlowNetwork:
         self._dirty = True
 
     def _effective_caps(self) -> list[int]:
-        big = sum(c for c in self.caps if c is not None) + 1
-        return [big if c is None else c for c in self.caps]
+        """Capacities with every infinite arc replaced by (sum of finite ones) + 1.
 
-    def _pick_engine(self, caps: list[int]) -> str:
+        Cached until a capacity changes (``_dirty``), since many solves in a row
+        often run on the same capacities with different (source, sink) pairs.
+        """
+        if self._dirty or self._eff is None:
+            big = sum(c for c in self.caps if c is not None) + 1
+            self._eff = [big if c is None else c for c in self.caps]
+            self._eff_total = sum(self._eff)
+        return self._eff
+
+    def _pick_engine(self, total: int) -> str:
         if self.engine != "auto":
             return self.engine
-        return "ortools" if sum(caps) < _INT64_SAFE else "exact"
+        return "ortools" if total < _INT64_SAFE else "exact"
 
     def solve(self, source: int, sink: int) -> FlowResult:
         """Maximum flow from ``source`` to ``sink`` with the current capacities."""
         if source == sink:
             raise ValueError("source and sink must differ")
         self.solves += 1
+        changed = self._dirty or self._eff is None
         caps = self._effective_caps()
-        engine = self._pick_engine(caps)
+        engine = self._pick_engine(self._eff_total)
         if engine == "ortools":
-            if sum(caps) >= _INT64_SAFE:
+            if self._eff_total >= _INT64_SAFE:
                 raise OverflowError("capacities too large for the ortools engine; use 'exact'")
-            return self._solve_ortools(source, sink, caps)
-        return _dinic(self.num_nodes, self.tails, self.heads, caps, source, sink)
+            result = self._solve_ortools(source, sink, caps, changed)
+        else:
+            result = _dinic(self.num_nodes, self.tails, self.heads, caps, source, sink)
+        self._dirty = False
+        return result
 
-    def _solve_ortools(self, source: int, sink: int, caps: list[int]) -> FlowResult:
+    def _solve_ortools(
+        self, source: int, sink: int, caps: list[int], changed: bool
+    ) -> FlowResult:
         import numpy as np
         from ortools.graph.python import max_flow as ormf
 
@@ -134,12 +150,9 @@ class FlowNetwork:
                 )
             else:
                 self._ortools_arcs = np.zeros(0, dtype=np.int32)
-            # make sure every node exists even when isolated
             self._ortools = mf
-            self._dirty = False
-        elif self._dirty:
+        elif changed:
             self._ortools.set_arcs_capacity(self._ortools_arcs, np.asarray(caps, dtype=np.int64))
-            self._dirty = False
         mf = self._ortools
         if max(source, sink) >= mf.num_nodes():
             # a node without arcs: nothing can flow
@@ -149,7 +162,9 @@ class FlowNetwork:
             raise RuntimeError(f"ortools max-flow failed with status {status}")
         # Python ints, never numpy scalars: callers do exact arithmetic with them
         flows = mf.flows(self._ortools_arcs).tolist() if len(caps) else []
-        return FlowResult(int(mf.optimal_flow()), flows, _cut_fn=mf.get_source_side_min_cut)
+        # the cut is read now: the solver's state belongs to the next solve
+        cut = frozenset(mf.get_source_side_min_cut())
+        return FlowResult(int(mf.optimal_flow()), flows, _cut=cut)
 
 
 def _dinic(

@@ -284,13 +284,16 @@ def _allgather(
     assert best_cut is not None
     flows: list[FlowWitness] = []
     solves = 0
+    caps_at: Fraction | None = None
     order = sorted(range(n_c), key=lambda j: in_int[t.compute_nodes[j]])
     for done, j in enumerate(order):
         v = t.compute_nodes[j]
         while True:
             # x = 1/ratio = q/p: scale every capacity by p so all are integers
             p, q = ratio.numerator, ratio.denominator
-            aux.set_caps([p * b for b in aux.base], [q * wj for wj in w])
+            if caps_at != ratio:  # capacities change only when the ratio moves
+                aux.set_caps([p * b for b in aux.base], [q * wj for wj in w])
+                caps_at = ratio
             res = aux.net.solve(aux.s, t.index[v])
             solves += 1
             need = q * total_w
@@ -374,9 +377,13 @@ def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None) -> Opt
     u_int = _least_u(*cut_need(witness))  # U in integer units
     flows: list[FlowWitness] = []
     solves = 0
+    caps_at: Fraction | None = None
     for done, v in enumerate(t.compute_nodes):
         while True:
-            aux.set_caps([(u_int * b).__floor__() for b in aux.base], [k] * n_c)
+            if caps_at != u_int:  # ⌊U·b⌋ in integers, only when U moved
+                num, den = u_int.numerator, u_int.denominator
+                aux.set_caps([num * b // den for b in aux.base], [k] * n_c)
+                caps_at = u_int
             res = aux.net.solve(aux.s, t.index[v])
             solves += 1
             if res.value >= n_c * k:
@@ -497,12 +504,15 @@ def _allreduce(t: Topology, engine: str, progress: Progress | None) -> Optimum:
     time7 = Fraction(2 * (n_c - 1) * t.scale, n_c * per_value[v7])
     rsag_time = 2 * ag.inv_x / n_c
     lower = max(time6, time7)
+    # Thm 19. The extracted text of (b) reads "S* ∩ V_c = {v'}", but the theorem's
+    # own remark gives |S* ∩ V_c| ≥ N/2, so (b) is V_c − S* = {v'}: then
+    # B⁺(S*) = B⁺(V − S*) (Eulerian) is the cut of bound (7) for v'.
     inside = sum(1 for v in ag.cut if t.is_compute(v))
-    only = [v for v in ag.cut if t.is_compute(v)]
+    outside = [v for v in t.compute_nodes if v not in ag.cut]
     thm19 = None
     if 2 * inside == n_c:
         thm19 = "a"
-    elif inside == 1 and per_value[only[0]] == per_value[v7]:
+    elif len(outside) == 1 and per_value[outside[0]] == per_value[v7]:
         thm19 = "b"
     opt = Optimum("allreduce", t, algbw=1 / rsag_time, cut=ag.cut, inv_x=ag.inv_x, k=ag.k,
                   U=ag.U, maxflows=ag.maxflows + s6 + n_c, flows=ag.flows)

@@ -190,6 +190,201 @@ def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int
     return out
 
 
+class _Splitter:
+    """Alg 1 over a :class:`_Graph`: one local flow network per switch."""
+
+    def __init__(self, g: _Graph, demand: int, engine: str) -> None:
+        self.g = g
+        self.demand = demand
+        self.engine = engine
+        self.stats = {"pairs": 0, "pairs_split": 0, "maxflows": 0, "aux_maxflows": 0,
+                      "resolves": 0}
+        self.routing: dict[tuple[Node, Node], dict[Node, int]] = {}
+        self.w = -1
+
+    # ------------------------------------------------------------ network
+    def build(self, w: int, ins: list[int], outs: list[int]) -> None:
+        """The flow network of the live arcs, this switch's new arcs and the switchable
+        auxiliary arcs: x→s, the pair (u,t) through hub h1, v→h2→{w, t}."""
+        g = self.g
+        self.w = w
+        ins_s, outs_s = set(ins), set(outs)
+        self.local = [i for i in range(len(g.tails)) if g.cap[i] > 0 or (
+            g.tails[i] in ins_s and g.heads[i] in outs_s)]
+        self.pos = {i: p for p, i in enumerate(self.local)}
+        tails = [g.tails[i] for i in self.local]
+        heads = [g.heads[i] for i in self.local]
+        caps: list[int | None] = [g.cap[i] for i in self.local]
+        self.n_real = len(self.local)
+        h1, h2 = g.n + 1, g.n + 2
+        self.aux: dict[tuple[str, int], int] = {}
+        pairs: list[tuple[str, int, int, int]] = []
+        if w >= 0:
+            for u in ins:
+                pairs += [("us", u, u, g.s), ("uh1", u, u, h1)]
+            pairs.append(("ws", w, w, g.s))
+            for t in outs:
+                pairs += [("h1t", t, h1, t), ("h2t", t, h2, t)]
+            pairs += [("vh2", v, v, h2) for v in range(g.nc)]
+            pairs.append(("h2w", w, h2, w))
+        for kind, key, a, b in pairs:
+            self.aux[(kind, key)] = len(tails)
+            tails.append(a)
+            heads.append(b)
+            caps.append(0)
+        self.net = FlowNetwork(g.n + 3, tails, heads, caps, engine=self.engine)
+        self.local_arr = np.asarray(self.local, dtype=np.int64)
+        self.finite_total = sum(c for c in caps if c is not None)
+
+    def solve_sink(self, v: int) -> tuple[int, Sequence[int]]:
+        res = self.net.solve(self.g.s, v)
+        self.stats["maxflows"] += 1
+        return int(res.value), res.flow
+
+    def store_flow(self, v: int, flow: Sequence[int]) -> None:
+        g = self.g
+        g.flow[v, :] = 0
+        g.flow[v, self.local_arr] = np.asarray(flow[: self.n_real], dtype=np.int64)
+
+    def set_cap(self, i: int, c: int) -> None:
+        self.g.cap[i] = c
+        self.net.set_capacity(self.pos[i], c)
+
+    def _toggle(self, keys: Sequence[tuple[str, int]], on: bool) -> None:
+        for key in keys:
+            self.net.set_capacity(self.aux[key], None if on else 0)
+
+    def aux_bound(self, u: int, t: int, v: int) -> int:
+        """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D for one v (000 Thm 8)."""
+        w = self.w
+        best: int | None = None
+        pair = [("uh1", u), ("h1t", t), ("vh2", v)]  # ∞ (u,t) and v→h2
+        self._toggle(pair, True)
+        if v not in (u, t):  # D̂_(u,w),v: ∞ (u,s), (u,t), (v,w); flow u → w
+            self._toggle([("us", u), ("h2w", w)], True)
+            r = self.net.solve(u, w)
+            self.stats["aux_maxflows"] += 1
+            if r.value <= self.finite_total:
+                best = r.value
+            self._toggle([("us", u), ("h2w", w)], False)
+        if v != t:  # D̂_(w,t),v: ∞ (w,s), (u,t), (v,t); flow w → t
+            self._toggle([("ws", w), ("h2t", t)], True)
+            r = self.net.solve(w, t)
+            self.stats["aux_maxflows"] += 1
+            if r.value <= self.finite_total:
+                best = r.value if best is None else min(best, r.value)
+            self._toggle([("ws", w), ("h2t", t)], False)
+        self._toggle(pair, False)
+        return (1 << 62) if best is None else best - self.demand
+
+    # --------------------------------------------------------------- split
+    def split_pair(self, u: int, t: int) -> None:
+        """Split off the largest safe γ of (u, w), (w, t) (000 Thm 8)."""
+        g, w = self.g, self.w
+        i_uw, i_wt = g.arc[(u, w)], g.arc[(w, t)]
+        c_uw, c_wt = g.cap[i_uw], g.cap[i_wt]
+        gamma0 = min(c_uw, c_wt)
+        if gamma0 == 0:
+            return
+        self.stats["pairs"] += 1
+        i_ut = g.arc[(u, t)] if u != t else -1
+        c_ut = g.cap[i_ut] if i_ut >= 0 else 0
+        a = g.flow[:, i_uw].copy()
+        b = g.flow[:, i_wt].copy()
+
+        def survivors(gam: int) -> np.ndarray:
+            d = np.minimum(np.minimum(a, b), gam)
+            return (a - d <= c_uw - gam) & (b - d <= c_wt - gam)
+
+        def apply(gam: int) -> None:
+            self.set_cap(i_uw, c_uw - gam)
+            self.set_cap(i_wt, c_wt - gam)
+            if i_ut >= 0:
+                self.set_cap(i_ut, c_ut + gam)
+
+        failing = [int(v) for v in np.nonzero(~survivors(gamma0))[0]]
+        gamma = gamma0
+        new_flows: dict[int, Sequence[int]] = {}
+        if failing:
+            apply(gamma0)
+            bad = []
+            for v in failing:
+                value, fl = self.solve_sink(v)
+                self.stats["resolves"] += 1
+                if value >= self.demand:
+                    new_flows[v] = fl
+                else:
+                    bad.append(v)
+            apply(0)  # undo
+            if bad:
+                new_flows = {}
+                for v in bad:  # the exact bound, stopping as soon as it reaches 0
+                    gamma = min(gamma, self.aux_bound(u, t, v))
+                    if gamma <= 0:
+                        break
+                gamma = max(gamma, 0)
+        if gamma == 0:
+            return
+        self.stats["pairs_split"] += 1
+        ok = survivors(gamma)
+        d = np.minimum(np.minimum(a, b), gamma)
+        rows = np.nonzero(ok)[0]
+        g.flow[rows, i_uw] -= d[rows]
+        g.flow[rows, i_wt] -= d[rows]
+        if i_ut >= 0:
+            g.flow[rows, i_ut] += d[rows]
+        apply(gamma)
+        for v in [int(x) for x in np.nonzero(~ok)[0]]:
+            if v in new_flows:
+                fl = new_flows[v]
+            else:
+                value, fl = self.solve_sink(v)
+                self.stats["resolves"] += 1
+                if value < self.demand:
+                    raise RuntimeError("internal: edge splitting broke the flow invariant "
+                                       "(000 Thm 8)")
+            self.store_flow(v, fl)
+        # walks and the recursive routing table of Alg 1
+        left = _take(g.paths[i_uw], gamma)
+        right = _take(g.paths[i_wt], gamma)
+        if i_ut >= 0:
+            for p, x in _join(left, right):
+                g.paths[i_ut][p] = g.paths[i_ut].get(p, 0) + x
+            key = (g.nodes[u], g.nodes[t])
+            row = self.routing.setdefault(key, {})
+            row[g.nodes[w]] = row.get(g.nodes[w], 0) + gamma
+
+    def remove(self, w: int) -> None:
+        g = self.g
+        ins = sorted({g.tails[i] for i in g.live_in(w)})
+        outs = sorted({g.heads[i] for i in g.live_out(w)})
+        for u in ins:
+            for t in outs:
+                if u != t:
+                    g._arc(u, t)
+        self.build(w, ins, outs)
+        dist = _distances(g, ins, w)
+        rank = {u: r for r, u in enumerate(ins)}
+        for t in outs:
+            i_wt = g.arc[(w, t)]
+            ti = rank.get(t, -1)
+            # ingress order: round trips last, far-apart pairs first, then cyclically
+            # after t (a ring inside a box when the distances tie)
+            order = sorted(ins, key=lambda u, t=t, ti=ti: (
+                u == t, -(dist[u][t] if dist[u][t] >= 0 else g.n), (rank[u] - ti - 1) % len(ins)))
+            for u in order:
+                if g.cap[i_wt] == 0:
+                    break
+                self.split_pair(u, t)
+            if g.cap[i_wt] != 0:
+                raise RuntimeError(
+                    f"internal: egress {g.nodes[w]!r}->{g.nodes[t]!r} kept {g.cap[i_wt]} units "
+                    "after every ingress was tried (000 Thm 7 says this cannot happen)"
+                )
+        if g.live_in(w):
+            raise RuntimeError(f"internal: switch {g.nodes[w]!r} not isolated after splitting")
+
+
 def remove_switches(
     compute: Sequence[Node],
     switches: Sequence[Node],
@@ -209,9 +404,6 @@ def remove_switches(
     g = _Graph(compute, switches, caps, supply)
     demand = sum(int(supply.get(c, 0)) for c in compute)
     nc = g.nc
-    stats = {"pairs": 0, "pairs_split": 0, "maxflows": 0, "aux_maxflows": 0, "resolves": 0}
-    routing: dict[tuple[Node, Node], dict[Node, int]] = {}
-
     if switches:
         bal = [0] * g.n
         for i, (a, b) in enumerate(zip(g.tails, g.heads)):
@@ -225,211 +417,25 @@ def remove_switches(
                 f"{'…' if len(bad) > 6 else ''}: edge splitting (000 Thm 7-8) needs every node "
                 "to send as much as it receives, so switches cannot be removed"
             )
-
+    sp = _Splitter(g, demand, engine)
+    sp.build(-1, [], [])
+    for v in range(nc):  # the initial flows: 000 Thm 5's condition, and the first witnesses
+        value, fl = sp.solve_sink(v)
+        if value < demand:
+            raise ScheduleError(
+                f"the capacities do not admit {demand} unit trees: the flow from the source to "
+                f"compute node {g.nodes[v]!r} is {value} < {demand} (000 Thm 5); the k and U "
+                "given do not fit this topology"
+            )
+        sp.store_flow(v, fl)
     remaining = [g.idx[w] for w in switches]
-    total_sw = len(remaining)
-    first = True
-    done_sw = 0
-    while remaining or first:
+    for done in range(1, len(remaining) + 1):
         # next switch: the one with the fewest (ingress, egress) pairs
-        w = -1
-        if remaining:
-            w = min(remaining, key=lambda x: (len(g.live_in(x)) * len(g.live_out(x)), x))
-            remaining.remove(w)
-            ins = [g.tails[i] for i in g.live_in(w)]
-            outs = [g.heads[i] for i in g.live_out(w)]
-            for u in ins:
-                for t in outs:
-                    if u != t:
-                        g._arc(u, t)
-        # local flow network over the live arcs (and this switch's new arcs)
-        if w >= 0:
-            ins_s, outs_s = set(ins), set(outs)
-            local = [i for i in range(len(g.tails)) if g.cap[i] > 0 or (
-                g.tails[i] in ins_s and g.heads[i] in outs_s)]
-        else:
-            local = [i for i in range(len(g.tails)) if g.cap[i] > 0]
-        pos = {i: p for p, i in enumerate(local)}
-        tails = [g.tails[i] for i in local]
-        heads = [g.heads[i] for i in local]
-        caps_l: list[int | None] = [g.cap[i] for i in local]
-        n_real = len(local)
-        h1, h2 = g.n + 1, g.n + 2
-        aux: dict[tuple[str, int], int] = {}
-
-        def add_aux(key: tuple[str, int], a: int, b: int) -> None:
-            aux[key] = len(tails)
-            tails.append(a)
-            heads.append(b)
-            caps_l.append(0)
-
-        if w >= 0:
-            ins, outs = sorted(set(ins)), sorted(set(outs))
-            for u in ins:
-                add_aux(("us", u), u, g.s)
-                add_aux(("uh1", u), u, h1)
-            add_aux(("ws", w), w, g.s)
-            for t in outs:
-                add_aux(("h1t", t), h1, t)
-                add_aux(("h2t", t), h2, t)
-            for v in range(nc):
-                add_aux(("vh2", v), v, h2)
-            add_aux(("h2w", w), h2, w)
-        net = FlowNetwork(g.n + 3, tails, heads, caps_l, engine=engine)
-        local_arr = np.asarray(local, dtype=np.int64)
-        finite_total = sum(c for c in caps_l if c is not None)
-
-        def solve_sink(v: int) -> int:
-            res = net.solve(g.s, v)
-            stats["maxflows"] += 1
-            return int(res.value), res.flow
-
-        if first:
-            first = False
-            for v in range(nc):
-                value, fl = solve_sink(v)
-                if value < demand:
-                    raise ScheduleError(
-                        f"the capacities do not admit {demand} unit trees: the flow from the "
-                        f"source to compute node {g.nodes[v]!r} is {value} < {demand} "
-                        "(000 Thm 5); the optimum's k and U do not fit this topology"
-                    )
-                g.flow[v, :] = 0
-                g.flow[v, local_arr] = np.asarray(fl[:n_real], dtype=np.int64)
-            if w < 0:
-                break
-
-        def set_cap(i: int, c: int) -> None:
-            g.cap[i] = c
-            net.set_capacity(pos[i], c)
-
-        def aux_bound(u: int, t: int, v: int) -> int:
-            """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D (infinite: a big number)."""
-            best = None
-            on = [("uh1", u), ("h1t", t), ("vh2", v)]
-            for key in on:
-                net.set_capacity(aux[key], None)
-            if v not in (u, t):
-                for key in (("us", u), ("h2w", w)):
-                    net.set_capacity(aux[key], None)
-                r = net.solve(u, w)
-                stats["aux_maxflows"] += 1
-                if r.value <= finite_total:
-                    best = r.value
-                for key in (("us", u), ("h2w", w)):
-                    net.set_capacity(aux[key], 0)
-            if v != t:
-                for key in (("ws", w), ("h2t", t)):
-                    net.set_capacity(aux[key], None)
-                r = net.solve(w, t)
-                stats["aux_maxflows"] += 1
-                if r.value <= finite_total:
-                    best = r.value if best is None else min(best, r.value)
-                for key in (("ws", w), ("h2t", t)):
-                    net.set_capacity(aux[key], 0)
-            for key in on:
-                net.set_capacity(aux[key], 0)
-            return (1 << 62) if best is None else best - demand
-
-        dist = _distances(g, ins, w)
-        in_rank = {u: r for r, u in enumerate(ins)}
-        for t in outs:
-            i_wt = g.arc[(w, t)]
-            ti = in_rank.get(t, -1)
-
-            def order(u: int, t: int = t, ti: int = ti) -> tuple[int, int, int]:
-                d = dist[u][t]
-                return (u == t, -(d if d >= 0 else g.n), (in_rank[u] - ti - 1) % len(ins))
-
-            for u in sorted(ins, key=order):
-                if g.cap[i_wt] == 0:
-                    break
-                i_uw = g.arc[(u, w)]
-                gamma0 = min(g.cap[i_uw], g.cap[i_wt])
-                if gamma0 == 0:
-                    continue
-                stats["pairs"] += 1
-                i_ut = g.arc[(u, t)] if u != t else -1
-                a = g.flow[:, i_uw]
-                b = g.flow[:, i_wt]
-                c_uw, c_wt = g.cap[i_uw], g.cap[i_wt]
-
-                def survivors(gam: int) -> np.ndarray:
-                    d = np.minimum(np.minimum(a, b), gam)
-                    return (a - d <= c_uw - gam) & (b - d <= c_wt - gam)
-
-                c_ut = g.cap[i_ut] if i_ut >= 0 else 0
-
-                def apply(gam: int) -> None:
-                    set_cap(i_uw, c_uw - gam)
-                    set_cap(i_wt, c_wt - gam)
-                    if i_ut >= 0:
-                        set_cap(i_ut, c_ut + gam)
-
-                ok = survivors(gamma0)
-                failing = [int(v) for v in np.nonzero(~ok)[0]]
-                gamma = gamma0
-                new_flows: dict[int, list[int]] = {}
-                if failing:
-                    apply(gamma0)
-                    bad = []
-                    for v in failing:
-                        value, fl = solve_sink(v)
-                        stats["resolves"] += 1
-                        if value >= demand:
-                            new_flows[v] = fl
-                        else:
-                            bad.append(v)
-                    apply(0)  # undo
-                    if bad:
-                        for v in bad:
-                            gamma = min(gamma, aux_bound(u, t, v))
-                            if gamma <= 0:
-                                break
-                        gamma = max(gamma, 0)
-                        new_flows = {}
-                if gamma == 0:
-                    continue
-                stats["pairs_split"] += 1
-                ok = survivors(gamma)
-                d = np.minimum(np.minimum(a, b), gamma)
-                rows = np.nonzero(ok)[0]
-                g.flow[rows, i_uw] -= d[rows]
-                g.flow[rows, i_wt] -= d[rows]
-                if i_ut >= 0:
-                    g.flow[rows, i_ut] += d[rows]
-                apply(gamma)
-                for v in [int(x) for x in np.nonzero(~ok)[0]]:
-                    if v in new_flows:
-                        fl = new_flows[v]
-                    else:
-                        value, fl = solve_sink(v)
-                        stats["resolves"] += 1
-                        if value < demand:
-                            raise RuntimeError(
-                                "internal: edge splitting broke the flow invariant (000 Thm 8)"
-                            )
-                    g.flow[v, :] = 0
-                    g.flow[v, local_arr] = np.asarray(fl[:n_real], dtype=np.int64)
-                # walks and the recursive routing table
-                left = _take(g.paths[i_uw], gamma)
-                right = _take(g.paths[i_wt], gamma)
-                if i_ut >= 0:
-                    for p, x in _join(left, right):
-                        g.paths[i_ut][p] = g.paths[i_ut].get(p, 0) + x
-                    key = (g.nodes[u], g.nodes[t])
-                    routing.setdefault(key, {})
-                    routing[key][g.nodes[w]] = routing[key].get(g.nodes[w], 0) + gamma
-            if g.cap[i_wt] != 0:
-                raise RuntimeError(
-                    f"internal: egress {g.nodes[w]!r}->{g.nodes[t]!r} kept {g.cap[i_wt]} units "
-                    "after every ingress was tried (000 Thm 7 says this cannot happen)"
-                )
-        if g.live_in(w):
-            raise RuntimeError(f"internal: switch {g.nodes[w]!r} not isolated after splitting")
-        done_sw += 1
+        w = min(remaining, key=lambda x: (len(g.live_in(x)) * len(g.live_out(x)), x))
+        remaining.remove(w)
+        sp.remove(w)
         if progress:
-            progress(done_sw, total_sw)
+            progress(done, len(switches))
 
     comp = tuple(compute)
     capacity: dict[tuple[Node, Node], int] = {}
@@ -456,5 +462,4 @@ def remove_switches(
                 fv[(g.nodes[g.tails[i]], g.nodes[g.heads[i]])] = x
         flows[comp[v]] = fv
     return SplitResult(comp, {c: int(supply.get(c, 0)) for c in comp}, demand, capacity,
-                       paths, routing, flows, stats)
-
+                       paths, sp.routing, flows, sp.stats)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from decimal import Decimal
 import os
 from collections.abc import Hashable, Iterable, Mapping
 from fractions import Fraction
@@ -365,7 +366,8 @@ class Topology:
         else:
             text, origin = _read_text(source)
             try:
-                data = json.loads(text)
+                # long decimals stay exact: never let a capacity pass through a float
+                data = json.loads(text, parse_float=Decimal)
             except json.JSONDecodeError as exc:
                 raise TopologyError(
                     f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -480,7 +482,7 @@ class Topology:
 
 def _read_text(source: str | os.PathLike[str]) -> tuple[str, str]:
     """The text of a path, or the string itself when it already is JSON."""
-    if isinstance(source, str) and source.lstrip().startswith("{"):
+    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
         return source, "topology"
     path = os.fspath(source)
     try:

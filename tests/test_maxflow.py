@@ -12,7 +12,6 @@ from collections.abc import Sequence
 
 import networkx as nx
 import pytest
-
 from collcert.reference.maxflow import INF, FlowNetwork, FlowResult, max_flow
 
 

@@ -1,0 +1,117 @@
+"""Readers of foreign schedule formats into ``collcert-schedule/1`` dicts.
+
+ForestColl tree XML (docs/schedule-format.md)::
+
+    <algo nchunkspernode="K" [collective="allgather"]>
+      <tree root="R" index="I" nchunks="MULTIPLICITY" height="H">
+        <send src="U" dst="V" path="U,W1,V"/>
+      </tree>
+    </algo>
+
+One ``<algo>`` is one phase; several phases (allreduce: reduce-scatter then
+allgather) sit side by side under any wrapper element. Node references are
+kept as text; the checkers match them to topology ids by string form.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .base import InputError
+from .schedule import COLLECTIVES, DIRECTION, PHASES
+from .xmlsafe import Element, parse
+
+MAX_JSON_BYTES = 512 * 1024 * 1024
+
+
+def load_json(text: str | bytes, origin: str = "schedule") -> Any:
+    """Parse JSON text with a size cap; InputError on failure.
+
+    Absurd nesting makes the C parser raise RecursionError, which is caught:
+    the cost stays linear in the (capped) size.
+    """
+    if len(text) > MAX_JSON_BYTES:
+        raise InputError(f"{origin}: {len(text)} bytes is more than collcert reads")
+    sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    try:
+        return json.loads(sample)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: "
+                         f"{exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{origin}: not readable JSON: {exc}") from None
+
+
+def _int_attr(el: Element, name: str, default: int | None = None, least: int = 0) -> int:
+    raw = el.attrs.get(name)
+    if raw is None:
+        if default is None:
+            raise InputError(f"{el.where()} lacks the attribute {name}")
+        return default
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise InputError(f"{el.where()}: {name}={raw[:40]!r} is not an integer") from None
+    if value < least or value > 10**12:
+        raise InputError(f"{el.where()}: {name}={value} is out of range")
+    return value
+
+
+def forestcoll_xml(text: str | bytes, collective: str | None = None,
+                   origin: str = "ForestColl XML") -> dict[str, Any]:
+    """A schedule dict from ForestColl tree XML."""
+    root = parse(text, origin)
+    algos = [root] if root.tag == "algo" else [c for c in root.children if c.tag == "algo"]
+    if not algos:
+        raise InputError(f"{origin}: no <algo> element (expected <algo nchunkspernode=...>)")
+    coll = collective or root.attrs.get("collective") or algos[0].attrs.get("collective")
+    if coll is None:
+        coll = "allgather" if len(algos) == 1 else "allreduce"
+    coll = coll.lower().replace("_", "-")
+    if coll not in COLLECTIVES:
+        raise InputError(f"{origin}: collective {coll!r} is not one of {', '.join(COLLECTIVES)}")
+    want = PHASES[coll]
+    if len(algos) != len(want):
+        raise InputError(f"{origin}: a {coll} schedule needs {len(want)} <algo> element(s) "
+                         f"({', '.join(want)}), found {len(algos)}")
+    phases = []
+    roots: set[str] = set()
+    for algo, phase_coll in zip(algos, want):
+        k = _int_attr(algo, "nchunkspernode", least=1)
+        trees = []
+        for t in algo.children:
+            if t.tag != "tree":
+                raise InputError(f"{origin}: unexpected {t.where()} inside <algo>; expected "
+                                 "<tree>")
+            r = t.attrs.get("root")
+            if r is None:
+                raise InputError(f"{origin}: {t.where()} lacks root")
+            roots.add(r)
+            edges = []
+            for s in t.children:
+                if s.tag != "send":
+                    raise InputError(f"{origin}: unexpected {s.where()} inside <tree>; expected "
+                                     "<send>")
+                src, dst = s.attrs.get("src"), s.attrs.get("dst")
+                if src is None or dst is None:
+                    raise InputError(f"{origin}: {s.where()} needs src and dst")
+                path_text = s.attrs.get("path")
+                path = ([p.strip() for p in path_text.split(",")] if path_text
+                        else [src, dst])
+                edges.append({"src": src, "dst": dst, "path": path})
+            tree: dict[str, Any] = {"root": r,
+                                    "multiplicity": _int_attr(t, "nchunks", 1, least=0),
+                                    "direction": DIRECTION[phase_coll], "edges": edges}
+            if "index" in t.attrs:
+                tree["index"] = _int_attr(t, "index")
+            trees.append(tree)
+        phases.append({"collective": phase_coll, "k": k, "trees": trees})
+    out: dict[str, Any] = {"format": "collcert-schedule/1", "collective": coll,
+                           "phases": phases}
+    if coll in ("broadcast", "reduce"):
+        if len(roots) != 1:
+            raise InputError(f"{origin}: a {coll} schedule has one root; trees name "
+                             f"{len(roots)} roots")
+        out["root"] = next(iter(roots))
+    return out

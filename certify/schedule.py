@@ -1,0 +1,402 @@
+"""Checker 5: schedule semantics and throughput on G (docs/schedule-format.md).
+
+A pipeline schedule is correct when every tree is an arborescence spanning
+V_c (out from its root, or in toward it for reduce/reduce-scatter) and each
+root's multiplicities sum to k: then every compute node receives
+Σ multiplicity/k = 1 of every root's data (allgather, broadcast), or every
+root receives every node's contribution in full (reduce-scatter, reduce);
+allreduce is a reduce-scatter phase followed by an allgather phase. Every
+path must be a walk in G whose inner nodes are switches; a path may start at
+(out-trees) or end at (in-trees) a multicast switch that the same tree's data
+verifiably passes through on another, grounded path.
+
+Throughput: a tree of root u carries (multiplicity/k)·(M/N) (weighted:
+·w_u/Σw; broadcast/reduce: (multiplicity/k)·M); its load on a link is that
+times the number of times its paths traverse the link. The phase time per
+unit of M is max_e load_e / c_e; phases add up; algbw = 1 / time. All sums
+are integers over one common denominator per phase, so the result is exact.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from .base import InputError, Link, Node, Topo, Verdict, content_hash, frac_str, integer, number
+from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
+
+FORMAT = "collcert-schedule/1"
+COLLECTIVES = ("allgather", "reduce-scatter", "broadcast", "reduce", "allreduce")
+PHASES = {
+    "allgather": ("allgather",),
+    "reduce-scatter": ("reduce-scatter",),
+    "broadcast": ("broadcast",),
+    "reduce": ("reduce",),
+    "allreduce": ("reduce-scatter", "allgather"),
+}
+DIRECTION = {"allgather": "out", "broadcast": "out", "reduce-scatter": "in", "reduce": "in"}
+
+# Bounds that keep hostile input cheap to reject (a 1024-GPU schedule is far below them).
+MAX_PHASES = 16
+MAX_TREES = 400_000
+MAX_EDGES = 40_000_000
+MAX_PATH = 64
+
+
+@dataclass
+class Phase:
+    collective: str
+    k: int
+    U: Fraction | None
+    trees: list[Tree]
+    label: str
+    certificates: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Schedule:
+    collective: str
+    root: Node | None
+    weights: dict[Node, Fraction] | None
+    phases: list[Phase]
+    claimed: dict[str, Fraction] = field(default_factory=dict)
+    certificates: Mapping[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def read_schedule(topo: Topo, data: Any) -> Schedule:
+    """Read a ``collcert-schedule/1`` dict; InputError on anything unreadable."""
+    if not isinstance(data, Mapping):
+        raise InputError("the schedule must be a JSON object")
+    fmt = data.get("format")
+    if fmt != FORMAT:
+        raise InputError(f"schedule format {fmt!r} is not {FORMAT!r}")
+    coll = data.get("collective")
+    if coll not in COLLECTIVES:
+        raise InputError(f"schedule collective {coll!r} is not one of {', '.join(COLLECTIVES)}")
+    notes: list[str] = []
+    claimed_hash = data.get("topology")
+    if isinstance(claimed_hash, str) and claimed_hash.startswith("sha256:"):
+        if claimed_hash != content_hash(topo):
+            notes.append("warning: the schedule names another topology hash "
+                         f"({claimed_hash[:19]}…); checking it against this topology anyway")
+    root = None
+    if coll in ("broadcast", "reduce"):
+        root = topo.compute_node(data.get("root"), "schedule root")
+    elif data.get("root") is not None:
+        raise InputError(f"a {coll} schedule has no root; drop 'root' or set it to null")
+    weights = None
+    if data.get("weights") is not None:
+        raw = data["weights"]
+        if coll not in ("allgather", "reduce-scatter") or not isinstance(raw, Mapping):
+            raise InputError("weights must be an object {node: \"p/q\"}, for allgather or "
+                             "reduce-scatter only")
+        weights = {topo.compute_node(k, "weights key"): number(w, f"weight of {k}")
+                   for k, w in raw.items()}
+        for c in topo.compute:
+            if weights.get(c, Fraction(0)) <= 0:
+                raise InputError(f"weights: compute node {c!r} needs a positive weight")
+    phases_raw = data.get("phases")
+    if not isinstance(phases_raw, list) or not phases_raw:
+        raise InputError("the schedule needs a non-empty 'phases' array")
+    if len(phases_raw) > MAX_PHASES:
+        raise InputError(f"the schedule has {len(phases_raw)} phases; at most {MAX_PHASES} "
+                         "are accepted")
+    budget = [MAX_TREES, MAX_EDGES]
+    phases = [_read_phase(topo, p, i, budget) for i, p in enumerate(phases_raw)]
+    claimed: dict[str, Fraction] = {}
+    raw_claim = data.get("claimed")
+    if isinstance(raw_claim, Mapping):
+        for key in ("algbw", "time_per_unit"):
+            if raw_claim.get(key) is not None:
+                claimed[key] = number(raw_claim[key], f"claimed {key}")
+    certs = data.get("certificates") or {}
+    if not isinstance(certs, Mapping):
+        raise InputError("'certificates' must be an object")
+    cn = data.get("compute_nodes")
+    if isinstance(cn, list):
+        names = [str(c) for c in cn]
+        if sorted(names) != sorted(str(c) for c in topo.compute):
+            raise InputError(
+                f"the schedule lists {len(cn)} compute nodes ({', '.join(names[:4])}…) that are "
+                "not this topology's compute nodes; audit it against the topology it was made for")
+    return Schedule(coll, root, weights, phases, claimed, certs, notes)
+
+
+def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
+    label = f"phase {i}"
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{label} is not an object")
+    coll = raw.get("collective")
+    if coll not in DIRECTION:
+        raise InputError(f"{label}: collective {coll!r} is not one of {', '.join(DIRECTION)}")
+    label = f"phase {i} ({coll})"
+    k = integer(raw.get("k"), f"{label} k", 1)
+    u = None if raw.get("U") is None else number(raw["U"], f"{label} U")
+    trees_raw = raw.get("trees")
+    if not isinstance(trees_raw, list):
+        raise InputError(f"{label} needs a 'trees' array")
+    budget[0] -= len(trees_raw)
+    if budget[0] < 0:
+        raise InputError(f"the schedule has more than {MAX_TREES} trees; that is beyond what "
+                         "collcert audits (a 1024-GPU schedule needs far fewer)")
+    cache: dict[tuple[type, object], Node] = {}
+
+    def node(ref: object, where: str) -> Node:
+        key = (type(ref), ref) if isinstance(ref, str | int) else None
+        if key is not None and key in cache:
+            return cache[key]
+        got = topo.node(ref, where)
+        if key is not None:
+            cache[key] = got
+        return got
+
+    trees: list[Tree] = []
+    for j, t in enumerate(trees_raw):
+        where = f"{label} tree {j}"
+        if not isinstance(t, Mapping):
+            raise InputError(f"{where} is not an object")
+        root = node(t.get("root"), f"{where} root")
+        if root not in topo.compute_set:
+            raise InputError(f"{where} root {root!r} is a switch, not a compute node")
+        where = f"{label} tree {j} (root {root!r}" + (
+            f", index {t['index']})" if isinstance(t.get("index"), int) else ")")
+        mult = integer(t.get("multiplicity", 1), f"{where} multiplicity", 1)
+        direction = t.get("direction", DIRECTION[coll])
+        if direction not in ("out", "in"):
+            raise InputError(f"{where}: direction {direction!r} is not 'out' or 'in'")
+        edges_raw = t.get("edges")
+        if not isinstance(edges_raw, list):
+            raise InputError(f"{where} needs an 'edges' array")
+        budget[1] -= len(edges_raw)
+        if budget[1] < 0:
+            raise InputError(f"the schedule has more than {MAX_EDGES} tree edges; that is "
+                             "beyond what collcert audits")
+        edges: list[Edge] = []
+        for m, e in enumerate(edges_raw):
+            ew = f"{where} edge {m}"
+            if not isinstance(e, Mapping):
+                raise InputError(f"{ew} is not an object with src, dst, path")
+            src = node(e.get("src"), f"{ew} src")
+            dst = node(e.get("dst"), f"{ew} dst")
+            path_raw = e.get("path", [e.get("src"), e.get("dst")])
+            if not isinstance(path_raw, list) or not 1 <= len(path_raw) <= MAX_PATH:
+                raise InputError(f"{ew}: path must be an array of 2 to {MAX_PATH} node ids")
+            path = [node(p, f"{ew} path") for p in path_raw]
+            edges.append(Edge(src, dst, path))
+        trees.append(Tree(root, mult, direction, edges, where))
+    certs = raw.get("certificates") or {}
+    if not isinstance(certs, Mapping):
+        raise InputError(f"{label}: 'certificates' must be an object")
+    return Phase(coll, k, u, trees, label, certs)
+
+
+def _check_paths(
+    topo: Topo, tree: Tree, verdict: Verdict, load: dict[Link, int], amount: int
+) -> None:
+    """Every path is a walk in G with switch interiors; add ``amount`` per traversal."""
+    out = tree.direction == "out"
+    pending: list[Edge] = []
+    grounded_nodes: set[Node] = set()  # switches the tree's data verifiably passes
+    for e in tree.edges:
+        p = e.path
+        if len(p) < 2:
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r} has a path of one node")
+            continue
+        bad = False
+        for a, b in zip(p, p[1:]):
+            if (a, b) not in topo.cap:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path hop {a!r} -> "
+                             f"{b!r} is not a link of the topology")
+                bad = True
+        inner = [w for w in p[1:-1] if w not in topo.switch_set]
+        if inner:
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path passes through "
+                         f"compute node {inner[0]!r}; only switches may sit inside a path")
+            bad = True
+        head, tail = (p[0], p[-1])
+        fixed_end, free_end = (tail, head) if out else (head, tail)
+        want_fixed, want_free = (e.dst, e.src) if out else (e.src, e.dst)
+        if fixed_end != want_fixed:
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                         f"{'ends' if out else 'starts'} at {fixed_end!r}, not at "
+                         f"{want_fixed!r}")
+            bad = True
+        if bad:
+            continue
+        for hop in zip(p, p[1:]):
+            load[hop] = load.get(hop, 0) + amount
+        if free_end == want_free:
+            inside = p[1:] if out else p[:-1]
+            grounded_nodes.update(inside)
+        elif free_end in topo.multicast:
+            pending.append(e)
+        else:
+            kind = "multicast" if out else "aggregating"
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                         f"{'starts' if out else 'ends'} at {free_end!r}, which is neither "
+                         f"{want_free!r} nor a {kind} switch")
+    while pending:
+        progress = [e for e in pending if (e.path[0] if out else e.path[-1]) in grounded_nodes]
+        if not progress:
+            for e in pending:
+                w = e.path[0] if out else e.path[-1]
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                             f"{'starts' if out else 'ends'} at multicast switch {w!r}, but "
+                             f"no other path of this tree {'brings' if out else 'takes'} the "
+                             f"tree's data {'to' if out else 'from'} {w!r}")
+            break
+        for e in progress:
+            grounded_nodes.update(e.path[1:] if out else e.path[:-1])
+        pending = [e for e in pending if e not in progress]
+
+
+def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
+                   certificates: bool = True) -> Verdict:
+    """Check semantics and compute the exact time of a schedule dict.
+
+    ``facts``: ``time_per_unit`` and ``algbw`` (per unit of data M),
+    ``phase_times``, ``bottleneck`` (the busiest link of each phase).
+    With ``certificates``, the G* certificates the schedule carries (``gstar``,
+    ``routing``, ``flows``; top level for one phase, per phase otherwise) are
+    checked too (checkers 3 and 4), and so is its ``optimum`` certificate
+    (checker 2).
+    """
+    topo = topology if isinstance(topology, Topo) else Topo(topology)
+    sched = schedule if isinstance(schedule, Schedule) else read_schedule(topo, schedule)
+    v = Verdict("schedule")
+    v.facts["notes"] = list(sched.notes)
+    want = PHASES[sched.collective]
+    got = tuple(p.collective for p in sched.phases)
+    if got != want:
+        v.fail(f"a {sched.collective} schedule needs phases {list(want)}, this one has "
+               f"{list(got)}")
+    total = Fraction(0)
+    phase_times: list[Fraction] = []
+    bottlenecks: list[str] = []
+    for phase in sched.phases:
+        pv = Verdict(phase.label)
+        if sched.root is not None:
+            roots = [sched.root]
+            w_int = {sched.root: 1}
+            w_sum = 1
+        else:
+            roots = list(topo.compute)
+            w_int, w_sum = _int_weights(topo, sched.weights)
+        load: dict[Link, int] = {}
+        for tree in phase.trees:
+            if tree.direction != DIRECTION[phase.collective]:
+                pv.fail(f"{tree.label} is an {tree.direction}-tree, but a "
+                        f"{phase.collective} phase needs {DIRECTION[phase.collective]}-trees")
+                continue
+            if not check_shape(topo, tree, pv):
+                continue
+            _check_paths(topo, tree, pv, load, tree.multiplicity * w_int.get(tree.root, 0))
+        what = ("shard" if phase.collective in ("allgather", "reduce-scatter") else "data")
+        check_multiplicities(topo, phase.trees, phase.k, roots, pv, what)
+        certs = phase.certificates or (sched.certificates if len(sched.phases) == 1 else {})
+        if certificates and certs.get("gstar") is not None:
+            _check_gstar(topo, phase, certs, sched.root, pv)
+        den = phase.k * w_sum
+        time = Fraction(0)
+        worst: Link | None = None
+        for e, amount in load.items():
+            t = Fraction(amount * topo.scale, den * topo.icap[e])
+            if t > time:
+                time, worst = t, e
+        phase_times.append(time)
+        total += time
+        if worst is not None:
+            bottlenecks.append(f"{worst[0]} -> {worst[1]} carries "
+                               f"{frac_str(Fraction(load[worst], den))} per unit of data at "
+                               f"capacity {frac_str(topo.cap[worst])}")
+        v.absorb(pv, f"{phase.label}: " if len(sched.phases) > 1 else "")
+    v.facts["phase_times"] = [frac_str(t) for t in phase_times]
+    v.facts["bottleneck"] = bottlenecks
+    if total == 0:
+        v.fail("the schedule moves no data over any link")
+        return v
+    v.facts["time_per_unit"] = total
+    v.facts["algbw"] = 1 / total
+    if certificates and isinstance(sched.certificates.get("optimum"), Mapping):
+        from .optimum import check_optimum
+
+        ov = check_optimum(topo, sched.certificates["optimum"])
+        v.absorb(ov, "embedded optimum certificate: ")
+        if ov.ok and "algbw" in ov.facts:
+            v.facts["certified_optimum_algbw"] = ov.facts["algbw"]
+    for key, val in sched.claimed.items():
+        mine = v.facts[key]
+        if val != mine:
+            v.fail(f"the schedule claims {key} {frac_str(val)}, but its trees give "
+                   f"{frac_str(mine)}")
+    return v
+
+
+def _int_weights(
+    topo: Topo, weights: Mapping[Node, Fraction] | None
+) -> tuple[dict[Node, int], int]:
+    if weights is None:
+        return {c: 1 for c in topo.compute}, topo.n
+    den = 1
+    for w in weights.values():
+        den = den * w.denominator // math.gcd(den, w.denominator)
+    ints = {c: int(weights[c] * den) for c in topo.compute}
+    return ints, sum(ints.values())
+
+
+def _check_gstar(topo: Topo, phase: Phase, certs: Mapping[str, Any], root: Node | None,
+                 pv: Verdict) -> None:
+    """Checker 4 (trees fit in G*) and checker 3 (G* fits in G) for one phase.
+
+    ``"on": "transposed"`` marks a G* built on the transposed topology (the
+    in-trees of reduce-scatter and reduce): its edges, walks and flows are in
+    transposed direction.
+    """
+    from .splitting import check_splitting
+
+    transposed = certs.get("on") == "transposed"
+    on = topo.transposed() if transposed else topo
+    caps = _gstar_caps(on, certs)
+    if transposed:
+        caps = {(b, a): c for (a, b), c in caps.items()}
+    gstar = certs["gstar"]
+    supply: dict[Node, int] | None = None
+    if isinstance(gstar, Mapping) and gstar.get("supply") is not None:
+        raw = gstar["supply"]
+        if isinstance(raw, Mapping):
+            items: list[Any] = [list(kv) for kv in raw.items()]
+        elif isinstance(raw, list):
+            items = raw
+        else:
+            raise InputError("gstar supply must be [[node, int], …] or {node: int}")
+        supply = {}
+        for item in items:
+            if not isinstance(item, list | tuple) or len(item) != 2:
+                raise InputError("gstar supply entries must be [node, int]")
+            supply[on.compute_node(item[0], "gstar supply")] = integer(item[1], "supply", 0)
+    elif root is not None:
+        supply = {root: phase.k}
+    gk = integer(gstar.get("k"), "gstar k", 1)
+    weight = supply if supply is not None else {c: gk for c in topo.compute}
+    check_gstar_load(phase.trees, caps, pv, weight, phase.k)
+    if certs.get("routing") is None or certs.get("flows") is None:
+        return
+    pv.absorb(check_splitting(on, certs, supply), "G* certificate: ")
+
+
+def _gstar_caps(topo: Topo, certs: Mapping[str, Any]) -> dict[Link, int]:
+    raw = certs.get("gstar")
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("capacities"), list):
+        raise InputError("certificates.gstar must be {U, k, capacities: [[u, v, int], …]}")
+    caps: dict[Link, int] = {}
+    for i, item in enumerate(raw["capacities"]):
+        if not isinstance(item, list) or len(item) != 3:
+            raise InputError(f"certificates.gstar.capacities[{i}] is not [u, v, int]")
+        u = topo.compute_node(item[0], f"gstar capacities[{i}]")
+        w = topo.compute_node(item[1], f"gstar capacities[{i}]")
+        caps[(u, w)] = caps.get((u, w), 0) + integer(item[2], f"gstar capacities[{i}]", 0)
+    return caps

@@ -1,0 +1,102 @@
+"""A small, bounded, safe XML reader (stdlib expat, no DTDs, no entities).
+
+Hostile input is rejected in bounded time and memory with :class:`InputError`:
+any DOCTYPE or entity declaration (billion laughs, external entities) stops
+the parse at once; the text size, the number of elements, the nesting depth
+and the attributes per element are capped. Character data is ignored (the
+formats read here keep everything in attributes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from xml.parsers import expat
+
+from .base import InputError
+
+MAX_BYTES = 256 * 1024 * 1024
+MAX_ELEMENTS = 20_000_000
+MAX_DEPTH = 32
+MAX_ATTRS = 64
+MAX_ATTR_LEN = 1_000_000
+
+
+@dataclass
+class Element:
+    tag: str
+    attrs: dict[str, str]
+    line: int
+    children: list[Element] = field(default_factory=list)
+
+    def where(self) -> str:
+        return f"<{self.tag}> at line {self.line}"
+
+
+class _Refused(Exception):
+    pass
+
+
+def parse(text: str | bytes, origin: str = "XML", *, max_elements: int = MAX_ELEMENTS,
+          max_depth: int = MAX_DEPTH) -> Element:
+    """The root element of ``text``; InputError naming the line for anything wrong."""
+    size = len(text)
+    if size > MAX_BYTES:
+        raise InputError(f"{origin}: {size} bytes is more than the {MAX_BYTES} collcert reads")
+    parser = expat.ParserCreate()
+    try:
+        parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    except AttributeError:  # pragma: no cover - every CPython build has it
+        pass
+    stack: list[Element] = []
+    root: list[Element] = []
+    count = [0]
+
+    def refuse(what: str) -> None:
+        raise _Refused(f"{origin}: line {parser.CurrentLineNumber}: {what}")
+
+    def start(tag: str, attrs: dict[str, str]) -> None:
+        count[0] += 1
+        if count[0] > max_elements:
+            refuse(f"more than {max_elements} elements; collcert does not read files this big")
+        if len(stack) >= max_depth:
+            refuse(f"elements nested deeper than {max_depth} levels")
+        if len(attrs) > MAX_ATTRS or any(len(v) > MAX_ATTR_LEN for v in attrs.values()):
+            refuse(f"<{tag}> has too many or too long attributes")
+        el = Element(tag, dict(attrs), parser.CurrentLineNumber)
+        if stack:
+            stack[-1].children.append(el)
+        else:
+            root.append(el)
+        stack.append(el)
+
+    def end(tag: str) -> None:
+        stack.pop()
+
+    def doctype(*_: object) -> None:
+        refuse("DOCTYPE declarations are not accepted (they can define entities); remove it")
+
+    def entity(*_: object) -> None:
+        refuse("entity declarations are not accepted; remove them")
+
+    def external(*_: object) -> int:
+        refuse("external entities are not accepted")
+        return 0
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.StartDoctypeDeclHandler = doctype
+    parser.EntityDeclHandler = entity
+    parser.UnparsedEntityDeclHandler = entity
+    parser.ExternalEntityRefHandler = external
+    try:
+        parser.Parse(text, True)
+    except _Refused as exc:
+        raise InputError(str(exc)) from None
+    except expat.ExpatError as exc:
+        raise InputError(f"{origin}: not well-formed XML at line {exc.lineno} column "
+                         f"{exc.offset}: {expat.ErrorString(exc.code)}") from None
+    except RecursionError:  # pragma: no cover - depth is capped
+        raise InputError(f"{origin}: nested too deeply") from None
+    if not root:
+        raise InputError(f"{origin}: no XML element found")
+    return root[0]

@@ -1,0 +1,277 @@
+"""The differential driver: run another implementation on random topologies and audit it.
+
+For each case the driver writes the topology to ``topology.json`` in a fresh
+temporary folder, runs the user's command with ``{topology}`` and
+``{schedule}`` replaced by the (shell-quoted) paths, and audits the schedule
+the command wrote with ``collcert.audit.audit_file(topology, path, fmt)``.
+A case fails when the command crashes (non-zero exit, no schedule written,
+timeout) or the audit finds the schedule invalid. Failing topologies are
+shrunk (:func:`collcert.fuzz.shrink.shrink`) and saved with a command that
+reproduces the failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from collcert.reference.errors import CollcertError, ScheduleError, TopologyError
+from collcert.reference.exact import fraction_str
+from collcert.reference.optimum import optimum
+from collcert.reference.topology import Topology
+
+from .shrink import save_regression, shrink
+
+FORMATS = {"json": ".json", "forestcoll-xml": ".xml", "msccl-xml": ".xml"}
+FAILING = ("invalid", "crash", "timeout")
+
+Auditor = Callable[[Topology, str, str], Any]
+"""``audit(topology, schedule_path, fmt)`` returning an object with ``.valid``,
+``.reasons`` and ``.algbw`` (``collcert.audit.AuditReport``)."""
+
+
+def default_auditor() -> Auditor:
+    """``collcert.audit.audit_file``; a clear error when that module is missing."""
+    try:
+        from collcert.audit import audit_file  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise CollcertError(
+            f"the schedule auditor collcert.audit is not available ({exc}); "
+            "update collcert, or call collcert.fuzz.driver.run_case with your own auditor"
+        ) from None
+    return audit_file  # type: ignore[no-any-return]
+
+
+@dataclass
+class CaseResult:
+    """The outcome of one case."""
+
+    index: int
+    seed: str
+    topology: Topology
+    status: str  # "valid", "invalid", "crash", "timeout"
+    reasons: list[str] = field(default_factory=list)
+    algbw: Fraction | None = None
+    optimum: Fraction | None = None
+    seconds: float = 0.0
+    shrunk: Topology | None = None
+    saved: Path | None = None
+    reproduce: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status in FAILING
+
+    @property
+    def ratio(self) -> Fraction | None:
+        if self.algbw is None or not self.optimum:
+            return None
+        return self.algbw / self.optimum
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.topology
+        out: dict[str, Any] = {
+            "index": self.index, "seed": self.seed, "topology_name": t.name,
+            "topology": t.content_hash(), "num_compute": t.num_compute,
+            "num_switches": len(t.switch_nodes), "status": self.status,
+            "reasons": self.reasons,
+            "algbw": None if self.algbw is None else fraction_str(self.algbw),
+            "optimum": None if self.optimum is None else fraction_str(self.optimum),
+            "ratio": None if self.ratio is None else fraction_str(self.ratio),
+            "seconds": round(self.seconds, 3),
+        }
+        if self.shrunk is not None:
+            out["shrunk"] = {"num_compute": self.shrunk.num_compute,
+                             "num_switches": len(self.shrunk.switch_nodes),
+                             "links": len(self.shrunk.capacity)}
+        if self.saved is not None:
+            out["saved"] = str(self.saved)
+            out["reproduce"] = self.reproduce
+        return out
+
+    def line(self) -> str:
+        t = self.topology
+        head = (f"case {self.index} (seed {self.seed}, {t.name or 'topology'}: "
+                f"{t.num_compute} compute, {len(t.switch_nodes)} switches): {self.status.upper()}")
+        if self.algbw is not None:
+            head += f", algbw {fraction_str(self.algbw)}"
+        if self.optimum is not None:
+            head += f", optimum {fraction_str(self.optimum)}"
+        if self.ratio is not None:
+            head += f", ratio {fraction_str(self.ratio)}"
+        lines = [head] + [f"    - {r}" for r in self.reasons[:8]]
+        if len(self.reasons) > 8:
+            lines.append(f"    - … and {len(self.reasons) - 8} more")
+        if self.saved is not None:
+            lines.append(f"    shrunk to {self.shrunk!r}, saved as {self.saved}")
+            lines.append(f"    reproduce: {self.reproduce}")
+        return "\n".join(lines)
+
+
+def substitute(template: str, **paths: str) -> str:
+    """``template`` with ``{name}`` replaced by the shell-quoted value of each path."""
+    for key, value in paths.items():
+        template = template.replace("{" + key + "}", shlex.quote(value))
+    return template
+
+
+def check_template(template: str) -> None:
+    if "{topology}" not in template or "{schedule}" not in template:
+        raise TopologyError(
+            f"--impl {template!r} must contain {{topology}} and {{schedule}}: they are replaced "
+            "by the path of the topology JSON to read and of the schedule file to write, "
+            "e.g. --impl 'python mygen.py {topology} -o {schedule}'"
+        )
+
+
+def run_impl(template: str, topology: Topology, workdir: str, fmt: str, timeout: float,
+             collective: str) -> tuple[str, list[str], str]:
+    """Run the command once: (status, reasons, schedule path); status "ok" if it wrote one."""
+    topo_path = os.path.join(workdir, "topology.json")
+    sched_path = os.path.join(workdir, "schedule" + FORMATS.get(fmt, ".out"))
+    topology.save(topo_path)
+    cmd = substitute(template, topology=topo_path, schedule=sched_path, collective=collective)
+    proc = subprocess.Popen(cmd, shell=True, cwd=workdir, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the process group this call started
+        except ProcessLookupError:
+            pass
+        proc.communicate()
+        return "timeout", [f"the command ran longer than {timeout:g} s and was killed"], sched_path
+    if proc.returncode != 0:
+        tail = (err or "").strip().splitlines()[-3:]
+        return "crash", [f"the command exited with status {proc.returncode}"] + [
+            f"stderr: {line}" for line in tail], sched_path
+    if not os.path.exists(sched_path) or os.path.getsize(sched_path) == 0:
+        return "crash", [f"the command exited 0 but wrote no schedule to {{schedule}} "
+                         f"({os.path.basename(sched_path)})"], sched_path
+    return "ok", [], sched_path
+
+
+def run_case(
+    template: str,
+    topology: Topology,
+    *,
+    fmt: str = "json",
+    collective: str = "allgather",
+    timeout: float = 60.0,
+    auditor: Auditor | None = None,
+    index: int = 0,
+    seed: str = "",
+    best: Fraction | None = None,
+) -> CaseResult:
+    """Run and audit one topology (no shrinking)."""
+    audit = auditor or default_auditor()
+    started = time.monotonic()
+    result = CaseResult(index, seed, topology, "valid")
+    if best is None:
+        root: Hashable | None = (topology.compute_nodes[0]
+                                 if collective in ("broadcast", "reduce") else None)
+        best = optimum(topology, collective, root=root).algbw
+    result.optimum = best
+    with tempfile.TemporaryDirectory(prefix="collcert-fuzz-") as tmp:
+        status, reasons, path = run_impl(template, topology, tmp, fmt, timeout, collective)
+        if status != "ok":
+            result.status, result.reasons = status, reasons
+        else:
+            try:
+                report = audit(topology, path, fmt)
+            except (ScheduleError, TopologyError, CollcertError, ValueError) as exc:
+                result.status, result.reasons = "invalid", [f"unreadable schedule: {exc}"]
+            else:
+                result.status = "valid" if bool(report.valid) else "invalid"
+                result.reasons = [str(r) for r in getattr(report, "reasons", [])]
+                algbw = getattr(report, "algbw", None)
+                if algbw is not None:
+                    result.algbw = Fraction(algbw)
+                got = getattr(report, "collective", None)
+                if got and got != collective and result.status == "valid":
+                    result.status = "invalid"
+                    result.reasons.append(f"the schedule is for {got}, not {collective}")
+    result.seconds = time.monotonic() - started
+    return result
+
+
+def reproducer(template: str, fmt: str, collective: str, timeout: float) -> str:
+    """The command that replays a saved case (``{file}`` is the saved topology)."""
+    return (f"collcert fuzz run --impl {shlex.quote(template)} --impl-format {fmt} "
+            f"--collective {collective} --timeout {timeout:g} --replay {{file}}")
+
+
+def shrink_and_save(
+    result: CaseResult,
+    template: str,
+    *,
+    fmt: str,
+    collective: str,
+    timeout: float,
+    auditor: Auditor | None,
+    save_dir: str | os.PathLike[str] | None,
+    max_calls: int = 60,
+    time_limit: float = 120.0,
+) -> None:
+    """Shrink a failing case (same failure kind or any failure) and save it."""
+
+    def still_fails(t: Topology) -> bool:
+        try:
+            again = run_case(template, t, fmt=fmt, collective=collective, timeout=timeout,
+                             auditor=auditor)
+        except CollcertError:
+            return False
+        return again.failed
+
+    small = shrink(result.topology, still_fails, max_calls=max_calls, time_limit=time_limit)
+    result.shrunk = small
+    command = reproducer(template, fmt, collective, timeout)
+    what = f"impl-{result.status}"
+    reason = result.reasons[0] if result.reasons else result.status
+    path = save_regression(small, f"{what}: {reason}"[:200], command, directory=save_dir)
+    result.saved = path
+    result.reproduce = command.replace("{file}", str(path))
+
+
+def campaign(
+    template: str,
+    topologies: Sequence[tuple[str, Topology]],
+    *,
+    fmt: str = "json",
+    collective: str = "allgather",
+    timeout: float = 60.0,
+    auditor: Auditor | None = None,
+    shrink_failures: bool = True,
+    save_dir: str | os.PathLike[str] | None = None,
+    progress: Callable[..., None] | None = None,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """Run every (seed, topology) case; shrink and save the failing ones."""
+    check_template(template)
+    audit = auditor or default_auditor()
+    results = []
+    failures = 0
+    for i, (seed, topo) in enumerate(topologies):
+        res = run_case(template, topo, fmt=fmt, collective=collective, timeout=timeout,
+                       auditor=audit, index=i, seed=seed)
+        if res.failed:
+            failures += 1
+            if shrink_failures:
+                shrink_and_save(res, template, fmt=fmt, collective=collective,
+                                timeout=timeout, auditor=audit, save_dir=save_dir)
+        results.append(res)
+        if on_result:
+            on_result(res)
+        if progress:
+            progress(i + 1, len(topologies), f"{failures} failed")
+    return results

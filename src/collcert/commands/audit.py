@@ -1,0 +1,54 @@
+"""``collcert audit``: check a schedule, compute its exact time, compare with the optimum."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from collcert.audit import FORMATS, audit_file
+
+from ._common import add_topology_argument, load_topology, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "audit",
+        help="check a schedule (collcert JSON, ForestColl XML, MSCCL XML) and rate it",
+        description="Audit a collective schedule on a topology: check that it is correct "
+        "(every node ends up with the data the collective promises: trees span all GPUs, "
+        "multiplicities add up, paths follow real links; MSCCL programs are simulated chunk by "
+        "chunk), compute its exact time and algbw (algbw = data size / time, bandwidth model: "
+        "the busiest link decides), and compare it with the certified optimum. The checks are "
+        "done by collcert.certify, small exact checkers independent of the code that builds "
+        "schedules. Prints VALID or INVALID with reasons.",
+        epilog="Exit codes: 0 VALID, 1 INVALID, 2 unreadable input (malformed or hostile file, "
+        "unknown nodes, absurd sizes), 3 internal error. Example: collcert audit dgx_a100:2 "
+        "ag.json; collcert audit ring:8 ring.xml --format msccl-xml --json",
+    )
+    add_topology_argument(p, optional=False)
+    p.add_argument("schedule", metavar="SCHEDULE",
+                   help="the schedule file: collcert JSON (docs/schedule-format.md), ForestColl "
+                   "tree XML, or an MSCCL algorithm XML")
+    p.add_argument("--format", "-f", choices=FORMATS, default=None,
+                   help="the schedule's format (default: detected from the file: JSON, or XML "
+                   "whose <algo> has ngpus= is MSCCL, other XML is ForestColl)")
+    p.add_argument("--ranks", metavar="FILE",
+                   help="MSCCL only: which compute node runs each rank, one node id per line "
+                   "or a JSON array (default: rank i is the i-th compute node of the topology)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object; algbw, time_per_unit and ratio are exact "
+                   '"p/q" strings')
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    topo = load_topology(args.topology)
+    report = audit_file(topo, args.schedule, args.format, args.ranks)
+    if args.json:
+        out = report.to_json()
+        out["topology_name"] = topo.name
+        print_json(out)
+    else:
+        print(report.summary())
+        sys.stdout.flush()
+    return 0 if report.valid else 1

@@ -1,0 +1,228 @@
+"""``collcert fuzz``: random topologies, collcert's own properties, and a differential driver.
+
+``collcert fuzz generate``  writes seeded random topologies as JSON files;
+``collcert fuzz check``     checks collcert's own properties on them;
+``collcert fuzz run``       runs *your* schedule generator on them and audits its output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from collcert.reference.errors import TopologyError
+from collcert.reference.optimum import COLLECTIVES
+from collcert.reference.topology import Topology
+
+from ._common import Progress, print_json
+
+_EPILOG_RUN = """\
+example:
+  collcert fuzz run --impl 'python mygen.py {topology} {schedule}' --count 50 --seed 1
+  (your command reads the topology JSON at {topology} (docs/topology.md) and writes a
+  schedule to {schedule}; {collective} is replaced by the collective's name.)
+exit status: 0 every case valid, 1 some case invalid/crashed/timed out, 2 bad input.
+See docs/fuzzing.md for a walk-through."""
+
+
+def _add_family_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--seed", type=int, default=0, help="campaign seed: case i uses seed "
+                   "'SEED:i', so the same seed always gives the same topologies (default 0)")
+    p.add_argument("--count", "-n", type=int, default=20, help="number of topologies (default 20)")
+    p.add_argument("--max-nodes", type=int, default=8, metavar="M",
+                   help="at most M nodes (compute + switches) per topology (default 8)")
+    p.add_argument("--switches", action="store_true",
+                   help="also draw switch topologies (tiers, oversubscription, boxes, directed "
+                   "cycles through switches); without it only direct-connect ones")
+    p.add_argument("--capacities", default="mixed",
+                   choices=("small", "wide", "huge", "mixed", "uniform"),
+                   help="capacity range: small 1..8, wide up to 10^6, huge up to 2^70, mixed "
+                   "(default) mostly small with some wide and huge, uniform all 1")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "fuzz",
+        help="random topologies; fuzz collcert itself or your own schedule generator",
+        description="Random valid topologies (Eulerian, strongly connected among compute "
+        "nodes) and two ways to use them: check collcert's own properties, or run another "
+        "schedule generator on each one and audit what it writes.",
+        epilog="Run 'collcert fuzz generate|check|run --help' for the options.",
+    )
+    fsub = p.add_subparsers(dest="fuzz_command", metavar="ACTION", parser_class=type(p))
+
+    g = fsub.add_parser("generate", help="write seeded random topologies as JSON files",
+                        description="Write COUNT random topologies (collcert-topology/1 JSON, "
+                        "docs/topology.md) into a folder, deterministically from SEED.")
+    _add_family_options(g)
+    g.add_argument("-o", "--output", required=True, metavar="DIR",
+                   help="folder to write case-0000.json, case-0001.json, ... into")
+    g.set_defaults(func=run_generate)
+
+    c = fsub.add_parser("check", help="check collcert's own properties on random topologies",
+                        description="Check the reference against enumeration, symmetries and "
+                        "the certify/ checkers on seeded random topologies. Failures are "
+                        "shrunk and saved (topology JSON + README line) for regression tests.")
+    _add_family_options(c)
+    c.add_argument("--property", "-p", action="append", dest="properties", metavar="NAME",
+                   help="a property to check (repeatable; default all): brute, transpose, "
+                   "fixed_k, scaling, relabel, broadcast, allreduce, certificate, schedule")
+    c.add_argument("--replay", nargs="+", metavar="FILE",
+                   help="check these topology files instead of random ones")
+    c.add_argument("--save-dir", metavar="DIR", help="where shrunk failures go (default: "
+                   "$COLLCERT_REGRESSIONS or golden/regressions of the source tree)")
+    c.add_argument("--no-save", action="store_true", help="report failures, save nothing")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--progress", action="store_true", help="progress bar even when stderr "
+                   "is not a terminal")
+    c.set_defaults(func=run_check)
+
+    r = fsub.add_parser(
+        "run", help="differential testing: run your generator on random topologies, audit it",
+        description="Run another implementation on each random topology and audit the "
+        "schedule it writes with collcert's checker: per case VALID or INVALID (with the "
+        "checker's reasons), CRASH or TIMEOUT, its algbw and its ratio to the optimum. "
+        "Failing cases are shrunk to small topologies that still fail and saved with a "
+        "command that reproduces them.",
+        epilog=_EPILOG_RUN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("--impl", required=True, metavar="CMD",
+                   help="shell command with {topology} and {schedule} placeholders")
+    r.add_argument("--impl-format", default="json", choices=("json", "forestcoll-xml",
+                                                             "msccl-xml"),
+                   help="format the command writes (default json, docs/schedule-format.md)")
+    r.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES,
+                   help="collective the schedule must implement (default allgather; "
+                   "broadcast/reduce use the first compute node as root)")
+    _add_family_options(r)
+    r.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="kill the command after this long (default 60)")
+    r.add_argument("--replay", nargs="+", metavar="FILE",
+                   help="run on these topology files (e.g. a saved failure) instead")
+    r.add_argument("--save-dir", default="fuzz-failures", metavar="DIR",
+                   help="where shrunk failing topologies are saved (default ./fuzz-failures)")
+    r.add_argument("--no-shrink", action="store_true", help="save failures as found")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.add_argument("--progress", action="store_true", help="progress bar even when stderr "
+                   "is not a terminal")
+    r.set_defaults(func=run_run)
+    p.set_defaults(func=lambda args: _missing_action(p))
+
+
+def _missing_action(p: argparse.ArgumentParser) -> int:
+    p.print_help(sys.stderr)
+    return 2
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if args.count < 0:
+        raise TopologyError(f"--count must be 0 or more, got {args.count}")
+    if args.max_nodes < 2:
+        raise TopologyError(f"--max-nodes must be at least 2, got {args.max_nodes}")
+
+
+def _cases(args: argparse.Namespace) -> list[tuple[str, Topology]]:
+    from collcert.fuzz.generators import case_seed, generate
+
+    if getattr(args, "replay", None):
+        return [(path, Topology.from_json(path)) for path in args.replay]
+    _validate(args)
+    return [(case_seed(args.seed, i), generate(case_seed(args.seed, i), max_nodes=args.max_nodes,
+                                                switches=args.switches,
+                                                capacities=args.capacities))
+            for i in range(args.count)]
+
+
+def run_generate(args: argparse.Namespace) -> int:
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise TopologyError(f"{out} exists and is not a folder: choose another -o")
+    out.mkdir(parents=True, exist_ok=True)
+    for i, (seed, topo) in enumerate(_cases(args)):
+        data = topo.to_json()
+        data["source"] = (f"collcert fuzz generate --seed {args.seed} --max-nodes "
+                          f"{args.max_nodes}{' --switches' if args.switches else ''} "
+                          f"--capacities {args.capacities} (case seed {seed})")
+        with open(out / f"case-{i:04d}.json", "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1)
+            fh.write("\n")
+    print(f"wrote {args.count} topologies to {out}/case-0000.json …", file=sys.stderr)
+    return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    from collcert.fuzz import properties as props
+    from collcert.fuzz.shrink import save_regression, shrink
+
+    names = args.properties or list(props.PROPERTIES)
+    unknown = [n for n in names if n not in props.PROPERTIES]
+    if unknown:
+        raise TopologyError(f"unknown property {unknown[0]!r}: choose from "
+                            f"{', '.join(props.PROPERTIES)}")
+    cases = _cases(args)
+    progress = Progress("fuzz check", force=args.progress)
+    failures = []
+    for i, (seed, topo) in enumerate(cases):
+        for name in names:
+            message = props.check(name, topo)
+            if message is None:
+                continue
+            record = {"case": i, "seed": seed, "property": name, "message": message,
+                      "topology": topo.content_hash()}
+            if not args.no_save:
+                small = shrink(topo, props.fails(name), max_calls=300, time_limit=120)
+                record["message"] = props.check(name, small) or message
+                path = save_regression(
+                    small, f"{name}: {record['message']}"[:300],
+                    f"collcert fuzz check --property {name} --replay {{file}}",
+                    directory=args.save_dir)
+                record["saved"] = str(path)
+                record["shrunk_nodes"] = len(small.nodes)
+            failures.append(record)
+            if not args.json:
+                print(f"case {i} (seed {seed}, {topo.name}): property {name} FAILED: "
+                      f"{record['message']}" +
+                      (f"\n    saved as {record['saved']}" if "saved" in record else ""))
+        progress(i + 1, len(cases), f"{len(failures)} failed")
+    if args.json:
+        print_json({"cases": len(cases), "properties": names, "failures": failures,
+                    "ok": not failures})
+    else:
+        print(f"{len(cases)} topologies × {len(names)} properties: "
+              + ("all hold" if not failures else f"{len(failures)} failures"))
+    return 1 if failures else 0
+
+
+def run_run(args: argparse.Namespace) -> int:
+    from collcert.fuzz import driver
+
+    driver.check_template(args.impl)
+    if args.timeout <= 0:
+        raise TopologyError(f"--timeout must be positive, got {args.timeout:g}")
+    auditor = driver.default_auditor()
+    cases = _cases(args)
+    progress = Progress("fuzz run", force=args.progress)
+
+    def show(res: driver.CaseResult) -> None:
+        if not args.json:
+            if progress.enabled:
+                progress.stream.write("\r\033[K")
+            print(res.line(), flush=True)
+
+    results = driver.campaign(
+        args.impl, cases, fmt=args.impl_format, collective=args.collective,
+        timeout=args.timeout, auditor=auditor, shrink_failures=not args.no_shrink,
+        save_dir=os.fspath(args.save_dir), progress=progress, on_result=show)
+    failed = [r for r in results if r.failed]
+    if args.json:
+        print_json({"impl": args.impl, "collective": args.collective,
+                    "impl_format": args.impl_format, "cases": [r.to_json() for r in results],
+                    "failed": len(failed), "ok": not failed})
+    else:
+        valid = [r for r in results if r.status == "valid"]
+        optimal = [r for r in valid if r.ratio == 1]
+        print(f"{len(results)} cases: {len(valid)} valid ({len(optimal)} at the optimum), "
+              f"{len(failed)} failed")
+    return 1 if failed else 0

@@ -1,0 +1,122 @@
+"""``collcert schedule``: build a bandwidth-optimal tree schedule and write it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from collcert.reference.errors import ScheduleError
+from collcert.reference.exact import fraction_str
+from collcert.reference.optimum import COLLECTIVES
+
+from ._common import Progress, add_topology_argument, load_topology, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "schedule",
+        help="build an optimal tree schedule (ForestColl) and write it as JSON or XML",
+        description="Build a bandwidth-optimal pipeline schedule of spanning trees for a "
+        "collective (seed 000 §2, seed 003 §5): compute the certified optimum, remove the "
+        "switches by edge splitting, pack the trees in batches and map every tree edge back "
+        "to its path through the switches. The schedule reaches the optimum exactly (or the "
+        "best time for --fixed-k) and carries certificates that 'collcert audit' checks. "
+        "Output format: docs/schedule-format.md (collcert-schedule/1) or the ForestColl "
+        "tree XML. A summary paragraph is printed at the end.",
+        epilog="Examples: collcert schedule dgx_a100:2 -o ag.json; "
+        "collcert schedule mi250:2 --fixed-k 3 --format forestcoll-xml -o ag.xml; "
+        "collcert schedule topo.json -c broadcast --root gpu0 -o bc.json",
+    )
+    add_topology_argument(p)
+    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES,
+                   help="collective to schedule (default: allgather); allreduce is a "
+                   "reduce-scatter phase followed by an allgather phase")
+    p.add_argument("--root", help="root compute node (broadcast, reduce)")
+    p.add_argument("--fixed-k", type=int, metavar="K",
+                   help="use exactly K trees per compute node: the best schedule with K trees "
+                   "(seed 000 §2.4) instead of the optimal k")
+    p.add_argument("--weights", metavar="W1,W2,...",
+                   help="non-uniform allgather/reduce-scatter: relative shard size of each "
+                   "compute node, in compute-node order (e.g. 1,2,1,2)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the schedule here ('-' for stdout); without it only the "
+                   "summary is printed")
+    p.add_argument("--format", default="json", choices=("json", "forestcoll-xml"),
+                   help="file format (default: json, collcert-schedule/1)")
+    p.add_argument("--no-certificates", action="store_true",
+                   help="leave out the G*, routing and flow certificates (smaller file)")
+    p.add_argument("--no-multicast", action="store_true",
+                   help="do not post-process for multicast-capable switches (003 §5.6)")
+    p.add_argument("--json", action="store_true",
+                   help="print the summary as one JSON object (exact numbers as \"p/q\")")
+    p.add_argument("--engine", default="auto", choices=("auto", "ortools", "exact"),
+                   help="max-flow engine (default: ortools when capacities fit in int64)")
+    p.add_argument("--progress", action="store_true",
+                   help="show the progress bar even when stderr is not a terminal")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    import collcert.reference.schedule as sched_mod
+    from collcert.reference.schedule_io import render
+
+    topo = load_topology(args.topology)
+    weights = None
+    if args.weights:
+        weights = [w.strip() for w in args.weights.split(",")]
+    if args.fixed_k is not None and args.fixed_k < 1:
+        raise ScheduleError(f"--fixed-k must be a positive integer, got {args.fixed_k}")
+    bars: dict[str, Progress] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if stage not in bars:
+            bars[stage] = Progress(stage, force=args.progress)
+        bars[stage](done, total)
+
+    started = time.monotonic()
+    s = sched_mod.schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k,
+                           weights=weights, multicast=not args.no_multicast,
+                           engine=args.engine, progress=progress)
+    if args.output:
+        text = render(s, args.format, certificates=not args.no_certificates)
+        if args.output == "-":
+            sys.stdout.write(text)
+        else:
+            try:
+                with open(args.output, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:
+                raise ScheduleError(f"cannot write {args.output}: {exc.strerror}") from None
+    elapsed = time.monotonic() - started
+    out = sys.stderr if args.output == "-" else sys.stdout
+    if args.json:
+        summary = {
+            "collective": s.collective,
+            "topology": topo.content_hash(),
+            "topology_name": topo.name,
+            "unit": topo.unit,
+            "algbw": fraction_str(s.algbw),
+            "time_per_unit": fraction_str(s.time_per_unit),
+            "optimum_time_per_unit": fraction_str(s.extra["target_time_per_unit"]),
+            "optimal": s.time_per_unit == s.extra["target_time_per_unit"],
+            "phases": [{"collective": p.collective, "k": p.k, "U": fraction_str(p.U),
+                        "trees": len(p.trees)} for p in s.phases],
+            "trees": len(s.trees),
+            "max_height": s.max_height,
+            "multicast_saved": fraction_str(s.multicast_saved),
+            "output": args.output,
+            "format": args.format,
+            "seconds": round(elapsed, 3),
+        }
+        if s.collective == "allreduce":
+            summary["lower_bound_time_per_unit"] = fraction_str(
+                s.extra["lower_bound_time_per_unit"])
+        print_json(summary, out)
+    else:
+        print(s.summary(), file=out)
+        if args.output and args.output != "-":
+            print(f"Schedule written to {args.output} ({args.format}).", file=out)
+        elif not args.output:
+            print("Use -o FILE to save the schedule.", file=out)
+    return 0
