@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import time
 
+from collcert import optimum, platforms
 from collcert.fuzz import z3proofs as z
 from collcert.fuzz.generators import RandomSource, bidirectional, cycle_union
-
-from collcert import optimum, platforms
 
 
 def _cut_row(name: str, t, timeout: float) -> None:
@@ -49,6 +48,14 @@ def main() -> None:
         cuts += [("torus:6x6", platforms.torus((6, 6))), ("dgx_a100:8", platforms.dgx_a100(8)),
                  ("torus:8x8", platforms.torus((8, 8))), ("mi250:4", platforms.mi250(4)),
                  ("dgx_a100:16", platforms.dgx_a100(16))]
+    rand_sizes = (10, 20, 40) if args.quick else (10, 20, 40, 80, 120)
+    for n in rand_sizes:
+        cuts.append((f"random cycles-{n}", cycle_union(
+            RandomSource(f"cut:{n}"), min_compute=n, max_compute=n, max_cycles=n,
+            capacities="mixed")))
+        cuts.append((f"random bidir-{n}", bidirectional(
+            RandomSource(f"cut:{n}"), min_compute=n, max_compute=n, max_extra=2 * n,
+            capacities="mixed")))
     for name, t in cuts:
         _cut_row(name, t, args.timeout)
     sizes = [(3, 1), (3, 2), (4, 1), (4, 2), (5, 2), (4, 3), (6, 2)]
@@ -59,9 +66,12 @@ def main() -> None:
             t = build(RandomSource(f"bench:{n}:{label}"), min_compute=n, max_compute=n,
                       capacities="small")
             _tree_row(f"{label}-{n} k={k}", t, k, args.timeout)
-    t = platforms.two_box_example()
-    for k in (1, 2):
-        _tree_row(f"two_box_example k={k}", t, k, args.timeout)
+    plat = [("two_box_example", platforms.two_box_example(), k) for k in (1, 2, 3)]
+    if not args.quick:
+        plat += [("dgx_a100:2", platforms.dgx_a100(2), 1), ("dgx_a100:2", platforms.dgx_a100(2), 2),
+                 ("mi250:2", platforms.mi250(2), 1)]
+    for name, t, k in plat:
+        _tree_row(f"{name} k={k}", t, k, args.timeout)
 
 
 if __name__ == "__main__":

@@ -216,6 +216,7 @@ class Topo:
         self.scale = scale
         self.icap: dict[Link, int] = {e: int(c * scale) for e, c in cap.items()}
         self.node_index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
+        self.cache: dict[Any, Any] = {}  # checkers' lookup tables, built once per topology
         self.out_links: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         for u, v in cap:
             self.out_links[u].append(v)

@@ -143,28 +143,25 @@ def check_flow(
 
 
 Info = tuple[int, int, int, int, int]
-_FAST: dict[tuple[int, int, int], dict[tuple[object, object], Info]] = {}
 
 
 def _fast_table(
     topo: Topo, link_num: Mapping[Link, int], den: int
 ) -> dict[tuple[object, object], Info]:
-    """(u, v) -> (capacity numerator, tail, head, denominator, arc id), cached."""
-    key = (id(topo), id(link_num), den)
-    hit = _FAST.get(key)
-    if hit is None or len(_FAST) > 64:
-        if len(_FAST) > 64:
-            _FAST.clear()
-        index = topo.node_index
-        hit = {(u, v): (c, index[u], index[v], den, j)
-               for j, ((u, v), c) in enumerate(link_num.items())}
-        _FAST[key] = hit
-        _KEEP.append((topo, link_num))
-        del _KEEP[:-64]
-    return hit
+    """(u, v) -> (capacity numerator, tail, head, denominator, arc id), cached on ``topo``.
 
-
-_KEEP: list[object] = []  # keeps the keyed objects alive so that their ids stay unique
+    The cache entry keeps ``link_num`` itself and is used only for that very object.
+    """
+    key = (id(link_num), den)
+    hit = topo.cache.get(key)
+    if hit is not None and hit[0] is link_num:
+        table: dict[tuple[object, object], Info] = hit[1]
+        return table
+    index = topo.node_index
+    table = {(u, v): (c, index[u], index[v], den, j)
+             for j, ((u, v), c) in enumerate(link_num.items())}
+    topo.cache[key] = (link_num, table)
+    return table
 
 
 def _name(topo: Topo, i: int) -> str:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from .base import InputError, Verdict
 from .xmlsafe import Element, parse
 
-MAX_STEPS = 5_000_000
+MAX_STEPS = 2_000_000
 MAX_CHUNKS = 1_000_000
 COLLS = {"allgather": "allgather", "allreduce": "allreduce", "reduce_scatter": "reduce-scatter",
          "reducescatter": "reduce-scatter", "reduce-scatter": "reduce-scatter"}
@@ -107,7 +107,8 @@ def _int(el: Element, name: str, default: int | None = None, low: int = -1,
 
 
 def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
-    root = parse(text, origin)
+    root = parse(text, origin, max_per_tag={"step": MAX_STEPS, "gpu": 100_000,
+                                            "tb": 1_000_000})
     if root.tag != "algo":
         raise InputError(f"{origin}: the root element is <{root.tag}>, expected <algo>")
     coll_raw = root.attrs.get("coll", "")
@@ -160,6 +161,11 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
             tbs.append(Threadblock(gid, tid, _int(tb, "send", -1, -1, ngpus - 1),
                                    _int(tb, "recv", -1, -1, ngpus - 1),
                                    _int(tb, "chan", 0, 0, 1024), steps))
+    total_chunks = sum(sum(c.values()) for c in chunks.values())
+    reducing = coll != "allgather"
+    if total_chunks > MAX_CHUNKS * 10 or (reducing and total_chunks * ngpus > 50_000_000):
+        raise InputError(f"{origin}: {total_chunks} buffer chunks on {ngpus} gpus is too large "
+                         "to simulate chunk by chunk")
     missing = [g for g in range(ngpus) if g not in chunks]
     if missing:
         raise InputError(f"{origin}: ngpus={ngpus} but gpus {missing[:5]} have no <gpu> element")

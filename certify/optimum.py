@@ -45,7 +45,7 @@ def check_optimum(topology: Mapping[str, Any] | Topo, cert: Mapping[str, Any]) -
         raise InputError(f"certificate format {cert.get('format')!r} is not "
                          "'collcert-certificate/1'")
     coll = cert.get("collective")
-    if coll not in COLLECTIVES:
+    if not isinstance(coll, str) or coll not in COLLECTIVES:
         raise InputError(f"certificate collective {coll!r} is not one of {COLLECTIVES}")
     v = Verdict(f"{coll} optimum certificate")
     claimed_hash = cert.get("topology")

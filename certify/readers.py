@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from .base import InputError
-from .schedule import COLLECTIVES, DIRECTION, PHASES
+from .schedule import COLLECTIVES, DIRECTION, MAX_EDGES, MAX_PHASES, MAX_TREES, PHASES
 from .xmlsafe import Element, parse
 
 MAX_JSON_BYTES = 512 * 1024 * 1024
@@ -43,6 +43,16 @@ def load_json(text: str | bytes, origin: str = "schedule") -> Any:
         raise InputError(f"{origin}: not readable JSON: {exc}") from None
 
 
+def schedule_json(text: str | bytes, origin: str = "schedule") -> Any:
+    """Parse a schedule JSON text, refusing absurd tree counts before building them."""
+    sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    trees = sample.count('"edges"')
+    if trees > MAX_TREES:
+        raise InputError(f"{origin}: more than {MAX_TREES} trees ({trees}); that is beyond "
+                         "what collcert audits (a 1024-GPU schedule needs far fewer)")
+    return load_json(sample, origin)
+
+
 def _int_attr(el: Element, name: str, default: int | None = None, least: int = 0) -> int:
     raw = el.attrs.get(name)
     if raw is None:
@@ -61,7 +71,8 @@ def _int_attr(el: Element, name: str, default: int | None = None, least: int = 0
 def forestcoll_xml(text: str | bytes, collective: str | None = None,
                    origin: str = "ForestColl XML") -> dict[str, Any]:
     """A schedule dict from ForestColl tree XML."""
-    root = parse(text, origin)
+    root = parse(text, origin, max_per_tag={"tree": MAX_TREES, "send": MAX_EDGES,
+                                            "algo": MAX_PHASES})
     algos = [root] if root.tag == "algo" else [c for c in root.children if c.tag == "algo"]
     if not algos:
         raise InputError(f"{origin}: no <algo> element (expected <algo nchunkspernode=...>)")

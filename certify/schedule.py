@@ -54,6 +54,7 @@ class Phase:
     trees: list[Tree]
     label: str
     certificates: Mapping[str, Any] = field(default_factory=dict)
+    claimed_time: Fraction | None = None
 
 
 @dataclass
@@ -75,7 +76,7 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
     if fmt != FORMAT:
         raise InputError(f"schedule format {fmt!r} is not {FORMAT!r}")
     coll = data.get("collective")
-    if coll not in COLLECTIVES:
+    if not isinstance(coll, str) or coll not in COLLECTIVES:
         raise InputError(f"schedule collective {coll!r} is not one of {', '.join(COLLECTIVES)}")
     notes: list[str] = []
     claimed_hash = data.get("topology")
@@ -131,7 +132,7 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
     if not isinstance(raw, Mapping):
         raise InputError(f"{label} is not an object")
     coll = raw.get("collective")
-    if coll not in DIRECTION:
+    if not isinstance(coll, str) or coll not in DIRECTION:
         raise InputError(f"{label}: collective {coll!r} is not one of {', '.join(DIRECTION)}")
     label = f"phase {i} ({coll})"
     k = integer(raw.get("k"), f"{label} k", 1)
@@ -191,7 +192,9 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
     certs = raw.get("certificates") or {}
     if not isinstance(certs, Mapping):
         raise InputError(f"{label}: 'certificates' must be an object")
-    return Phase(coll, k, u, trees, label, certs)
+    claimed = raw.get("time_per_unit")
+    claimed_time = None if claimed is None else number(claimed, f"{label} time_per_unit")
+    return Phase(coll, k, u, trees, label, certs, claimed_time)
 
 
 def _check_paths(
@@ -309,6 +312,9 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
                 time, worst = t, e
         phase_times.append(time)
         total += time
+        if phase.claimed_time is not None and phase.claimed_time != time and pv.ok:
+            pv.fail(f"the phase claims time_per_unit {frac_str(phase.claimed_time)}, but its "
+                    f"trees give {frac_str(time)}")
         if worst is not None:
             bottlenecks.append(f"{worst[0]} -> {worst[1]} carries "
                                f"{frac_str(Fraction(load[worst], den))} per unit of data at "

@@ -42,13 +42,13 @@ Auditor = Callable[[Topology, str, str], Any]
 def default_auditor() -> Auditor:
     """``collcert.audit.audit_file``; a clear error when that module is missing."""
     try:
-        from collcert.audit import audit_file  # type: ignore[import-not-found]
+        from collcert.audit import audit_file
     except ImportError as exc:
         raise CollcertError(
             f"the schedule auditor collcert.audit is not available ({exc}); "
             "update collcert, or call collcert.fuzz.driver.run_case with your own auditor"
         ) from None
-    return audit_file  # type: ignore[no-any-return]
+    return audit_file
 
 
 @dataclass

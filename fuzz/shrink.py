@@ -7,7 +7,8 @@ candidate is Eulerian by construction:
 1. remove a node: splice it out of every cycle (``u → v → t`` becomes
    ``u → t``; a cycle that collapses to one node disappears), or bypass it
    (pair its in- and out-links as in edge splitting) — switches first;
-2. remove a cycle;
+2. remove a cycle of the decomposition, or any short simple cycle of the links
+   (subtracting its smallest capacity);
 3. lower a cycle's weight (to 1, 2, 3, half, or by one);
 4. divide every weight by their gcd and merge cycles over the same nodes.
 
@@ -119,6 +120,19 @@ def _bypass(t: Topology, node: Node) -> list[Cycle]:
     return _decompose(caps)
 
 
+def _support_cycles(t: Topology, limit: int) -> list[list[Node]]:
+    """Up to ``limit`` simple directed cycles of t's links, shortest first."""
+    import itertools
+
+    import networkx as nx
+
+    g = nx.DiGraph(list(t.capacity))
+    found = list(itertools.islice(nx.simple_cycles(g, length_bound=min(len(t.nodes), 6)),
+                                  limit * 4))
+    found.sort(key=len)
+    return found[:limit]
+
+
 def _normalise(cycles: list[Cycle], scale: int) -> tuple[list[Cycle], int]:
     merged: dict[tuple[Node, ...], int] = {}
     for nodes, w in cycles:
@@ -193,6 +207,18 @@ def shrink(
                 progress = True
             else:
                 i += 1
+        # 2b. remove any simple cycle of the support graph (not only those of the
+        # decomposition): subtract its smallest capacity along it
+        for cyc in _support_cycles(best, limit=60):
+            caps = dict(best.int_capacity)
+            edges = [(cyc[i], cyc[(i + 1) % len(cyc)]) for i in range(len(cyc))]
+            if not all(e in caps for e in edges):
+                continue
+            w = min(caps[e] for e in edges)
+            for e in edges:
+                caps[e] -= w
+            if attempt(_decompose(caps), best.scale, frozenset()):
+                progress = True
         # 3. lower weights
         cycles = cycles_of(best)
         for i in range(len(cycles)):
@@ -245,7 +271,7 @@ def save_regression(
     folder = Path(directory) if directory is not None else default_regressions_dir()
     folder.mkdir(parents=True, exist_ok=True)
     digest = topology.content_hash().split(":")[1][:10]
-    path = folder / f"{_slug(what.split(':')[0])}-{digest}.json"
+    path = folder / f"{_slug(what.removeprefix('[open] ').split(':')[0])}-{digest}.json"
     try:
         shown = os.path.relpath(path)
     except ValueError:  # another drive (Windows)

@@ -176,7 +176,8 @@ class Schedule:
         elif target is not None:
             text += "; equals the certified optimum" if self.time_per_unit == target else ""
         if self.multicast_saved:
-            text += f"; in-network multicast saves {show(self.multicast_saved)} of link traffic"
+            text += (f"; in-network multicast removes {show(self.multicast_saved)}·M of link traffic "
+                     "(data size M times links crossed)")
         if self.timings:
             text += f"; took {sum(self.timings.values()):.2f} s (" + ", ".join(
                 f"{k} {v:.2f} s" for k, v in self.timings.items()) + ")"
@@ -476,8 +477,8 @@ def schedule(
         if weights is not None:
             # express multiplicities over one k for every root (docs/schedule-format.md)
             lcm_w = 1
-            for x in supply.values():
-                lcm_w = lcm_w * x // math.gcd(lcm_w, x)
+            for units in supply.values():
+                lcm_w = lcm_w * units // math.gcd(lcm_w, units)
             for tr in ph.trees:
                 tr.multiplicity = tr.multiplicity * lcm_w // supply[tr.root]
             ph.k = lcm_w

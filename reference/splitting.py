@@ -45,6 +45,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -102,11 +103,14 @@ class _Graph:
                 self.cap[i] += c
                 self.paths[i][(a, b)] = self.paths[i].get((a, b), 0) + c
         self.src_arc: list[int] = []
-        for j, c in enumerate(compute):
+        for j, node in enumerate(compute):
             i = self._arc(self.s, j)
-            self.cap[i] = int(supply.get(c, 0))
+            self.cap[i] = int(supply.get(node, 0))
             self.src_arc.append(i)
-        self.flow = np.zeros((self.nc, max(16, 2 * len(self.tails))), dtype=np.int64)
+        # int64 unless the capacities could overflow it (then exact Python ints)
+        big = sum(self.cap) >= 2**62
+        self.dtype: Any = object if big else np.int64
+        self.flow = np.zeros((self.nc, max(16, 2 * len(self.tails))), dtype=self.dtype)
 
     def _arc(self, a: int, b: int) -> int:
         i = self.arc.get((a, b))
@@ -120,7 +124,7 @@ class _Graph:
             self.out[a].add(i)
             self.inn[b].add(i)
             if hasattr(self, "flow") and i >= self.flow.shape[1]:
-                grown = np.zeros((self.nc, 2 * self.flow.shape[1]), dtype=np.int64)
+                grown = np.zeros((self.nc, 2 * self.flow.shape[1]), dtype=self.dtype)
                 grown[:, : self.flow.shape[1]] = self.flow
                 self.flow = grown
         return i
@@ -244,7 +248,7 @@ class _Splitter:
     def store_flow(self, v: int, flow: Sequence[int]) -> None:
         g = self.g
         g.flow[v, :] = 0
-        g.flow[v, self.local_arr] = np.asarray(flow[: self.n_real], dtype=np.int64)
+        g.flow[v, self.local_arr] = np.asarray(flow[: self.n_real], dtype=g.dtype)
 
     def set_cap(self, i: int, c: int) -> None:
         self.g.cap[i] = c
@@ -254,8 +258,9 @@ class _Splitter:
         for key in keys:
             self.net.set_capacity(self.aux[key], None if on else 0)
 
-    def aux_bound(self, u: int, t: int, v: int) -> int:
-        """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D for one v (000 Thm 8)."""
+    def aux_bound(self, u: int, t: int, v: int) -> int | None:
+        """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D for one v (000 Thm 8);
+        None when both are infinite (the forced cut is impossible for this v)."""
         w = self.w
         best: int | None = None
         pair = [("uh1", u), ("h1t", t), ("vh2", v)]  # ∞ (u,t) and v→h2
@@ -275,7 +280,7 @@ class _Splitter:
                 best = r.value if best is None else min(best, r.value)
             self._toggle([("ws", w), ("h2t", t)], False)
         self._toggle(pair, False)
-        return (1 << 62) if best is None else best - self.demand
+        return None if best is None else best - self.demand
 
     # --------------------------------------------------------------- split
     def split_pair(self, u: int, t: int) -> None:
@@ -319,7 +324,9 @@ class _Splitter:
             if bad:
                 new_flows = {}
                 for v in bad:  # the exact bound, stopping as soon as it reaches 0
-                    gamma = min(gamma, self.aux_bound(u, t, v))
+                    bound = self.aux_bound(u, t, v)
+                    if bound is not None:
+                        gamma = min(gamma, bound)
                     if gamma <= 0:
                         break
                 gamma = max(gamma, 0)
@@ -370,8 +377,11 @@ class _Splitter:
             ti = rank.get(t, -1)
             # ingress order: round trips last, far-apart pairs first, then cyclically
             # after t (a ring inside a box when the distances tie)
-            order = sorted(ins, key=lambda u, t=t, ti=ti: (
-                u == t, -(dist[u][t] if dist[u][t] >= 0 else g.n), (rank[u] - ti - 1) % len(ins)))
+            def key(u: int, t: int = t, ti: int = ti) -> tuple[bool, int, int]:
+                d = dist[u][t] if dist[u][t] >= 0 else g.n
+                return (u == t, -d, (rank[u] - ti - 1) % len(ins))
+
+            order = sorted(ins, key=key)
             for u in order:
                 if g.cap[i_wt] == 0:
                     break

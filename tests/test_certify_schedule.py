@@ -221,3 +221,11 @@ def test_shape_and_gstar_load_directly() -> None:
     assert check_shape(topo, tree, v) and v.ok
     check_gstar_load([tree], {(0, 1): 2, (1, 2): 1}, v)
     assert not v.ok and "G* edge 1 -> 2 carries 2 unit trees but has capacity 1" in v.reasons[0]
+
+
+def test_phase_time_claim_must_match() -> None:
+    s = ring_allgather(4)
+    s["phases"][0]["time_per_unit"] = "1/4"
+    bad(platforms.ring(4), s, "claims time_per_unit 1/4", "give 3/8")
+    s["phases"][0]["time_per_unit"] = "3/8"
+    ok(platforms.ring(4), s)

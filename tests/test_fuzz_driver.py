@@ -19,11 +19,11 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 import pytest
-from collcert.fuzz import driver
-from collcert.fuzz.generators import case_seed, generate
 
 from collcert import Topology, platforms
 from collcert.cli import main
+from collcert.fuzz import driver
+from collcert.fuzz.generators import case_seed, generate
 
 TOY = textwrap.dedent('''
     import json, sys, time

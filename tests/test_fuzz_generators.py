@@ -6,13 +6,13 @@ import json
 from collections import Counter
 
 import pytest
-from collcert.fuzz import generators as gen
-from collcert.fuzz import strategies as cst
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from collcert import Topology, TopologyError
 from collcert.cli import main
+from collcert.fuzz import generators as gen
+from collcert.fuzz import strategies as cst
 
 CI = settings(max_examples=40, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow])

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 
 import pytest
-from collcert.fuzz import properties as props
 
 from collcert import Topology
+from collcert.fuzz import properties as props
 
 FOLDER = Path(__file__).resolve().parent.parent / "golden" / "regressions"
 CASES = sorted(FOLDER.glob("*.json")) if FOLDER.is_dir() else []

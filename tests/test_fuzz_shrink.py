@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from fractions import Fraction
 
-from collcert.fuzz import strategies as cst
-from collcert.fuzz.generators import RandomSource, case_seed, cycle_union, generate
-from collcert.fuzz.shrink import cycles_of, from_cycles, save_regression, shrink, size
 from hypothesis import HealthCheck, given, settings
 
 from collcert import Topology, platforms
+from collcert.fuzz import strategies as cst
+from collcert.fuzz.generators import RandomSource, case_seed, cycle_union, generate
+from collcert.fuzz.shrink import cycles_of, from_cycles, save_regression, shrink, size
 
 CI = settings(max_examples=40, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow])

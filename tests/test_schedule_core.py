@@ -154,3 +154,16 @@ def test_xml_writer_lists_every_tree() -> None:
     ar = ET.fromstring(collcert.schedule(platforms.two_box_example(), "allreduce")
                        .to_forestcoll_xml())
     assert [a.get("collective") for a in ar.findall("algo")] == ["reduce-scatter", "allgather"]
+
+
+def test_huge_capacities_stay_exact() -> None:
+    """Capacities beyond int64 (2**70 + 1): the splitting flows switch to Python integers."""
+    big = 2**70 + 1
+    links: list[dict[str, object]] = []
+    for i in range(6):
+        box = "sw0" if i < 3 else "sw1"
+        links.append({"src": f"g{i}", "dst": box, "capacity": big, "bidirectional": True})
+        links.append({"src": f"g{i}", "dst": "core", "capacity": 3, "bidirectional": True})
+    t = Topology([f"g{i}" for i in range(6)], links, ["sw0", "sw1", "core"])
+    s = _check(t)
+    assert max(s.phases[0].split.capacity.values()) >= 2**70

@@ -10,7 +10,7 @@ from collcert.audit import FORMATS, audit_file
 from ._common import add_topology_argument, load_topology, print_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "audit",
         help="check a schedule (collcert JSON, ForestColl XML, MSCCL XML) and rate it",

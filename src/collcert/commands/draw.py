@@ -14,7 +14,7 @@ from collcert.reference.topology import Topology
 from ._common import add_topology_argument, load_topology
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "draw",
         help="draw a topology with its bottleneck cut and one tree of a schedule (PNG/SVG)",
@@ -116,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
     if ext not in (".png", ".svg"):
         raise ScheduleError(f"-o {args.output}: use a .png or .svg file name")
     t = load_topology(args.topology)
-    tree, notes = (None, [])
+    tree: dict[str, Any] | None = None
+    notes: list[str] = []
     if args.schedule:
         tree, notes = _read_tree(args.schedule, args.tree, t)
     opt = optimum(t, args.collective)

@@ -43,7 +43,7 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
                    "(default) mostly small with some wide and huge, uniform all 1")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "fuzz",
         help="random topologies; fuzz collcert itself or your own schedule generator",
@@ -140,7 +140,8 @@ def run_generate(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise TopologyError(f"{out} exists and is not a folder: choose another -o")
     out.mkdir(parents=True, exist_ok=True)
-    for i, (seed, topo) in enumerate(_cases(args)):
+    cases = _cases(args)
+    for i, (seed, topo) in enumerate(cases):
         data = topo.to_json()
         data["source"] = (f"collcert fuzz generate --seed {args.seed} --max-nodes "
                           f"{args.max_nodes}{' --switches' if args.switches else ''} "
@@ -148,7 +149,7 @@ def run_generate(args: argparse.Namespace) -> int:
         with open(out / f"case-{i:04d}.json", "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1)
             fh.write("\n")
-    print(f"wrote {args.count} topologies to {out}/case-0000.json …", file=sys.stderr)
+    print(f"wrote {len(cases)} topologies to {out}/ (case-0000.json …)", file=sys.stderr)
     return 0
 
 

@@ -13,7 +13,7 @@ from collcert.reference.optimum import COLLECTIVES
 from ._common import Progress, add_topology_argument, load_topology, print_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "schedule",
         help="build an optimal tree schedule (ForestColl) and write it as JSON or XML",

@@ -1,0 +1,107 @@
+"""Benchmark: auditing a large allgather schedule, and certificate checking vs generation.
+
+    python benchmarks/bench_audit.py                 # dgx_a100:128 = 1024 GPUs
+    python benchmarks/bench_audit.py --boxes 16      # smaller
+    python benchmarks/bench_audit.py --schedule ag.json   # audit an existing schedule file
+
+Prints (wall-clock seconds on this machine):
+* optimum: generating it (collcert.optimum) vs checking its certificate
+  (collcert.certify.optimum.check_optimum) — the certificate check should be
+  a small fraction of the generation;
+* schedule: generating it (collcert.schedule, unless --schedule is given);
+* audit: `audit_file` end to end (read, check trees / paths / loads and the
+  certificates the schedule carries, compute and check the optimum) — target
+  under 60 s for 1024 GPUs on a 2-core machine; and its parts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--boxes", type=int, default=128, help="DGX A100 boxes (8 GPUs each)")
+    ap.add_argument("--schedule", help="audit this schedule file instead of generating one")
+    args = ap.parse_args()
+
+    import collcert
+    from collcert.audit import audit_file
+    from collcert.certify.base import Topo
+    from collcert.certify.optimum import check_optimum
+    from collcert.certify.readers import schedule_json
+    from collcert.certify.schedule import check_schedule, read_schedule
+
+    topo = collcert.platforms.dgx_a100(args.boxes)
+    print(f"topology: {topo.name}: {topo.num_compute} GPUs, {len(topo.switch_nodes)} switches, "
+          f"{len(topo.capacity)} links")
+
+    t0 = time.perf_counter()
+    opt = collcert.optimum(topo)
+    t_opt = time.perf_counter() - t0
+    cert = opt.certificate()
+    t1 = time.perf_counter()
+    verdict = check_optimum(topo.to_json(), cert)
+    t_chk = time.perf_counter() - t1
+    arcs = sum(len(f["flow"]) for f in cert["flows"])
+    print(f"optimum: algbw {collcert.fraction_str(opt.algbw)} {topo.unit}, k = {opt.k}, "
+          f"{opt.maxflows} max-flows, generated in {t_opt:.2f} s")
+    print(f"optimum certificate: {len(cert['flows'])} flows, {arcs} arcs; checked "
+          f"({'ok' if verdict.ok else 'FAILED'}) in {t_chk:.2f} s = "
+          f"{100 * t_chk / t_opt:.0f}% of generating it")
+
+    path = args.schedule
+    tmp = None
+    if path is None:
+        t2 = time.perf_counter()
+        sched = collcert.schedule(topo, "allgather")
+        t_sched = time.perf_counter() - t2
+        doc = sched.to_json()
+        fd, tmp = tempfile.mkstemp(suffix=".json")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(doc, fh)
+        path = tmp
+        print(f"schedule: {len(sched.trees)} trees generated in {t_sched:.2f} s "
+              f"({', '.join(f'{k} {v:.1f} s' for k, v in sched.timings.items())})")
+    size = os.path.getsize(path)
+    print(f"schedule file: {size / 1e6:.1f} MB")
+
+    t3 = time.perf_counter()
+    report = audit_file(topo, path)
+    t_audit = time.perf_counter() - t3
+    print(f"audit: {'VALID' if report.valid else 'INVALID'}, algbw "
+          f"{report.to_json()['algbw']}, ratio {report.to_json()['ratio']}: {t_audit:.2f} s "
+          f"end to end (target < 60 s)")
+    if not report.valid:
+        for r in report.reasons[:5]:
+            print("  -", r)
+
+    # the parts, once more
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    ta = time.perf_counter()
+    data = schedule_json(text)
+    tb = time.perf_counter()
+    ct = Topo(topo.to_json())
+    sc = read_schedule(ct, data)
+    tc = time.perf_counter()
+    check_schedule(ct, sc, certificates=False)
+    td = time.perf_counter()
+    sc = read_schedule(ct, data)
+    te = time.perf_counter()
+    check_schedule(ct, sc, certificates=True)
+    tf = time.perf_counter()
+    print(f"  parts: parse JSON {tb - ta:.2f} s; read schedule {tc - tb:.2f} s; "
+          f"trees/paths/loads {td - tc:.2f} s; with embedded certificates {tf - te:.2f} s")
+    if tmp:
+        os.unlink(tmp)
+    return 0 if report.valid and verdict.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
