@@ -21,9 +21,8 @@ import pstats
 import sys
 import time
 
-from collcert.reference.exact import show
-
 from collcert import optimum, platforms
+from collcert.reference.exact import show
 
 TARGET_S = 10.0
 

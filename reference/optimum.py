@@ -398,6 +398,10 @@ def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None) -> Opt
         if progress:
             progress(done + 1, n_c)
     u_real = u_int * t.scale
+    # A flow that passed at an earlier, smaller U is still valid at the final U
+    # (capacities ⌊U·b⌋ only grow with U): label every flow with the final U.
+    for f in flows:
+        f.params["U"] = u_real
     assert base.inv_x is not None
     min_cap = min(t.capacity.values())
     thm15_bound = base.inv_x + 1 / (k * min_cap)

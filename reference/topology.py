@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from decimal import Decimal
 import os
 from collections.abc import Hashable, Iterable, Mapping
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 

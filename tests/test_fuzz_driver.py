@@ -214,3 +214,20 @@ def test_real_audit_accepts_the_toy_when_available(toy) -> None:
     assert all(r.status == "valid" for r in results), [r.reasons for r in results]
     bad = driver.run_case(toy("missing-node"), platforms.ring(5), auditor=auditor, timeout=60)
     assert bad.status == "invalid"
+
+
+def test_collcert_own_scheduler_is_valid_and_optimal(tmp_path, capsys) -> None:
+    try:
+        driver.default_auditor()
+    except Exception:  # noqa: BLE001 - collcert.audit is written in parallel
+        pytest.skip("collcert.audit is not available yet")
+    impl = (f"{json.dumps(sys.executable)} -m collcert schedule {{topology}} -o {{schedule}} "
+            "--collective {collective}")
+    for coll, fmt, extra in (("allgather", "json", ""), ("reduce-scatter", "json", ""),
+                             ("allgather", "forestcoll-xml", " --format forestcoll-xml")):
+        rc = main(["fuzz", "run", "--impl", impl + extra, "--impl-format", fmt, "--collective",
+                   coll, "--count", "3", "--seed", "5", "--switches", "--max-nodes", "7",
+                   "--save-dir", str(tmp_path), "--json"])
+        report = json.loads(capsys.readouterr().out)
+        assert rc == 0, report
+        assert all(c["status"] == "valid" and c["ratio"] == "1" for c in report["cases"])

@@ -22,11 +22,6 @@ from collcert.fuzz.generators import RandomSource, cycle_union
 CI = settings(max_examples=25, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow])
 
-# Known open problems (golden/regressions/README.md, marked [open]): fixed-k flows of
-# collcert.reference.optimum carry the U current when each was computed, which certify
-# rejects once U has risen (certificate-d3db48492d.json).
-KNOWN_OPEN = ("was computed for U =",)
-
 SMALL = cst.topologies(max_nodes=7, capacities="small")
 MIXED = cst.topologies(max_nodes=8)
 
@@ -85,10 +80,7 @@ def test_broadcast_and_allreduce_equal_enumeration(t) -> None:
 def test_optimum_certificates_check_out(t) -> None:
     if props.certify_checker() is None:
         pytest.skip("collcert.certify has no check_optimum yet")
-    try:
-        props.require("certificate", t, known_open=KNOWN_OPEN)
-    except props.KnownOpen:
-        pass  # replayed (xfail) by test_fuzz_regressions.py until fixed
+    props.require("certificate", t)
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)

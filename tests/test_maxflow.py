@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 import networkx as nx
 import pytest
+
 from collcert.reference.maxflow import INF, FlowNetwork, FlowResult, max_flow
 
 

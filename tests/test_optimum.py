@@ -17,10 +17,10 @@ from fractions import Fraction
 
 import networkx as nx
 import pytest
-from collcert.reference.optimum import FlowWitness, Optimum
 
 from collcert import Topology, TopologyError, optimum, platforms
 from collcert.cli import main as cli_main
+from collcert.reference.optimum import FlowWitness, Optimum
 
 
 # --------------------------------------------------------------------------- #

@@ -13,9 +13,9 @@ from fractions import Fraction
 
 import networkx as nx
 import pytest
-from collcert.reference.exact import fraction_str, parse_number
 
 from collcert import Topology, TopologyError, platforms
+from collcert.reference.exact import fraction_str, parse_number
 
 
 def bidi(pairs: list[tuple[object, object, object]]) -> list[tuple[object, object, object]]:
