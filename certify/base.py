@@ -118,8 +118,8 @@ class Verdict:
         else:
             self.dropped += 1
 
-    def absorb(self, other: Verdict, prefix: str = "") -> Verdict:
-        """Take over ``other``'s failures (prefixed) and facts; returns self."""
+    def absorb(self, other: Verdict, prefix: str = "", facts: bool = False) -> Verdict:
+        """Take over ``other``'s failures (prefixed), and its facts if asked; returns self."""
         if not other.ok:
             self.ok = False
         for r in other.all_reasons():
@@ -127,7 +127,8 @@ class Verdict:
                 self.reasons.append(prefix + r)
             else:
                 self.dropped += 1
-        self.facts.update(other.facts)
+        if facts:
+            self.facts.update(other.facts)
         return self
 
     def all_reasons(self) -> list[str]:
@@ -216,6 +217,11 @@ class Topo:
         self.scale = scale
         self.icap: dict[Link, int] = {e: int(c * scale) for e, c in cap.items()}
         self.node_index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
+        # fast exact lookup by id or string form; safe against true/1.0 only when every id
+        # is a string (a bool or float never equals a str key)
+        self.lookup: dict[object, Node] = {str(v): v for v in self.nodes}
+        self.lookup.update({v: v for v in self.nodes})
+        self.string_ids = all(isinstance(v, str) for v in self.nodes)
         self.cache: dict[Any, Any] = {}  # checkers' lookup tables, built once per topology
         self.out_links: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         for u, v in cap:

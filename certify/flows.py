@@ -52,11 +52,68 @@ def check_flow(
     # fast path: arcs named by the topology's own ids (the common case)
     fast = _fast_table(topo, link_num, link_den)
     if source is None and source_num is not None:
-        fast = dict(fast)
-        base = len(fast)
-        for j, (u, c) in enumerate(source_num.items()):
-            fast[(None, u)] = (c, s_idx, index[u], source_den, base + j)
+        key = ("source arcs", id(link_num), link_den, id(source_num), source_den)
+        hit = topo.cache.get(key)
+        if hit is not None and hit[0] is link_num and hit[1] is source_num:
+            fast = hit[2]
+        else:
+            fast = dict(fast)
+            base = len(fast)
+            for j, (u, c) in enumerate(source_num.items()):
+                fast[(None, u)] = (c, s_idx, index[u], source_den, base + j)
+            topo.cache[key] = (link_num, source_num, fast)
     used = bytearray(len(fast))
+    # first a tight pass that only accepts the plain case; anything unusual (a name by
+    # string form, a bad amount, an overload, a repeated arc) reruns the careful pass
+    # below, which names the culprit
+    get = fast.get
+    try:
+        for ru, rv, a in arcs:
+            info = get((ru, rv))
+            if info is None or type(a) is not int or a < 0:
+                raise _Unusual
+            cap, ui, vi, den, aid = info
+            if used[aid] or a * den > cap * multiplier:
+                raise _Unusual
+            used[aid] = 1
+            net[ui] += a
+            net[vi] -= a
+    except (_Unusual, TypeError, ValueError):
+        net = [0] * (s_idx + 1)
+        used = bytearray(len(fast))
+        ok = _careful_pass(verdict, label, topo, arcs, multiplier, link_num, link_den, source,
+                           source_num, source_den, fast, used, net)
+    src_i = s_idx if source is None else index[source]
+    sink_i = index[sink]
+    for i, bal in enumerate(net):
+        if bal != 0 and i != src_i and i != sink_i:
+            verdict.fail(f"{label}: flow is not conserved at {_name(topo, i)}: "
+                         f"{_q(abs(bal), multiplier)} more "
+                         f"{'enters' if bal < 0 else 'leaves'} than "
+                         f"{'leaves' if bal < 0 else 'enters'}")
+            ok = False
+    if not ok:
+        return None
+    return net[src_i]
+
+
+Info = tuple[int, int, int, int, int]
+
+
+class _Unusual(Exception):
+    pass
+
+
+def _careful_pass(
+    verdict: Verdict, label: str, topo: Topo, arcs: list[Any], multiplier: int,
+    link_num: Mapping[Link, int], link_den: int, source: Node | None,
+    source_num: Mapping[Node, int] | None, source_den: int,
+    fast: Mapping[tuple[object, object], Info], used: bytearray, net: list[int],
+) -> bool:
+    """The arc-by-arc check with exact messages; fills ``net``; returns whether all passed."""
+    ok = True
+    index = topo.node_index
+    s_idx = len(topo.nodes)
     extra_seen: set[tuple[int, int]] = set()
     for i, arc in enumerate(arcs):
         try:
@@ -128,21 +185,9 @@ def check_flow(
             ok = False
         net[ui] += a
         net[vi] -= a
-    src_i = s_idx if source is None else index[source]
-    sink_i = index[sink]
-    for i, bal in enumerate(net):
-        if bal != 0 and i != src_i and i != sink_i:
-            verdict.fail(f"{label}: flow is not conserved at {_name(topo, i)}: "
-                         f"{_q(abs(bal), multiplier)} more "
-                         f"{'enters' if bal < 0 else 'leaves'} than "
-                         f"{'leaves' if bal < 0 else 'enters'}")
-            ok = False
-    if not ok:
-        return None
-    return net[src_i]
+    return ok
 
 
-Info = tuple[int, int, int, int, int]
 
 
 def _fast_table(

@@ -59,13 +59,13 @@ def check_optimum(topology: Mapping[str, Any] | Topo, cert: Mapping[str, Any]) -
     if coll in ("allgather", "reduce-scatter"):
         on = topo.transposed() if coll == "reduce-scatter" else topo
         if cert.get("fixed_k") is not None:
-            v.absorb(_fixed_k(on, cert))
+            v.absorb(_fixed_k(on, cert), facts=True)
         else:
-            v.absorb(_allgather(on, cert))
+            v.absorb(_allgather(on, cert), facts=True)
     elif coll in ("broadcast", "reduce"):
-        v.absorb(_rooted(topo, cert, coll == "reduce"))
+        v.absorb(_rooted(topo, cert, coll == "reduce"), facts=True)
     else:
-        v.absorb(_allreduce(topo, cert))
+        v.absorb(_allreduce(topo, cert), facts=True)
     if v.ok and "algbw" in v.facts:
         v.facts["time_per_unit"] = 1 / v.facts["algbw"]
         claimed = cert.get("algbw")
@@ -116,6 +116,7 @@ def _allgather(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
     cut = topo.node_set(cert.get("cut"), "certificate cut")
     v.absorb(cuts.allgather_cut(topo, cut, inv_x, weights), "lower bound: ")
     by_sink = _flows_by_sink(cert, topo)
+    src_tables: dict[Fraction, dict[Node, int]] = {}
     for c in topo.compute:
         records = [(i, r) for i, r in by_sink.get(c, []) if r.get("source") is None]
         if not records:
@@ -128,7 +129,9 @@ def _allgather(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
         if x * inv_x < 1:
             v.fail(f"{label}: x = {frac_str(x)} is below 1/inv_x = {frac_str(1 / inv_x)}")
             continue
-        src_num = {u: x.numerator * w_of[u] for u in topo.compute}
+        src_num = src_tables.get(x)
+        if src_num is None:
+            src_num = src_tables[x] = {u: x.numerator * w_of[u] for u in topo.compute}
         value = check_flow(v, label, topo, arcs, m, topo.icap, topo.scale, None, c,
                            src_num, x.denominator)
         if value is None:

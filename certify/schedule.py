@@ -177,6 +177,11 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
             raise InputError(f"the schedule has more than {MAX_EDGES} tree edges; that is "
                              "beyond what collcert audits")
         edges: list[Edge] = []
+        if topo.string_ids:
+            fast = _fast_edges(topo.lookup, edges_raw)
+            if fast is not None:
+                trees.append(Tree(root, mult, direction, fast, where))
+                continue
         for m, e in enumerate(edges_raw):
             ew = f"{where} edge {m}"
             if not isinstance(e, Mapping):
@@ -197,31 +202,48 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
     return Phase(coll, k, u, trees, label, certs, claimed_time)
 
 
+def _fast_edges(lookup: Mapping[object, Node], edges_raw: list[Any]) -> list[Edge] | None:
+    """The edges when every reference is a known id (string ids only); else None."""
+    out = []
+    try:
+        for e in edges_raw:
+            path_raw = e["path"] if "path" in e else [e["src"], e["dst"]]
+            if type(path_raw) is not list or not 2 <= len(path_raw) <= MAX_PATH:
+                return None
+            out.append(Edge(lookup[e["src"]], lookup[e["dst"]], [lookup[x] for x in path_raw]))
+    except (KeyError, TypeError):
+        return None
+    return out
+
+
 def _check_paths(
     topo: Topo, tree: Tree, verdict: Verdict, load: dict[Link, int], amount: int
 ) -> None:
     """Every path is a walk in G with switch interiors; add ``amount`` per traversal."""
     out = tree.direction == "out"
     pending: list[Edge] = []
-    grounded_nodes: set[Node] = set()  # switches the tree's data verifiably passes
+    grounded: list[Edge] = []
+    cap = topo.cap
+    switches = topo.switch_set
     for e in tree.edges:
         p = e.path
         if len(p) < 2:
             verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r} has a path of one node")
             continue
+        hops = list(zip(p, p[1:]))
         bad = False
-        for a, b in zip(p, p[1:]):
-            if (a, b) not in topo.cap:
-                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path hop {a!r} -> "
-                             f"{b!r} is not a link of the topology")
+        for h in hops:
+            if h not in cap:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path hop {h[0]!r} -> "
+                             f"{h[1]!r} is not a link of the topology")
                 bad = True
-        inner = [w for w in p[1:-1] if w not in topo.switch_set]
-        if inner:
-            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path passes through "
-                         f"compute node {inner[0]!r}; only switches may sit inside a path")
-            bad = True
-        head, tail = (p[0], p[-1])
-        fixed_end, free_end = (tail, head) if out else (head, tail)
+        if len(p) > 2:
+            inner = [w for w in p[1:-1] if w not in switches]
+            if inner:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path passes through "
+                             f"compute node {inner[0]!r}; only switches may sit inside a path")
+                bad = True
+        fixed_end, free_end = (p[-1], p[0]) if out else (p[0], p[-1])
         want_fixed, want_free = (e.dst, e.src) if out else (e.src, e.dst)
         if fixed_end != want_fixed:
             verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
@@ -230,11 +252,10 @@ def _check_paths(
             bad = True
         if bad:
             continue
-        for hop in zip(p, p[1:]):
-            load[hop] = load.get(hop, 0) + amount
+        for h in hops:
+            load[h] = load.get(h, 0) + amount
         if free_end == want_free:
-            inside = p[1:] if out else p[:-1]
-            grounded_nodes.update(inside)
+            grounded.append(e)
         elif free_end in topo.multicast:
             pending.append(e)
         else:
@@ -242,6 +263,11 @@ def _check_paths(
             verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
                          f"{'starts' if out else 'ends'} at {free_end!r}, which is neither "
                          f"{want_free!r} nor a {kind} switch")
+    if not pending:
+        return
+    grounded_nodes: set[Node] = set()  # switches the tree's data verifiably passes
+    for e in grounded:
+        grounded_nodes.update(e.path[1:] if out else e.path[:-1])
     while pending:
         progress = [e for e in pending if (e.path[0] if out else e.path[-1]) in grounded_nodes]
         if not progress:

@@ -67,8 +67,8 @@ def check_splitting(
             raise InputError(f"certificates.flows[{i}] is not an object")
         have.setdefault(topo.compute_node(rec.get("sink"), f"flows[{i}] sink"), (i, rec))
     for c in topo.compute:
-        if sup.get(c, 0) and all(x == c for x, s in sup.items() if s):
-            continue  # the only root needs no flow to itself
+        if c not in have and sup.get(c, 0) and all(x == c for x, s in sup.items() if s):
+            continue  # the only root needs no flow to itself (one given is checked all the same)
         if c not in have:
             v.fail(f"no flow certifies that G* can feed compute node {c!r}")
             continue

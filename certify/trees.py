@@ -22,14 +22,14 @@ from fractions import Fraction
 from .base import Link, Node, Topo, Verdict
 
 
-@dataclass
+@dataclass(slots=True)
 class Edge:
     src: Node
     dst: Node
     path: list[Node]
 
 
-@dataclass
+@dataclass(slots=True)
 class Tree:
     root: Node
     multiplicity: int

@@ -15,6 +15,7 @@ import copy
 import functools
 import random
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -266,3 +267,36 @@ def test_equivalent_rewrites_are_accepted(kind: str) -> None:
             v = check_schedule(topo, rewritten)
             assert v.ok, (name, kind, v.all_reasons())
             assert v.facts["time_per_unit"] == want
+
+
+def test_a_detour_through_switches_is_caught_by_the_claim_or_the_ratio() -> None:
+    """A round trip NIC -> IB -> NIC -> IB keeps the path a walk through switches: the data
+    still arrives, only slower. With the emitter's claim the schedule is INVALID; without
+    it, the audit is VALID but reports the exact loss against the optimum."""
+    from collcert.audit import audit
+
+    topology = platforms.dgx_a100(2)
+    doc = collcert.schedule(topology, "allgather").to_json()
+    edge = next(e for t in doc["phases"][0]["trees"] for e in t["edges"] if len(e["path"]) == 5)
+    p = edge["path"]
+    edge["path"] = p[:3] + [p[1], p[2]] + p[3:]  # gpu, nic, ib, nic, ib, nic, gpu
+    v = check_schedule(topology.to_json(), doc)
+    assert not v.ok and "claims" in " ".join(v.reasons)
+    doc.pop("claimed")
+    doc["phases"][0].pop("time_per_unit", None)
+    r = audit(topology, doc)
+    assert r.valid and r.ratio is not None and r.ratio < 1
+
+
+def test_top_level_claim_is_checked_against_the_trees_not_the_optimum() -> None:
+    """Regression: the embedded optimum certificate's facts once overwrote the schedule's
+    own time, so a slower schedule still matched its (optimal) claim."""
+    topology = platforms.dgx_a100(2)
+    doc = collcert.schedule(topology, "allgather").to_json()
+    edge = next(e for t in doc["phases"][0]["trees"] for e in t["edges"] if len(e["path"]) == 5)
+    p = edge["path"]
+    edge["path"] = p[:3] + [p[1], p[2]] + p[3:]
+    doc["phases"][0].pop("time_per_unit", None)
+    v = check_schedule(topology.to_json(), doc)
+    assert not v.ok and "the schedule claims algbw 1040/3, but its trees give" in v.reasons[0]
+    assert v.facts["time_per_unit"] > Fraction(3, 1040)

@@ -185,7 +185,10 @@ def audit(
             data = (schedule_json(schedule) if fmt == "json" else forestcoll_xml(schedule))
         else:
             data = schedule
-        return _audit_trees(topology, topo, data, fmt, check_optimum_certificate)
+        report = _audit_trees(topology, topo, data, fmt, check_optimum_certificate)
+        if ranks is not None:
+            report.notes.append("ranks were ignored: tree schedules name their nodes")
+        return report
     except InputError as exc:
         raise ScheduleError(str(exc)) from None
 
@@ -254,6 +257,10 @@ def _audit_trees(topology: Topology, topo: Topo, data: Any, fmt: str,
     opt_bw, lower, opt_notes, opt_verdict = _optimum(topology, topo, sched.collective,
                                                      sched.root, weights, check_opt)
     notes += opt_notes
+    own = verdict.facts.get("certified_optimum_algbw")
+    if own is not None and opt_bw is not None and own != opt_bw and verdict.ok:
+        notes.append(f"the schedule's own optimum certificate proves algbw {fraction_str(own)} "
+                     "best for its setting (for example a fixed number of trees k)")
     if topology.multicast_switches and opt_bw is not None:
         notes.append("the optimum assumes no in-network multicast; with multicast switches "
                      "a schedule may exceed it (003 §5.6)")
