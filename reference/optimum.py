@@ -470,7 +470,10 @@ def _single_root(
     t: Topology, collective: str, root: Node, engine: str, progress: Progress | None
 ) -> Optimum:
     if root is None:
-        raise TopologyError(f"{collective} needs a root: pass root=<compute node id>")
+        raise TopologyError(
+            f"{collective} needs a root: pass --root NODE (root= in Python), "
+            "one of the compute nodes"
+        )
     if root not in t.index or not t.is_compute(root):
         raise TopologyError(
             f"root {root!r} is not a compute node of the topology; compute nodes are "

@@ -407,15 +407,20 @@ class Topology:
                 raise TopologyError(
                     f"{where[i]} is {link!r}: a link is an object with src, dst, capacity"
                 )
-        return cls(
-            data["compute_nodes"],
-            links,
-            data.get("switch_nodes", []),
-            name=str(data.get("name", "")),
-            unit=str(data.get("unit", "GB/s")),
-            multicast_switches=data.get("multicast_switches", []),
-            _where=where,
-        )
+        try:
+            return cls(
+                data["compute_nodes"],
+                links,
+                data.get("switch_nodes", []),
+                name=str(data.get("name", "")),
+                unit=str(data.get("unit", "GB/s")),
+                multicast_switches=data.get("multicast_switches", []),
+                _where=where,
+            )
+        except TopologyError as exc:
+            if str(exc).startswith(origin):
+                raise
+            raise TopologyError(f"{origin}: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
         with open(path, "w", encoding="utf-8") as fh:
