@@ -208,3 +208,22 @@ def test_unreadable_certificates() -> None:
         mutate(c)
         with pytest.raises(InputError):
             check_optimum(t, c)
+
+
+@pytest.mark.parametrize("name, topology", [
+    ("ring:5", platforms.ring(5)), ("ring:4 one-way", platforms.ring(4, bidirectional=False)),
+    ("complete:4", platforms.complete(4)), ("hypercube:3", platforms.hypercube(3)),
+    ("torus:3x3", platforms.torus((3, 3))), ("fat_tree:4", platforms.fat_tree(4)),
+    ("dgx1", platforms.dgx1()), ("mi250:2,8", platforms.mi250(2, 8)),
+], ids=lambda x: x if isinstance(x, str) else "")
+def test_every_collective_on_many_platforms(name: str, topology: Any) -> None:
+    """The reference's certificates pass the independent checker on varied shapes, and
+    the proven algbw is the one the reference reports."""
+    root = topology.compute_nodes[0]
+    for kw in ({}, {"collective": "reduce-scatter"}, {"collective": "allreduce"},
+               {"collective": "broadcast", "root": root}, {"collective": "reduce", "root": root},
+               {"fixed_k": 2}):
+        opt = collcert.optimum(topology, **kw)
+        v = check_optimum(topology.to_json(), opt.certificate())
+        assert v.ok, (name, kw, v.all_reasons())
+        assert v.facts["algbw"] == opt.algbw
