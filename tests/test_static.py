@@ -60,3 +60,25 @@ def test_certify_is_checked_strictly() -> None:
 @pytest.mark.parametrize("folder", ["reference", "certify", "fuzz"])
 def test_top_level_folders_are_packages(folder: str) -> None:
     assert (ROOT / folder / "__init__.py").is_file()
+
+
+def _repo_modules() -> list[str]:
+    roots = {"collcert": ROOT / "src" / "collcert", "collcert.reference": ROOT / "reference",
+             "collcert.certify": ROOT / "certify", "collcert.fuzz": ROOT / "fuzz"}
+    names = []
+    for prefix, folder in roots.items():
+        for path in sorted(folder.rglob("*.py")):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            if parts and parts[-1] == "__main__":
+                continue
+            names.append(".".join([prefix, *parts]))
+    return names
+
+
+@pytest.mark.parametrize("module", _repo_modules())
+def test_every_source_module_is_installed(module: str) -> None:
+    """A module in the repo that the installed package lacks is a missing install step."""
+    import importlib
+
+    importlib.import_module(module)
