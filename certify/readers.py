@@ -73,7 +73,9 @@ def forestcoll_xml(text: str | bytes, collective: str | None = None,
     """A schedule dict from ForestColl tree XML."""
     root = parse(text, origin, max_per_tag={"tree": MAX_TREES, "send": MAX_EDGES,
                                             "algo": MAX_PHASES})
-    algos = [root] if root.tag == "algo" else [c for c in root.children if c.tag == "algo"]
+    # the ForestColl tool itself writes <Algo ...>; collcert writes <algo ...>
+    algos = ([root] if root.tag.lower() == "algo"
+             else [c for c in root.children if c.tag.lower() == "algo"])
     if not algos:
         raise InputError(f"{origin}: no <algo> element (expected <algo nchunkspernode=...>)")
     coll = collective or root.attrs.get("collective") or algos[0].attrs.get("collective")
