@@ -54,7 +54,9 @@ def number(value: object, what: str) -> Fraction:
     if isinstance(value, Fraction):
         return value
     if isinstance(value, float):
-        if math.isfinite(value) and value == int(value):
+        # an integral float is exact only up to 2**53: beyond, "1e20"-style JSON may
+        # already have been rounded to a different integer
+        if math.isfinite(value) and value == int(value) and abs(value) <= 2**53:
             return Fraction(int(value))
         raise InputError(
             f"{what} is the binary float {value!r}: write exact numbers as strings "
@@ -273,6 +275,15 @@ class Topo:
         inside = set(s)
         return sum((c for (u, v), c in self.cap.items() if u in inside and v not in inside),
                    Fraction(0))
+
+    def unbalanced(self) -> list[tuple[Node, Fraction, Fraction]]:
+        """(node, in-capacity, out-capacity) for every node with B⁻(v) ≠ B⁺(v)."""
+        into = {v: Fraction(0) for v in self.nodes}
+        out = {v: Fraction(0) for v in self.nodes}
+        for (u, v), c in self.cap.items():
+            out[u] += c
+            into[v] += c
+        return [(v, into[v], out[v]) for v in self.nodes if into[v] != out[v]]
 
     def transposed(self) -> Topo:
         """The same network with every link reversed."""

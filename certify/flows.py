@@ -49,49 +49,45 @@ def check_flow(
     index = topo.node_index
     s_idx = len(topo.nodes)
     net = [0] * (s_idx + 1)
-    # fast path: arcs named by the topology's own ids (the common case)
-    fast = _fast_table(topo, link_num, link_den)
-    if source is None and source_num is not None:
-        key = ("source arcs", id(link_num), link_den, id(source_num), source_den)
-        hit = topo.cache.get(key)
-        if hit is not None and hit[0] is link_num and hit[1] is source_num:
-            fast = hit[2]
-        else:
-            fast = dict(fast)
-            base = len(fast)
-            for j, (u, c) in enumerate(source_num.items()):
-                fast[(None, u)] = (c, s_idx, index[u], source_den, base + j)
-            topo.cache[key] = (link_num, source_num, fast)
-    used = bytearray(len(fast))
-    # first a tight pass that only accepts the plain case; anything unusual (a name by
-    # string form, a bad amount, an overload, a repeated arc) reruns the careful pass
-    # below, which names the culprit
-    get = fast.get
-    try:
-        for ru, rv, a in arcs:
-            info = get((ru, rv))
-            if info is None or type(a) is not int or a < 0:
-                raise _Unusual
-            cap, ui, vi, den, aid = info
-            if used[aid] or a * den > cap * multiplier:
-                raise _Unusual
-            used[aid] = 1
-            net[ui] += a
-            net[vi] -= a
-    except (_Unusual, TypeError, ValueError):
+    # First a tight pass that only accepts the plain case: arcs named by the topology's own
+    # ids, integer amounts 0 ≤ a ≤ ⌊num_e·m / den⌋ (the same test as a·den ≤ num_e·m for an
+    # integer a), no arc twice. Anything unusual (a name by string form, a bad amount, an
+    # overload, a repeated arc) reruns the careful pass below, which names the culprit. The
+    # tight pass runs only when every id is a string: True == 1 and 1.0 == 1, so with integer
+    # ids a dict look-up alone would take a boolean or a float for a node.
+    careful = not topo.string_ids
+    if not careful:
+        table, n_arcs = _limits(topo, link_num, link_den, source is None, source_num,
+                                source_den, multiplier)
+        used = bytearray(n_arcs)  # one byte per arc id: was it listed already?
+        try:
+            for ru, rv, a in arcs:
+                lim, ui, vi, aid = table[ru][rv]
+                if type(a) is not int or not 0 <= a <= lim or used[aid]:
+                    raise _Unusual
+                used[aid] = 1
+                net[ui] += a
+                net[vi] -= a
+        except (_Unusual, KeyError, TypeError, ValueError):
+            careful = True
+    if careful:
+        fast = _careful_table(topo, link_num, link_den, source, source_num, source_den)
         net = [0] * (s_idx + 1)
-        used = bytearray(len(fast))
         ok = _careful_pass(verdict, label, topo, arcs, multiplier, link_num, link_den, source,
-                           source_num, source_den, fast, used, net)
+                           source_num, source_den, fast, bytearray(len(fast)), net)
     src_i = s_idx if source is None else index[source]
     sink_i = index[sink]
-    for i, bal in enumerate(net):
-        if bal != 0 and i != src_i and i != sink_i:
-            verdict.fail(f"{label}: flow is not conserved at {_name(topo, i)}: "
-                         f"{_q(abs(bal), multiplier)} more "
-                         f"{'enters' if bal < 0 else 'leaves'} than "
-                         f"{'leaves' if bal < 0 else 'enters'}")
-            ok = False
+    value, into_sink = net[src_i], net[sink_i]
+    net[src_i] = net[sink_i] = 0
+    if any(net):  # conservation everywhere else (any() scans the list at C speed)
+        for i, bal in enumerate(net):
+            if bal != 0:
+                verdict.fail(f"{label}: flow is not conserved at {_name(topo, i)}: "
+                             f"{_q(abs(bal), multiplier)} more "
+                             f"{'enters' if bal < 0 else 'leaves'} than "
+                             f"{'leaves' if bal < 0 else 'enters'}")
+                ok = False
+    net[src_i], net[sink_i] = value, into_sink
     if not ok:
         return None
     return net[src_i]
@@ -100,8 +96,59 @@ def check_flow(
 Info = tuple[int, int, int, int, int]
 
 
+def _limits(
+    topo: Topo, link_num: Mapping[Link, int], link_den: int, super_source: bool,
+    source_num: Mapping[Node, int] | None, source_den: int, multiplier: int,
+) -> tuple[dict[object, dict[object, tuple[int, int, int, int]]], int]:
+    """The tight pass's table u -> v -> (⌊num·m / den⌋, tail, head, arc id), u = None for
+    the super source's arcs, and the number of arcs. The last table is kept on ``topo``
+    and reused for the very same mappings and numbers."""
+    key = (link_den, super_source, source_den, multiplier)
+    hit = topo.cache.get("limits")
+    if hit is not None and hit[0] is link_num and hit[1] is source_num and hit[2] == key:
+        return hit[3], hit[4]
+    index = topo.node_index
+    table: dict[object, dict[object, tuple[int, int, int, int]]] = {}
+    arcs = 0
+    for (u, v), c in link_num.items():
+        table.setdefault(u, {})[v] = (c * multiplier // link_den, index[u], index[v], arcs)
+        arcs += 1
+    if super_source and source_num is not None:
+        s_idx = len(topo.nodes)
+        table[None] = {}
+        for u, c in source_num.items():
+            table[None][u] = (c * multiplier // source_den, s_idx, index[u], arcs)
+            arcs += 1
+    topo.cache["limits"] = (link_num, source_num, key, table, arcs)
+    return table, arcs
+
+
+def _careful_table(
+    topo: Topo, link_num: Mapping[Link, int], link_den: int, source: Node | None,
+    source_num: Mapping[Node, int] | None, source_den: int,
+) -> dict[tuple[object, object], Info]:
+    """The careful pass's table: :func:`_fast_table` plus the super source's arcs."""
+    fast = _fast_table(topo, link_num, link_den)
+    if source is None and source_num is not None:
+        key = ("source arcs", id(link_num), link_den, id(source_num), source_den)
+        hit = topo.cache.get(key)
+        if hit is not None and hit[0] is link_num and hit[1] is source_num:
+            table: dict[tuple[object, object], Info] = hit[2]
+            return table
+        s_idx = len(topo.nodes)
+        fast = dict(fast)
+        base = len(fast)
+        for j, (u, c) in enumerate(source_num.items()):
+            fast[(None, u)] = (c, s_idx, topo.node_index[u], source_den, base + j)
+        topo.cache[key] = (link_num, source_num, fast)
+    return fast
+
+
 class _Unusual(Exception):
     pass
+
+
+_IDS = (str, int, type(None))  # exact types a node reference may have for a direct look-up
 
 
 def _careful_pass(
@@ -120,7 +167,7 @@ def _careful_pass(
             ru, rv, a = arc
         except (TypeError, ValueError):
             raise InputError(f"{label}: flow[{i}] is not [u, v, amount]") from None
-        info = fast.get((ru, rv)) if type(ru) is not list and type(rv) is not list else None
+        info = fast.get((ru, rv)) if type(ru) in _IDS and type(rv) in _IDS else None
         if info is not None and type(a) is int and a >= 0:
             cap, ui, vi, den, aid = info
             if used[aid]:

@@ -130,6 +130,7 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
             raise InputError(f"{origin}: {g.where()}: gpu {gid} appears twice")
         chunks[gid] = {b: _int(g, f"{b}_chunks", 0, 0, MAX_CHUNKS) for b in "ios"}
         seen_tb: set[int] = set()
+        seen_conn: dict[tuple[str, int, int], int] = {}
         for tb in g.children:
             if tb.tag != "tb":
                 raise InputError(f"{origin}: unexpected {tb.where()} in <gpu>; expected <tb>")
@@ -158,9 +159,21 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
                     _int(st, "cnt", 1, 0, MAX_CHUNKS), _int(st, "depid", -1, -1, 100_000),
                     _int(st, "deps", -1, -1, MAX_STEPS),
                     f"gpu {gid} tb {tid} step {idx} (line {st.line})"))
-            tbs.append(Threadblock(gid, tid, _int(tb, "send", -1, -1, ngpus - 1),
-                                   _int(tb, "recv", -1, -1, ngpus - 1),
-                                   _int(tb, "chan", 0, 0, 1024), steps))
+            block = Threadblock(gid, tid, _int(tb, "send", -1, -1, ngpus - 1),
+                                _int(tb, "recv", -1, -1, ngpus - 1),
+                                _int(tb, "chan", 0, 0, 1024), steps)
+            # one threadblock per connection and channel, as MSCCL requires: two senders (or
+            # receivers) on one connection would interleave in an order no one fixes
+            for way, peer in (("send", block.send), ("recv", block.recv)):
+                conn = (way, peer, block.chan)
+                if peer >= 0 and conn in seen_conn:
+                    raise InputError(f"{origin}: {tb.where()}: threadblocks {seen_conn[conn]} "
+                                     f"and {tid} of gpu {gid} both {way} "
+                                     f"{'to' if way == 'send' else 'from'} gpu {peer} on "
+                                     f"channel {block.chan}; the order of their messages "
+                                     "would be undefined")
+                seen_conn[conn] = tid
+            tbs.append(block)
     total_chunks = sum(sum(c.values()) for c in chunks.values())
     reducing = coll != "allgather"
     if total_chunks > MAX_CHUNKS * 10 or (reducing and total_chunks * ngpus > 50_000_000):
@@ -206,27 +219,59 @@ def simulate(prog: Program) -> Result:
         if len(v.reasons) >= 20:
             raise Stop
 
-    def read_chunks(g: int, buf: str, off: int, cnt: int, where: str) -> list[Content] | None:
+    # Races. Threadblocks run concurrently; only program order, dependencies (depid/deps)
+    # and, transitively, what those waited for order their steps. clock[tb][t] = how many
+    # steps of threadblock t (same gpu) tb has waited for; snaps keeps a threadblock's
+    # clock after each step some dependency names. Every access to a chunk that another
+    # threadblock of the gpu wrote, and every write to a chunk another one read since, must
+    # come after that step. (Ordering through messages is not tracked: conservative.)
+    clock: dict[tuple[int, int], dict[int, int]] = {(tb.gpu, tb.tbid): {} for tb in prog.tbs}
+    named = {(tb.gpu, st.depid, st.deps) for tb in prog.tbs for st in tb.steps if st.depid >= 0}
+    snaps: dict[tuple[int, int, int], dict[int, int]] = {}
+    writer: dict[tuple[int, str, int], tuple[int, int]] = {}
+    readers: dict[tuple[int, str, int], list[tuple[int, int]]] = {}
+
+    def after(tb: Threadblock, other: tuple[int, int], where: str, what: str) -> None:
+        t, i = other
+        if t != tb.tbid and clock[(tb.gpu, tb.tbid)].get(t, 0) <= i:
+            fail(f"{where}: {what} gpu {tb.gpu} tb {t} step {i}, but no dependency makes it "
+                 "wait for that step: a race between concurrent threadblocks")
+
+    def read_chunks(tb: Threadblock, buf: str, off: int, cnt: int,
+                    where: str) -> list[Content] | None:
+        g = tb.gpu
         if buf not in ("i", "o", "s") or off < 0 or off + cnt > size(g, buf):
             fail(f"{where}: reads {buf}[{off}:{off + cnt}] outside gpu {g}'s {buf} buffer "
                  f"of {size(g, buf)} chunks")
             return None
         out = []
         for j in range(off, off + cnt):
-            got = store.get(alias(g, buf, j))
+            loc = alias(g, buf, j)
+            got = store.get(loc)
             if got is None:
                 fail(f"{where}: reads {buf}[{j}] on gpu {g} before it holds any data")
                 return None
+            if loc in writer:
+                after(tb, writer[loc], where, f"reads {buf}[{j}], written by")
+            readers.setdefault(loc, []).append((tb.tbid, tb.pc))
             out.append(got)
         return out
 
-    def write_chunks(g: int, buf: str, off: int, data: list[Content], where: str) -> None:
+    def write_chunks(tb: Threadblock, buf: str, off: int, data: list[Content],
+                     where: str) -> None:
+        g = tb.gpu
         if buf not in ("i", "o", "s") or off < 0 or off + len(data) > size(g, buf):
             fail(f"{where}: writes {buf}[{off}:{off + len(data)}] outside gpu {g}'s {buf} "
                  f"buffer of {size(g, buf)} chunks")
             return
         for j, d in enumerate(data):
-            store[alias(g, buf, off + j)] = d
+            loc = alias(g, buf, off + j)
+            if loc in writer:
+                after(tb, writer[loc], where, f"overwrites {buf}[{off + j}], written by")
+            for r in readers.pop(loc, []):
+                after(tb, r, where, f"overwrites {buf}[{off + j}], still to be read by")
+            writer[loc] = (tb.tbid, tb.pc)
+            store[loc] = d
 
     def reduce(a: list[Content], b: list[Content], where: str) -> list[Content] | None:
         out = []
@@ -266,10 +311,13 @@ def simulate(prog: Program) -> Result:
             for tb in active:
                 while tb.pc < len(tb.steps):
                     st = tb.steps[tb.pc]
+                    mine = clock[(tb.gpu, tb.tbid)]
                     if st.depid >= 0:
                         dep = by_gpu[(tb.gpu, st.depid)]
                         if dep.pc <= st.deps:
                             break
+                        for t, done in snaps.get((tb.gpu, st.depid, st.deps), {}).items():
+                            mine[t] = max(mine.get(t, 0), done)
                     data: list[Content] | None = None
                     if st.kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
                         q = queues.get((tb.recv, tb.gpu, tb.chan))
@@ -281,29 +329,32 @@ def simulate(prog: Program) -> Result:
                                  f"from gpu {tb.recv} carried {len(data)}")
                             data = None
                         elif st.kind in ("rrc", "rrs", "rrcs"):
-                            mine = read_chunks(tb.gpu, st.srcbuf, st.srcoff, st.cnt, st.where)
-                            data = None if mine is None else reduce(mine, data, st.where)
+                            own = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
+                            data = None if own is None else reduce(own, data, st.where)
                         if data is not None:
                             if st.kind in ("r", "rcs", "rrc", "rrcs"):
-                                write_chunks(tb.gpu, st.dstbuf, st.dstoff, data, st.where)
+                                write_chunks(tb, st.dstbuf, st.dstoff, data, st.where)
                             if st.kind in ("rcs", "rrs", "rrcs"):
                                 send(tb, data)
                     elif st.kind == "s":
-                        data = read_chunks(tb.gpu, st.srcbuf, st.srcoff, st.cnt, st.where)
+                        data = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
                         if data is not None:
                             send(tb, data)
                     elif st.kind == "cpy":
-                        data = read_chunks(tb.gpu, st.srcbuf, st.srcoff, st.cnt, st.where)
+                        data = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
                         if data is not None:
-                            write_chunks(tb.gpu, st.dstbuf, st.dstoff, data, st.where)
+                            write_chunks(tb, st.dstbuf, st.dstoff, data, st.where)
                     elif st.kind == "re":
-                        a = read_chunks(tb.gpu, st.srcbuf, st.srcoff, st.cnt, st.where)
-                        b = read_chunks(tb.gpu, st.dstbuf, st.dstoff, st.cnt, st.where)
+                        a = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
+                        b = read_chunks(tb, st.dstbuf, st.dstoff, st.cnt, st.where)
                         if a is not None and b is not None:
                             red = reduce(b, a, st.where)
                             if red is not None:
-                                write_chunks(tb.gpu, st.dstbuf, st.dstoff, red, st.where)
+                                write_chunks(tb, st.dstbuf, st.dstoff, red, st.where)
                     tb.pc += 1
+                    mine[tb.tbid] = tb.pc
+                    if (tb.gpu, tb.tbid, tb.pc - 1) in named:
+                        snaps[(tb.gpu, tb.tbid, tb.pc - 1)] = dict(mine)
                     moved = True
                 if tb.pc < len(tb.steps):
                     still.append(tb)
@@ -327,8 +378,22 @@ def _postcondition(prog: Program, store: dict[tuple[int, str, int], Content],
                    report: Callable[[str], None]) -> None:
     n = prog.ngpus
     everyone = range(n)
+    c = prog.nchunks
     for g in everyone:
         ic, oc = prog.chunks[g]["i"], prog.chunks[g]["o"]
+        # traffic is counted in chunks of M / nchunksperloop: the buffers must hold all of M
+        full, name = (ic, "i_chunks") if prog.collective == "reduce-scatter" else (oc, "o_chunks")
+        if full != c:
+            report(f"gpu {g}: {name} = {full}, but nchunksperloop = {c}: the "
+                   f"{prog.collective} data M must be exactly {c} chunks (one chunk = M/{c})")
+            continue
+        if prog.collective == "allreduce" and ic != oc:
+            report(f"gpu {g}: i_chunks = {ic} but o_chunks = {oc}; an allreduce needs them equal")
+            continue
+        if prog.collective == "reduce-scatter" and oc * n != ic:
+            report(f"gpu {g}: o_chunks = {oc}, but a reduce-scatter of {ic} input chunks on "
+                   f"{n} ranks needs {ic}/{n} output chunks per rank")
+            continue
         if prog.collective == "allgather":
             if oc != ic * n:
                 report(f"gpu {g}: o_chunks = {oc}, but an allgather of {ic} input chunks per "

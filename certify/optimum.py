@@ -54,6 +54,13 @@ def check_optimum(topology: Mapping[str, Any] | Topo, cert: Mapping[str, Any]) -
             v.fail(f"the certificate is for topology {claimed_hash[:19]}…, not this one "
                    f"({content_hash(topo)[:19]}…)")
             return v
+    unbalanced = topo.unbalanced()
+    if unbalanced:
+        v.fail("the topology is not Eulerian, which the optimum theorems (000 Thm 1, 5, 12) "
+               "and RS = AG on the transpose assume: " + "; ".join(
+                   f"{w!r} receives {frac_str(i)} but sends {frac_str(o)}"
+                   for w, i, o in unbalanced[:5]))
+        return v
     if "num_compute" in cert and cert["num_compute"] != topo.n:
         v.fail(f"the certificate says N = {cert['num_compute']!r}; the topology has {topo.n}")
     if coll in ("allgather", "reduce-scatter"):
@@ -166,6 +173,7 @@ def _fixed_k(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
     n = topo.n
     floor_cap = {e: math.floor(u * c) for e, c in topo.cap.items()}
     by_sink = _flows_by_sink(cert, topo)
+    supply = {w: k for w in topo.compute}
     for c in topo.compute:
         records = [(i, r) for i, r in by_sink.get(c, []) if r.get("source") is None]
         if not records:
@@ -178,8 +186,7 @@ def _fixed_k(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
             v.fail(f"{label} was computed for U = {rec['U']}, not U = {frac_str(u)}")
         if "k" in rec and integer(rec["k"], f"{label} k") != k:
             v.fail(f"{label} was computed for k = {rec['k']}, not k = {k}")
-        value = check_flow(v, label, topo, arcs, m, floor_cap, 1, None, c,
-                           {w: k for w in topo.compute}, 1)
+        value = check_flow(v, label, topo, arcs, m, floor_cap, 1, None, c, supply, 1)
         if value is not None and value < n * k * m:
             v.fail(f"{label}: value {frac_str(Fraction(value, m))} is below N·k = {n * k}")
     cut = topo.node_set(cert.get("cut"), "certificate cut")
@@ -200,6 +207,10 @@ def _rooted(topo: Topo, cert: Mapping[str, Any], reduce: bool) -> Verdict:
     v = Verdict("reduce" if reduce else "broadcast")
     root = topo.compute_node(cert.get("root"), "certificate root")
     lam = number(cert.get("algbw"), "certificate algbw")
+    if lam <= 0:
+        raise InputError(f"certificate algbw {frac_str(lam)} must be positive (a topology "
+                         "where the root cannot reach every compute node has no broadcast "
+                         "or reduce)")
     cut = topo.node_set(cert.get("cut"), "certificate cut")
     v.absorb(cuts.rooted_cut(topo, cut, root, reduce, lam), "upper bound: ")
     flows = cert.get("flows")
@@ -236,6 +247,10 @@ def _rooted(topo: Topo, cert: Mapping[str, Any], reduce: bool) -> Verdict:
 
 def _allreduce(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
     v = Verdict("allreduce")
+    if cert.get("weights") is not None:
+        v.fail("an allreduce certificate has no weights: its time 2·inv_x/N assumes N equal "
+               "shards")
+        return v
     ag = _allgather(topo, cert)
     v.absorb(ag, "reduce-scatter/allgather part: ")
     if not ag.ok:

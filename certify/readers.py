@@ -91,6 +91,10 @@ def forestcoll_xml(text: str | bytes, collective: str | None = None,
     phases = []
     roots: set[str] = set()
     for algo, phase_coll in zip(algos, want):
+        says = algo.attrs.get("collective", phase_coll).lower().replace("_", "-")
+        if says != phase_coll:
+            raise InputError(f"{origin}: {algo.where()} says collective={says!r}, but a {coll} "
+                             f"schedule needs {' then '.join(want)}, in that order")
         k = _int_attr(algo, "nchunkspernode", least=1)
         trees = []
         for t in algo.children:

@@ -264,24 +264,35 @@ def _check_paths(
                          f"{'starts' if out else 'ends'} at {free_end!r}, which is neither "
                          f"{want_free!r} nor a {kind} switch")
     if not pending:
-        return
-    grounded_nodes: set[Node] = set()  # switches the tree's data verifiably passes
-    for e in grounded:
-        grounded_nodes.update(e.path[1:] if out else e.path[:-1])
-    while pending:
-        progress = [e for e in pending if (e.path[0] if out else e.path[-1]) in grounded_nodes]
-        if not progress:
-            for e in pending:
-                w = e.path[0] if out else e.path[-1]
+        return  # every path starts at its own tree edge: the arborescence carries the data
+    # Multicast (aggregating) starts: follow the data itself from the root. A path runs once
+    # its start holds the tree's data (for an in-tree: once its end can pass data on to the
+    # root), and then every other node on it does too. A path that never runs waits, through
+    # the multicast switches, on its own output: a cyclic dependency.
+    starts: dict[Node, list[Edge]] = {}
+    for e in grounded + pending:
+        starts.setdefault(e.path[0] if out else e.path[-1], []).append(e)
+    holders = {tree.root}
+    stack = [tree.root]
+    while stack:
+        for e in starts.pop(stack.pop(), []):
+            for w in e.path[1:] if out else e.path[:-1]:
+                if w not in holders:
+                    holders.add(w)
+                    stack.append(w)
+    for w, never in starts.items():
+        for e in never:
+            if w in switches:
                 verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
                              f"{'starts' if out else 'ends'} at multicast switch {w!r}, but "
                              f"no other path of this tree {'brings' if out else 'takes'} the "
-                             f"tree's data {'to' if out else 'from'} {w!r}")
-            break
-        for e in progress:
-            grounded_nodes.update(e.path[1:] if out else e.path[:-1])
-        pending = [e for e in pending if e not in progress]
-
+                             f"tree's data {'to' if out else 'from'} {w!r} "
+                             f"{'from' if out else 'to'} the root (a cyclic dependency)")
+            else:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: {w!r} never "
+                             f"{'gets' if out else 'passes on'} the tree's data: the paths "
+                             f"{'into' if out else 'out of'} it start from multicast switches "
+                             f"fed only through {w!r} itself (a cyclic dependency)")
 
 def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
                    certificates: bool = True) -> Verdict:

@@ -61,6 +61,7 @@ def check_splitting(
     if not isinstance(flows, list):
         raise InputError("certificates.flows must be an array of {sink, flow}")
     net_caps = {(b, a): c for (a, b), c in caps.items()} if reverse_flows else caps
+    roots = {x: s for x, s in sup.items() if s}  # one dict for all flows (check_flow caches it)
     have: dict[Node, tuple[int, Any]] = {}
     for i, rec in enumerate(flows):
         if not isinstance(rec, Mapping):
@@ -77,7 +78,7 @@ def check_splitting(
         if isinstance(m, bool) or not isinstance(m, int) or m < 1:
             raise InputError(f"flows[{i}] multiplier {m!r} is not a positive integer")
         value = check_flow(v, f"G* flow to {c!r} (flows[{i}])", topo, rec.get("flow"), m,
-                           net_caps, 1, None, c, {x: s for x, s in sup.items() if s}, 1)
+                           net_caps, 1, None, c, roots, 1)
         if value is not None and value < need * m:
             v.fail(f"G* flow to {c!r}: value {frac_str(value) if m == 1 else value}/{m} is "
                    f"below Σ k_u = {need}, so G* cannot hold the trees (000 Thm 5)")

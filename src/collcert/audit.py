@@ -135,7 +135,8 @@ def _ranks(topology: Topology, ranks: Sequence[Any] | str | os.PathLike[str] | N
     by_text = {str(v): v for v in topology.nodes}
     out = []
     for i, r in enumerate(items):
-        node = r if r in topology.index else by_text.get(str(r))
+        # exact types only: true == 1 and 1.0 == 1 would otherwise name node 1
+        node = r if type(r) in (str, int) and r in topology.index else by_text.get(str(r))
         if node is None or not topology.is_compute(node):
             raise ScheduleError(f"ranks entry {i} names {r!r}, which is not a compute node of "
                                 "the topology")
@@ -284,6 +285,11 @@ def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt_bw: Frac
         # without in-network multicast no valid schedule beats a certified optimum
         raise RuntimeError(f"internal: a schedule judged valid runs at {fraction_str(ratio)} × "
                            "the certified optimum; a checker or the optimum is wrong")
+    if (collective == "allreduce" and time is not None and lower is not None and time < lower
+            and not multicast):
+        raise RuntimeError(f"internal: an allreduce judged valid takes {fraction_str(time)} per "
+                           f"unit, below the certified lower bound {fraction_str(lower)}; a "
+                           "checker or the bound is wrong")
     checks = [verdict.to_json()] + [c.to_json() for c in extra_checks]
     if opt_verdict is not None:
         checks.append(opt_verdict.to_json())
