@@ -82,6 +82,9 @@ class FlowNetwork:
         self._eff: list[int] | None = None
         self._eff_total = 0
         self._dirty = True
+        self._arrays: Any = None  # (tails, heads, caps) numpy arrays from from_arrays
+        self._pending: dict[int, int] = {}  # update_capacities not yet given to OR-Tools
+        self._has_inf = any(c is None for c in self.caps)  # an infinite arc was ever set
 
     @property
     def num_arcs(self) -> int:
@@ -92,13 +95,17 @@ class FlowNetwork:
         self.tails.append(int(tail))
         self.heads.append(int(head))
         self.caps.append(None if capacity is None else int(capacity))
+        self._has_inf = self._has_inf or capacity is None
         self._ortools = None
         self._dirty = True
+        self._arrays = None
         return len(self.tails) - 1
 
     def set_capacity(self, arc: int, capacity: int | None) -> None:
         self.caps[arc] = None if capacity is None else int(capacity)
+        self._has_inf = self._has_inf or capacity is None
         self._dirty = True
+        self._arrays = None
 
     def _effective_caps(self) -> list[int]:
         """Capacities with every infinite arc replaced by (sum of finite ones) + 1.
@@ -134,37 +141,176 @@ class FlowNetwork:
         self._dirty = False
         return result
 
-    def _solve_ortools(
-        self, source: int, sink: int, caps: list[int], changed: bool
-    ) -> FlowResult:
+    def _ortools_solved(self, source: int, sink: int, caps: list[int], changed: bool) -> Any:
+        """Run OR-Tools on the current capacities; the solver, or None when the
+        source or sink has no arc at all (then nothing can flow)."""
         import numpy as np
         from ortools.graph.python import max_flow as ormf
 
         if self._ortools is None:
             mf = ormf.SimpleMaxFlow()
             if self.tails:
+                arrs = self._arrays if self._arrays is not None else (
+                    self.tails, self.heads, caps)
                 self._ortools_arcs = mf.add_arcs_with_capacity(
-                    np.asarray(self.tails, dtype=np.int32),
-                    np.asarray(self.heads, dtype=np.int32),
-                    np.asarray(caps, dtype=np.int64),
+                    np.asarray(arrs[0], dtype=np.int32),
+                    np.asarray(arrs[1], dtype=np.int32),
+                    np.asarray(arrs[2], dtype=np.int64),
                 )
             else:
                 self._ortools_arcs = np.zeros(0, dtype=np.int32)
             self._ortools = mf
         elif changed:
             self._ortools.set_arcs_capacity(self._ortools_arcs, np.asarray(caps, dtype=np.int64))
+        elif self._pending:
+            arcs = list(self._pending)
+            self._ortools.set_arcs_capacity(
+                self._ortools_arcs[np.asarray(arcs, dtype=np.int64)],
+                np.asarray([caps[a] for a in arcs], dtype=np.int64))
+        self._pending = {}
         mf = self._ortools
         if max(source, sink) >= mf.num_nodes():
-            # a node without arcs: nothing can flow
-            return FlowResult(0, [0] * len(caps), _cut=frozenset([source]))
+            return None
         status = mf.solve(source, sink)
         if status != mf.OPTIMAL:
             raise RuntimeError(f"ortools max-flow failed with status {status}")
+        return mf
+
+    def _solve_ortools(
+        self, source: int, sink: int, caps: list[int], changed: bool
+    ) -> FlowResult:
+        mf = self._ortools_solved(source, sink, caps, changed)
+        if mf is None:  # a node without arcs: nothing can flow
+            return FlowResult(0, [0] * len(caps), _cut=frozenset([source]))
         # Python ints, never numpy scalars: callers do exact arithmetic with them
         flows = mf.flows(self._ortools_arcs).tolist() if len(caps) else []
         # the cut is read now: the solver's state belongs to the next solve
         cut = frozenset(mf.get_source_side_min_cut())
         return FlowResult(int(mf.optimal_flow()), flows, _cut=cut)
+
+    # ------------------------------------------------------------------ fast paths
+    # Leaner variants of :meth:`solve` for hot loops (switch removal and tree
+    # packing run thousands of max-flows). They compute the same maximum flow with
+    # the same engine choice; they only skip what the caller does not need (the
+    # value is always a Python int), or build and update networks without per-arc
+    # Python work.
+
+    def _prepare(self, source: int, sink: int) -> tuple[str, list[int], bool]:
+        if source == sink:
+            raise ValueError("source and sink must differ")
+        self.solves += 1
+        changed = self._dirty or self._eff is None
+        caps = self._effective_caps()
+        engine = self._pick_engine(self._eff_total)
+        if engine == "ortools" and self._eff_total >= _INT64_SAFE:
+            raise OverflowError("capacities too large for the ortools engine; use 'exact'")
+        return engine, caps, changed
+
+    def solve_value(self, source: int, sink: int) -> int:
+        """The maximum flow value only (no flow vector, no cut): :meth:`solve`'s ``value``."""
+        engine, caps, changed = self._prepare(source, sink)
+        self._dirty = False
+        if engine == "ortools":
+            mf = self._ortools_solved(source, sink, caps, changed)
+            return 0 if mf is None else int(mf.optimal_flow())
+        return int(_dinic(self.num_nodes, self.tails, self.heads, caps, source, sink).value)
+
+    def solve_array(self, source: int, sink: int) -> tuple[int, Any]:
+        """Maximum flow as ``(value, flow)`` with ``flow`` a numpy array, one entry per arc.
+
+        For callers that only compare, copy or store the flow vector (switch
+        removal keeps one flow per sink in a numpy matrix): it avoids building
+        a Python list of the flow. With OR-Tools the array is ``int64`` (every
+        capacity fits, see ``_INT64_SAFE``); with the exact engine it holds
+        Python ints (``dtype=object``). Never mix its entries into exact
+        arithmetic with Python big ints: convert with ``int()`` first. No cut
+        is computed. ``value`` is a Python int.
+        """
+        import numpy as np
+
+        engine, caps, changed = self._prepare(source, sink)
+        self._dirty = False
+        if engine == "ortools":
+            mf = self._ortools_solved(source, sink, caps, changed)
+            if mf is None:
+                return 0, np.zeros(len(caps), dtype=np.int64)
+            flow = mf.flows(self._ortools_arcs) if len(caps) else np.zeros(0, dtype=np.int64)
+            return int(mf.optimal_flow()), np.asarray(flow, dtype=np.int64)
+        res = _dinic(self.num_nodes, self.tails, self.heads, caps, source, sink)
+        out = np.empty(len(caps), dtype=object)
+        out[:] = list(res.flow)
+        return int(res.value), out
+
+    @classmethod
+    def from_arrays(
+        cls, num_nodes: int, tails: Any, heads: Any, capacities: Any, engine: str = "auto"
+    ) -> FlowNetwork:
+        """Build from integer numpy arrays of *finite* capacities (no ``None``).
+
+        The same network as ``FlowNetwork(num_nodes, tails.tolist(), heads.tolist(),
+        capacities.tolist(), engine)``, but the conversion is done by numpy
+        (``tolist`` yields Python ints), not one ``int()`` per arc: tree packing
+        builds thousands of small networks.
+        """
+        import numpy as np
+
+        if engine not in ("auto", "ortools", "exact"):
+            raise ValueError(f"unknown max-flow engine {engine!r}: use auto, ortools or exact")
+        t = np.asarray(tails)
+        h = np.asarray(heads)
+        c = np.asarray(capacities)
+        if not (t.shape == h.shape == c.shape) or t.ndim != 1:
+            raise ValueError("tails, heads and capacities must be 1-d arrays of the same length")
+        for arr in (t, h, c):
+            if arr.size and not (np.issubdtype(arr.dtype, np.integer) or arr.dtype == object):
+                raise ValueError("from_arrays needs integer arrays")
+        if c.size and c.min() < 0:
+            raise ValueError(f"negative capacity {c.min()}")
+        net = cls.__new__(cls)
+        net.num_nodes = num_nodes
+        # tolist() of an integer array gives Python ints; object arrays are converted
+        net.tails = [int(x) for x in t.tolist()] if t.dtype == object else t.tolist()
+        net.heads = [int(x) for x in h.tolist()] if h.dtype == object else h.tolist()
+        caps: list[int] = [int(x) for x in c.tolist()] if c.dtype == object else c.tolist()
+        net.caps = list(caps)
+        net.engine = engine
+        net.solves = 0
+        net._ortools = None
+        net._ortools_arcs = None
+        # every capacity is finite: the effective capacities are the capacities
+        net._eff = caps
+        net._eff_total = sum(caps)
+        net._dirty = False
+        net._arrays = (t, h, c) if c.dtype != object else None
+        net._pending = {}
+        net._has_inf = False
+        return net
+
+    def update_capacities(self, arcs: Sequence[int], capacities: Sequence[int]) -> None:
+        """Set finite capacities of a few arcs, at a cost of O(len(arcs)).
+
+        The same as ``set_capacity(a, c)`` for each pair, but when no arc of
+        the network is infinite (so the effective capacities are the
+        capacities) the cached effective capacities and their total are
+        updated in place instead of being recomputed over every arc at the
+        next solve, and OR-Tools is given only the changed arcs. Tree packing
+        re-solves one network thousands of times with a few capacities
+        changed in between.
+        """
+        if self._dirty or self._eff is None or self._has_inf:
+            for a, c in zip(arcs, capacities):
+                self.set_capacity(int(a), int(c))
+            return
+        eff = self._eff
+        for a, c in zip(arcs, capacities):
+            a, c = int(a), int(c)
+            if c < 0:
+                raise ValueError(f"negative capacity {c}")
+            self._eff_total += c - eff[a]
+            self.caps[a] = c
+            eff[a] = c
+            self._pending[a] = c
+        self._arrays = None
 
 
 def _dinic(
