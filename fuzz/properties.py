@@ -16,15 +16,14 @@ The properties (seed 000):
 ``relabel``        renaming and reordering nodes changes nothing;
 ``broadcast``      the broadcast optimum equals enumeration of (5);
 ``allreduce``      the allreduce bounds (6), (7) equal enumeration;
-``certificate``    ``collcert.certify`` accepts the optimum's certificate
-                   (skipped while certify has no checker);
+``certificate``    ``collcert.certify`` accepts the optimum's certificate and
+                   proves the same algbw;
 ``schedule``       ``collcert.schedule`` emits a schedule that ``collcert.audit``
-                   accepts at the optimum (skipped while either is missing).
+                   accepts at the optimum.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -44,7 +43,7 @@ class PropertyFailure(AssertionError):
 
 
 class Skipped(Exception):
-    """The property does not apply (too large, or a needed module is missing)."""
+    """The property does not apply (the topology is too large for enumeration)."""
 
 
 def _expect(cond: bool, message: str) -> None:
@@ -182,20 +181,9 @@ def prop_allreduce(t: Topology) -> None:
     _expect(opt.time_per_unit >= max(b6, b7), "the RS+AG time beats a lower bound")
 
 
-def certify_checker() -> Callable[[dict[str, Any], dict[str, Any]], Any] | None:
-    """``collcert.certify.optimum.check_optimum(topology_dict, certificate)``, when it exists."""
-    try:
-        mod = importlib.import_module("collcert.certify.optimum")
-    except ImportError:
-        return None
-    fn = getattr(mod, "check_optimum", None)
-    return fn if callable(fn) else None
-
-
 def prop_certificate(t: Topology) -> None:
-    check = certify_checker()
-    if check is None:
-        raise Skipped("collcert.certify has no optimum checker yet")
+    from collcert.certify.optimum import check_optimum
+
     topo = t.to_json()
     cases: list[tuple[str, dict[str, Any]]] = [
         ("allgather", {}), ("reduce-scatter", {}), ("allgather", {"fixed_k": 2}),
@@ -204,16 +192,14 @@ def prop_certificate(t: Topology) -> None:
     ]
     for coll, kw in cases:
         opt = optimum(t, coll, **kw)
-        verdict = check(topo, opt.certificate())
+        verdict = check_optimum(topo, opt.certificate())
         label = coll + "".join(f" {k}={v}" for k, v in kw.items())
-        _expect(bool(getattr(verdict, "ok", verdict)),
-                f"certify rejects the {label} certificate: "
-                f"{'; '.join(map(str, getattr(verdict, 'reasons', [])))}")
-        facts = getattr(verdict, "facts", {})
-        if "algbw" in facts:
-            _expect(Fraction(facts["algbw"]) == opt.algbw,
-                    f"certify proves algbw {facts['algbw']} for {label}, the reference "
-                    f"claims {fraction_str(opt.algbw)}")
+        _expect(verdict.ok, f"certify rejects the {label} certificate: "
+                f"{'; '.join(map(str, verdict.all_reasons()))}")
+        proved = verdict.facts.get("algbw")
+        _expect(proved is not None and Fraction(proved) == opt.algbw,
+                f"certify proves algbw {proved} for {label}, the reference "
+                f"claims {fraction_str(opt.algbw)}")
 
 
 SCHEDULE_CASES: tuple[tuple[str, bool], ...] = (
@@ -227,23 +213,22 @@ def prop_schedule(t: Topology) -> None:
     Switch removal (000 §2.2) must keep the optimum: an allgather schedule built
     on the switch-free graph and mapped back must have algbw exactly N·x*.
     """
-    if not schedule_available():
-        raise Skipped("collcert.reference.schedule / collcert.audit are not available yet")
     import json
     import os
     import tempfile
 
-    sched_mod = importlib.import_module("collcert.reference.schedule")
-    audit_mod = importlib.import_module("collcert.audit")
+    from collcert.audit import audit_file
+    from collcert.reference.schedule import schedule
+
     for coll, rooted in SCHEDULE_CASES:
         root = t.compute_nodes[0] if rooted else None
         opt = optimum(t, coll, root=root)
-        sched = sched_mod.schedule(t, coll, root=root)
+        sched = schedule(t, coll, root=root)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "schedule.json")
             with open(path, "w", encoding="utf-8") as fh:
                 json.dump(sched.to_json(), fh)
-            report = audit_mod.audit_file(t, path, "json")
+            report = audit_file(t, path, "json")
         _expect(bool(report.valid), f"{coll}: collcert.audit rejects collcert's own schedule: "
                 f"{'; '.join(map(str, report.reasons))}")
         _expect(report.algbw is not None and Fraction(report.algbw) == opt.algbw,
@@ -264,15 +249,18 @@ PROPERTIES: dict[str, Callable[[Topology], None]] = {
 }
 
 
-def check(name: str, t: Topology) -> str | None:
+def check(name: str, t: Topology, *, skipped: list[str] | None = None) -> str | None:
     """None when property ``name`` holds (or is skipped), else the failure message.
 
     Errors other than :class:`PropertyFailure` are failures too (a crash of
-    the code under test), reported with their type.
+    the code under test), reported with their type. When the property does
+    not apply (:class:`Skipped`), the reason is appended to ``skipped``.
     """
     try:
         PROPERTIES[name](t)
-    except Skipped:
+    except Skipped as exc:
+        if skipped is not None:
+            skipped.append(str(exc))
         return None
     except PropertyFailure as exc:
         return str(exc)
@@ -284,16 +272,6 @@ def check(name: str, t: Topology) -> str | None:
 def fails(name: str) -> Callable[[Topology], bool]:
     """The failure predicate of property ``name``, for :func:`collcert.fuzz.shrink.shrink`."""
     return lambda t: check(name, t) is not None
-
-
-def schedule_available() -> bool:
-    """Whether ``collcert.reference.schedule`` and ``collcert.audit`` can be imported."""
-    try:
-        importlib.import_module("collcert.reference.schedule")
-        importlib.import_module("collcert.audit")
-    except ImportError:
-        return False
-    return True
 
 
 class KnownOpen(PropertyFailure):

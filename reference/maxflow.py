@@ -126,15 +126,8 @@ class FlowNetwork:
 
     def solve(self, source: int, sink: int) -> FlowResult:
         """Maximum flow from ``source`` to ``sink`` with the current capacities."""
-        if source == sink:
-            raise ValueError("source and sink must differ")
-        self.solves += 1
-        changed = self._dirty or self._eff is None
-        caps = self._effective_caps()
-        engine = self._pick_engine(self._eff_total)
+        engine, caps, changed = self._prepare(source, sink)
         if engine == "ortools":
-            if self._eff_total >= _INT64_SAFE:
-                raise OverflowError("capacities too large for the ortools engine; use 'exact'")
             result = self._solve_ortools(source, sink, caps, changed)
         else:
             result = _dinic(self.num_nodes, self.tails, self.heads, caps, source, sink)
@@ -196,6 +189,8 @@ class FlowNetwork:
     # Python work.
 
     def _prepare(self, source: int, sink: int) -> tuple[str, list[int], bool]:
+        """(engine, effective capacities, changed since the last solve) for one solve;
+        shared by :meth:`solve` and the fast paths."""
         if source == sink:
             raise ValueError("source and sink must differ")
         self.solves += 1

@@ -302,11 +302,10 @@ def _allgather(
                                          res.value, {"x": Fraction(q, p * t.scale)}))
                 break
             s_nodes = aux.cut_of(res.source_side)
-            cut_cap = p * _out_int(t, s_nodes) + q * sum(
-                w[i] for i, c in enumerate(t.compute_nodes) if c not in s_nodes)
-            _check_engine_cut(res.value, cut_cap)
+            out = _out_int(t, s_nodes)
             inside = sum(w[i] for i, c in enumerate(t.compute_nodes) if c in s_nodes)
-            new = Fraction(inside, _out_int(t, s_nodes))
+            _check_engine_cut(res.value, p * out + q * (total_w - inside))
+            new = Fraction(inside, out)
             if new <= ratio:
                 raise RuntimeError("internal: a violated test did not improve the cut ratio")
             ratio, best_cut = new, s_nodes
@@ -316,13 +315,13 @@ def _allgather(
     opt = Optimum("allgather", t, algbw=Fraction(total_w) / inv_x_real, cut=best_cut,
                   inv_x=inv_x_real, maxflows=solves, flows=flows)
     if weights is None:
-        opt.k, opt.U = _prop3(inv_x_real, list(t.capacity.values()))
+        opt.k, opt.U = prop3(inv_x_real, list(t.capacity.values()))
     else:
         opt.extra["weights"] = {c: wj for c, wj in zip(t.compute_nodes, w)}
     return opt
 
 
-def _prop3(inv_x: Fraction, caps: list[Fraction]) -> tuple[int, Fraction]:
+def prop3(inv_x: Fraction, caps: list[Fraction]) -> tuple[int, Fraction]:
     """000 Prop 3: the least k with U = k/x* and U·c_e integral for every capacity.
 
     With rational capacities c_e: U·c_e ∈ Z for all e ⇔ U ∈ (1/g)·Z where g is
@@ -474,7 +473,8 @@ def _single_root(
             f"{collective} needs a root: pass --root NODE (root= in Python), "
             "one of the compute nodes"
         )
-    if root not in t.index or not t.is_compute(root):
+    root = t.lookup(root)  # "3" names node 3, as in schedule()
+    if not t.is_compute(root):
         raise TopologyError(
             f"root {root!r} is not a compute node of the topology; compute nodes are "
             f"{', '.join(map(str, t.compute_nodes[:8]))}{'…' if t.num_compute > 8 else ''}"
@@ -596,7 +596,7 @@ def optimum(
 
 
 def _parse_weights(t: Topology, weights: Sequence[object]) -> list[int]:
-    from .exact import parse_number
+    from .exact import lcm_of_denominators, parse_number
 
     if len(weights) != t.num_compute:
         raise TopologyError(
@@ -612,7 +612,5 @@ def _parse_weights(t: Topology, weights: Sequence[object]) -> list[int]:
         if f <= 0:
             raise TopologyError(f"weight of compute node {c!r} is {w!r}: weights must be positive")
         vals.append(f)
-    den = 1
-    for f in vals:
-        den = den * f.denominator // math.gcd(den, f.denominator)
+    den = lcm_of_denominators(vals)
     return [int(f * den) for f in vals]

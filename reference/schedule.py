@@ -34,7 +34,7 @@ from typing import Any
 
 from .errors import ScheduleError
 from .exact import fraction_str, show
-from .optimum import COLLECTIVES, Optimum, optimum
+from .optimum import COLLECTIVES, Optimum, optimum, prop3
 from .packing import pack_trees
 from .splitting import SplitResult, remove_switches
 from .topology import Topology
@@ -83,7 +83,6 @@ class Phase:
     split: SplitResult
     transposed: bool
     time_per_unit: Fraction = Fraction(0)
-    supply: dict[Node, int] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
 
     def certificates(self) -> dict[str, Any]:
@@ -173,8 +172,10 @@ class Schedule:
             text += (f"; allreduce lower bound time {show(lb)} ("
                      + ("reached: optimal" if self.time_per_unit == lb else
                         f"RS+AG is {show(self.time_per_unit / lb)} × the bound") + ")")
-        elif target is not None:
-            text += "; equals the certified optimum" if self.time_per_unit == target else ""
+        elif target is not None and self.time_per_unit == target:
+            text += ("; equals the certified optimum" if self.fixed_k is None else
+                     f"; equals the certified best time with k = {self.fixed_k} "
+                     f"(the optimum over all k is algbw {show(self.optimum.extra['optimal_algbw'])})")
         if self.multicast_saved:
             text += (f"; in-network multicast removes {show(self.multicast_saved)}·M of link traffic "
                      "(data size M times links crossed)")
@@ -347,7 +348,7 @@ def _phase(
     stats = dict(split.stats)
     stats.update({"packing_maxflows": packing.maxflows, "packing_rejected": packing.rejected,
                   "batches": len(packing.batches)})
-    phase = Phase(collective, k, U, trees, split, transposed, supply=supply, stats=stats)
+    phase = Phase(collective, k, U, trees, split, transposed, stats=stats)
     return phase, saved
 
 
@@ -372,10 +373,8 @@ def phase_time(topology: Topology, phase: Phase, per_root: dict[Node, Fraction])
 def _check_root(t: Topology, root: Node | None, collective: str) -> Node:
     if root is None:
         raise ScheduleError(f"{collective} needs a root: pass root=<compute node id> (--root)")
-    if root not in t.index:
-        by_text = {str(v): v for v in t.nodes}
-        root = by_text.get(str(root), root)
-    if root not in t.index or not t.is_compute(root):
+    root = t.lookup(root)
+    if not t.is_compute(root):
         raise ScheduleError(
             f"root {root!r} is not a compute node of the topology; compute nodes are "
             f"{', '.join(map(str, t.compute_nodes[:8]))}{'…' if t.num_compute > 8 else ''}"
@@ -444,15 +443,9 @@ def schedule(
         if weights is not None:
             assert opt.inv_x is not None
             w = [int(x) for x in opt.extra["weights"].values()]
-            cap_gcd = Fraction(0)
-            for c in t.capacity.values():
-                cap_gcd = Fraction(math.gcd(cap_gcd.numerator * c.denominator,
-                                            c.numerator * cap_gcd.denominator),
-                                   cap_gcd.denominator * c.denominator)
-            kk = (opt.inv_x * cap_gcd).denominator
-            U = kk * opt.inv_x
-            supply = {c: kk * wj for c, wj in zip(t.compute_nodes, w)}
-            k = kk
+            # 000 Prop 3 per unit of weight: root u packs k·w_u trees
+            k, U = prop3(opt.inv_x, list(t.capacity.values()))
+            supply = {c: k * wj for c, wj in zip(t.compute_nodes, w)}
         else:
             assert opt.k is not None and opt.U is not None
             k, U = opt.k, opt.U

@@ -54,10 +54,17 @@ def forestcoll_xml(schedule: Schedule) -> str:
 
 def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = "json",
                    *, certificates: bool = True) -> None:
-    """Write ``schedule`` to ``path`` as ``json`` (collcert-schedule/1) or ``forestcoll-xml``."""
+    """Write ``schedule`` to ``path`` as ``json`` (collcert-schedule/1) or ``forestcoll-xml``.
+
+    Raises :class:`~collcert.ScheduleError` when the file cannot be written."""
+    from .errors import ScheduleError
+
     text = render(schedule, fmt, certificates=certificates)
-    with open(path, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ScheduleError(f"cannot write {os.fspath(path)}: {exc.strerror}") from None
 
 
 def render(schedule: Schedule, fmt: str = "json", *, certificates: bool = True) -> str:

@@ -264,6 +264,17 @@ class Topology:
     def is_compute(self, node: Node) -> bool:
         return node in self.index and self.index[node] < len(self.compute_nodes)
 
+    def lookup(self, node: Node) -> Node:
+        """``node`` itself when it is a node, else the node written ``str(node)``
+        (so a root given on the command line as ``"3"`` finds node ``3``), else
+        ``node`` unchanged (the caller reports it as unknown)."""
+        if node in self.index:
+            return node
+        for v in self.nodes:
+            if str(v) == str(node):
+                return v
+        return node
+
     def out_capacity(self, nodes: Iterable[Node]) -> Fraction:
         """B⁺(S): total capacity of links leaving the node set S."""
         s = set(nodes)

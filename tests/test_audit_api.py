@@ -150,3 +150,18 @@ def test_cli_help_runs_as_a_program() -> None:
     out = subprocess.run([sys.executable, "-m", "collcert", "audit", "--help"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "VALID" in out.stdout and "--ranks" in out.stdout
+
+
+def test_public_audit_names_stay_the_functions() -> None:
+    # ``collcert.audit`` is both a submodule and the public function: importing the
+    # submodule (as this file and the CLI do) must not replace the function.
+    script = (
+        "import collcert, collcert.audit\n"
+        "from collcert.audit import audit_file\n"
+        "first = collcert.audit\n"
+        "assert callable(collcert.audit) and callable(collcert.audit), collcert.audit\n"
+        "assert collcert.audit is first and collcert.audit_file is audit_file\n"
+        "assert collcert.AuditReport.__name__ == 'AuditReport'\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+    assert callable(collcert.audit) and collcert.audit is audit

@@ -78,16 +78,12 @@ def test_broadcast_and_allreduce_equal_enumeration(t) -> None:
 @CI
 @given(SMALL)
 def test_optimum_certificates_check_out(t) -> None:
-    if props.certify_checker() is None:
-        pytest.skip("collcert.certify has no check_optimum yet")
     props.require("certificate", t)
 
 
 @settings(max_examples=15, deadline=None, derandomize=True)
 @given(cst.topologies(max_nodes=7, capacities="small") | cst.topologies(max_nodes=7))
 def test_emitted_schedules_are_certified_at_the_optimum(t) -> None:
-    if not props.schedule_available():
-        pytest.skip("collcert.schedule / collcert.audit not available yet")
     props.require("schedule", t)
 
 
@@ -188,6 +184,18 @@ def test_cli_check_passes_on_random_topologies(capsys) -> None:
     data = json.loads(capsys.readouterr().out)
     assert rc == 0 and data["ok"] and data["cases"] == 6
     assert data["properties"] == ["brute", "relabel"]
+    assert data["skipped"] == 0  # every case is small enough for enumeration
+
+
+def test_cli_check_says_when_checks_were_skipped(capsys) -> None:
+    """Topologies too large for enumeration skip 'brute': the summary must say so
+    instead of a bare "all hold"."""
+    from collcert.cli import main
+
+    rc = main(["fuzz", "check", "--count", "3", "--seed", "2", "--switches", "--max-nodes",
+               "16", "--property", "brute", "--no-save"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "checks skipped" in out and "enumeration too slow" in out
 
 
 def test_cli_check_reports_shrinks_and_saves(monkeypatch, tmp_path, capsys) -> None:

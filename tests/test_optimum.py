@@ -503,6 +503,8 @@ def test_cli_human_output(capsys: pytest.CaptureFixture[str]) -> None:
         (["optimum", "no_such_platform:3"], "no_such_platform"),
         (["optimum", "two_box_example", "-c", "broadcast", "--root", "zz"], "'zz'"),
         (["optimum", "two_box_example", "--fixed-k", "0"], "fixed k"),
+        (["optimum", "torus:4x"], "not a shape"),
+        (["optimum", "ring:x"], "not a shape"),
     ],
 )
 def test_cli_bad_input_exit_2(argv: list[str], needle: str,
@@ -544,3 +546,19 @@ def test_optimum_json_has_no_floats() -> None:
                 walk(v)
 
     walk(json.loads(blob))
+
+
+def test_root_given_as_text_names_the_node() -> None:
+    # the CLI passes --root as text; optimum() and schedule() both resolve it
+    t = platforms.ring(8)
+    opt = optimum(t, "broadcast", root="3")
+    assert opt.root == 3 and type(opt.root) is int and opt.algbw == 2
+    assert t.lookup("7") == 7 and t.lookup(7) == 7 and t.lookup("nope") == "nope"
+    with pytest.raises(TopologyError, match="not a compute node"):
+        optimum(t, "broadcast", root="8")
+
+
+def test_cli_certificate_implies_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli_main(["optimum", "ring:4", "--certificate"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["kind"] == "optimum" and len(data["flows"]) == 4

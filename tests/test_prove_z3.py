@@ -156,6 +156,7 @@ def test_cli_prove_reduce_scatter_and_allreduce(tmp_path, capsys) -> None:
     (["prove", "two_box_example", "-c", "broadcast", "--fixed-k", "1"], "--fixed-k"),
     (["prove", "two_box_example", "--claim", "abc"], "--claim"),
     (["prove", "no_such_platform:3"], "neither"),
+    (["prove", "two_box_example", "--root", "c1.1"], "has no root"),
 ])
 def test_cli_prove_bad_input(argv: list[str], needle: str, capsys) -> None:
     assert main(argv) == 2

@@ -82,6 +82,13 @@ def test_cli_schedule_bad_input_exit_code_2(capsys: Any) -> None:
     assert main(["schedule", "two_box_example", "--fixed-k", "0"]) == 2
 
 
+def test_cli_schedule_unwritable_output_exit_code_2(tmp_path: Path, capsys: Any) -> None:
+    missing = tmp_path / "no such folder" / "s.json"
+    assert main(["schedule", "ring:4", "-o", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write" in err and "Traceback" not in err
+
+
 def test_cli_draw_png_and_svg(tmp_path: Path, capsys: Any) -> None:
     sched = tmp_path / "s.json"
     assert main(["schedule", "two_box_example", "-o", str(sched)]) == 0

@@ -13,16 +13,19 @@ from collcert.reference.topology import Topology
 
 from . import platforms
 
+# Imported eagerly, not lazily: ``collcert.audit`` is also the name of a
+# submodule, and importing a submodule sets the package attribute to the
+# module; binding the function here, after that import, keeps
+# ``collcert.audit`` the function however the submodule was imported.
+from .audit import AuditReport, audit, audit_file
+
 __version__ = "0.1.0"
 
 # Names provided by modules that are imported on first use (keeps `import
-# collcert` fast and lets each part be built independently).
+# collcert` fast: the schedule builder pulls in numpy).
 _LAZY = {
     "schedule": "collcert.reference.schedule",
     "Schedule": "collcert.reference.schedule",
-    "audit": "collcert.audit",
-    "audit_file": "collcert.audit",
-    "AuditReport": "collcert.audit",
 }
 
 
@@ -35,6 +38,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "AuditReport",
     "COLLECTIVES",
     "CollcertError",
     "FlowNetwork",
@@ -43,6 +47,8 @@ __all__ = [
     "Topology",
     "TopologyError",
     "__version__",
+    "audit",
+    "audit_file",
     "fraction_str",
     "max_flow",
     "optimum",

@@ -386,27 +386,24 @@ def _min_congestion(
         outs[e[0]].append(e)
         ins[e[1]].append(e)
 
-    def usable(s: Any, e: tuple[Any, Any]) -> bool:
-        """Any node may forward (GPUs too, e.g. over NVLink): the best any routing gives."""
-        return True
-
     solver = pywraplp.Solver.CreateSolver("GLOP")
     if solver is None:  # pragma: no cover - GLOP ships with ortools
         raise RuntimeError("OR-Tools GLOP is not available")
     inf = solver.infinity()
     t_var = solver.NumVar(0, inf, "T")
+    # one variable per (commodity, link): any node may forward (GPUs too, e.g. over
+    # NVLink), so the time is the best any routing gives
     f = {(s, e): solver.NumVar(0, inf, f"f{i}_{j}") for i, s in enumerate(sources)
-         for j, e in enumerate(links) if usable(s, e)}
+         for j, e in enumerate(links)}
     for s in sources:
         for v in nodes:
             b = sum(sinks[s].values()) if v == s else -sinks[s].get(v, Fraction(0))
-            solver.Add(sum(f[(s, e)] for e in outs[v] if (s, e) in f)
-                       - sum(f[(s, e)] for e in ins[v] if (s, e) in f) == float(b))
+            solver.Add(sum(f[(s, e)] for e in outs[v])
+                       - sum(f[(s, e)] for e in ins[v]) == float(b))
     cap_rows = {}
     for e in links:
         c = topology.capacity[e]
-        cap_rows[e] = solver.Add(float(c) * t_var - sum(f[(s, e)] for s in sources
-                                                         if (s, e) in f)
+        cap_rows[e] = solver.Add(float(c) * t_var - sum(f[(s, e)] for s in sources)
                                  >= float(fixed.get(e, Fraction(0))))
     solver.Minimize(t_var)
     status = solver.Solve()
@@ -416,7 +413,7 @@ def _min_congestion(
     # --- exact primal: decompose each commodity into paths, rationalise the shares
     flow_exact: dict[tuple[Any, Any], Fraction] = {}
     for s in sources:
-        fl = {e: f[(s, e)].solution_value() if (s, e) in f else 0.0 for e in links}
+        fl = {e: f[(s, e)].solution_value() for e in links}
         for q, d in sinks[s].items():
             paths: list[tuple[list[Any], float]] = []
             need = float(d)
@@ -430,7 +427,7 @@ def _min_congestion(
                 paths.append((path, amount))
                 need -= amount
             if not paths:
-                path = _float_path(s, q, {e: 1.0 if (s, e) in f else 0.0 for e in links}, outs)
+                path = _float_path(s, q, {e: 1.0 for e in links}, outs)
                 assert path is not None
                 paths = [(path, 1.0)]
             total = sum(a for _, a in paths)
@@ -462,8 +459,6 @@ def _min_congestion(
             if d0 > dist[u]:
                 continue
             for e in outs[u]:
-                if not usable(s, e):
-                    continue
                 nd = d0 + mu[e]
                 if e[1] not in dist or nd < dist[e[1]]:
                     dist[e[1]] = nd
@@ -480,15 +475,13 @@ def _min_congestion(
             b = sum(sinks[s].values()) if v == s else -sinks[s].get(v, Fraction(0))
             coefs: dict[str, Any] = {}
             for e in outs[v]:
-                if (s, e) in f:
-                    coefs[f"f{name(s)}:{name(e[0])}>{name(e[1])}"] = 1
+                coefs[f"f{name(s)}:{name(e[0])}>{name(e[1])}"] = 1
             for e in ins[v]:
-                if (s, e) in f:
-                    coefs[f"f{name(s)}:{name(e[0])}>{name(e[1])}"] = -1
+                coefs[f"f{name(s)}:{name(e[0])}>{name(e[1])}"] = -1
             rows.append({"name": f"cons{name(s)}:{name(v)}", "coefs": coefs, "sense": "=",
                          "rhs": b})
     for e in links:
-        coefs = {f"f{name(s)}:{name(e[0])}>{name(e[1])}": -1 for s in sources if (s, e) in f}
+        coefs = {f"f{name(s)}:{name(e[0])}>{name(e[1])}": -1 for s in sources}
         coefs["T"] = topology.capacity[e]
         rows.append({"name": f"cap{name(e[0])}>{name(e[1])}", "coefs": coefs, "sense": ">=",
                      "rhs": fixed.get(e, Fraction(0))})

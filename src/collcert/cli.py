@@ -43,13 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"collcert {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"collcert.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"collcert.commands.{name}":
-                continue  # that command is not built yet
-            raise
-        module.register(sub)
+        importlib.import_module(f"collcert.commands.{name}").register(sub)
     return parser
 
 

@@ -50,7 +50,12 @@ def load_topology(spec: str | None) -> Topology:
     if m.group(2):
         for part in m.group(2).split(","):
             if "x" in part:
-                args.append(tuple(int(p) for p in part.split("x")))
+                try:
+                    args.append(tuple(int(p) for p in part.split("x")))
+                except ValueError:
+                    raise TopologyError(
+                        f"platform {m.group(1)}: {part!r} is not a shape such as 4x4"
+                    ) from None
             else:
                 try:
                     args.append(int(part))

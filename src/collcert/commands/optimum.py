@@ -19,13 +19,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "bottleneck cut that proves it. Numbers are exact fractions.",
     )
     add_topology_argument(p)
-    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES)
+    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES,
+                   help="collective whose optimum to compute (default: allgather); "
+                   "broadcast and reduce need --root")
     p.add_argument("--root", help="root compute node (broadcast, reduce)")
     p.add_argument("--fixed-k", type=int, metavar="K",
                    help="best time with K trees per compute node (000 §2.4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", action="store_true",
-                   help="with --json: include the flow witnesses (large)")
+                   help="print the JSON object with the flow witnesses (large; implies --json)")
     p.add_argument("--engine", default="auto", choices=("auto", "ortools", "exact"),
                    help="max-flow engine (default: ortools when capacities fit in int64)")
     p.add_argument("--progress", action="store_true", help="show a progress bar even when "
@@ -35,19 +37,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     topo = load_topology(args.topology)
-    root = args.root
-    if root is not None and root not in topo.index:
-        by_text = {str(v): v for v in topo.nodes}
-        root = by_text.get(root, root)
+    root = None if args.root is None else topo.lookup(args.root)
     started = time.monotonic()
     progress = Progress(f"optimum {args.collective}", force=args.progress)
     opt = optimum(topo, args.collective, root=root, fixed_k=args.fixed_k, engine=args.engine,
                   progress=progress)
     elapsed = time.monotonic() - started
-    if args.json:
+    if args.json or args.certificate:
         out = opt.certificate() if args.certificate else opt.to_json()
         out["topology_name"] = topo.name
-        out["seconds"] = f"{elapsed:.3f}"  # wall time, informative only
+        out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
         print_json(out)
     else:
         print(opt.summary())

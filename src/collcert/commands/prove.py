@@ -39,7 +39,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_topology_argument(p, optional=False)
-    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES)
+    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES,
+                   help="collective whose optimum to prove (default: allgather)")
     p.add_argument("--fixed-k", type=int, metavar="K",
                    help="also prove the fixed-k optimum U* with K trees per compute node "
                    "(allgather / reduce-scatter)")
@@ -62,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
         raise TopologyError("--fixed-k applies to allgather and reduce-scatter only")
     if args.fixed_k is not None and args.fixed_k < 1:
         raise TopologyError(f"--fixed-k must be a positive integer, got {args.fixed_k}")
+    if args.root is not None and coll not in ("broadcast", "reduce"):
+        raise TopologyError(f"{coll} has no root; --root is for broadcast and reduce")
     if args.timeout <= 0:
         raise TopologyError(f"--timeout must be positive, got {args.timeout:g}")
     claim = None
@@ -76,8 +79,10 @@ def run(args: argparse.Namespace) -> int:
     steps = []
     claims: dict[str, str] = {}
     t = topo.transpose() if coll in ("reduce-scatter", "reduce") else topo
+    # the fixed-k optimum carries 1/x* too: computing it first saves a second run
+    fk = None if args.fixed_k is None else optimum(topo, coll, fixed_k=args.fixed_k)
     if coll in ("allgather", "reduce-scatter", "allreduce"):
-        opt = optimum(topo, coll)
+        opt = fk if fk is not None else optimum(topo, coll)
         assert opt.inv_x is not None
         inv_x = claim if claim is not None and coll != "allreduce" else opt.inv_x
         claims["inv_x"] = fraction_str(inv_x)
@@ -90,17 +95,13 @@ def run(args: argparse.Namespace) -> int:
             claims["bound7_time_per_unit"] = fraction_str(ex["bound7_time_per_unit"])
             steps += z.prove_allreduce(topo, min6, per7, args.timeout)
     else:
-        root: Any = args.root if args.root is not None else topo.compute_nodes[0]
-        if root not in topo.index:
-            by_text: dict[str, Any] = {str(v): v for v in topo.nodes}
-            root = by_text.get(str(root), root)
+        root: Any = topo.lookup(args.root) if args.root is not None else topo.compute_nodes[0]
         opt = optimum(topo, coll, root=root)
         value = claim if claim is not None else opt.algbw
         claims["algbw"] = fraction_str(value)
         steps += z.prove_broadcast(t, root, value, args.timeout)
-    if args.fixed_k is not None:
-        fk = optimum(topo, coll, fixed_k=args.fixed_k)
-        assert fk.U is not None
+    if fk is not None:
+        assert args.fixed_k is not None and fk.U is not None
         claims[f"U*(k={args.fixed_k})"] = fraction_str(fk.U)
         steps += z.prove_fixed_k(t, args.fixed_k, fk.U, args.timeout)
     elapsed = time.monotonic() - started

@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import collcert.reference.schedule as sched_mod
-    from collcert.reference.schedule_io import render
+    from collcert.reference.schedule_io import render, write_schedule
 
     topo = load_topology(args.topology)
     weights = None
@@ -78,16 +78,10 @@ def run(args: argparse.Namespace) -> int:
     s = sched_mod.schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k,
                            weights=weights, multicast=not args.no_multicast,
                            engine=args.engine, progress=progress)
-    if args.output:
-        text = render(s, args.format, certificates=not args.no_certificates)
-        if args.output == "-":
-            sys.stdout.write(text)
-        else:
-            try:
-                with open(args.output, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-            except OSError as exc:
-                raise ScheduleError(f"cannot write {args.output}: {exc.strerror}") from None
+    if args.output == "-":
+        sys.stdout.write(render(s, args.format, certificates=not args.no_certificates))
+    elif args.output:
+        write_schedule(s, args.output, args.format, certificates=not args.no_certificates)
     elapsed = time.monotonic() - started
     out = sys.stderr if args.output == "-" else sys.stdout
     if args.json:
