@@ -101,6 +101,14 @@ class FlowNetwork:
         self._arrays = None
         return len(self.tails) - 1
 
+    def set_all_capacities(self, capacities: Sequence[int | None]) -> None:
+        """Replace every arc's capacity at once (``None`` = infinite)."""
+        if len(capacities) != len(self.caps):
+            raise ValueError(f"{len(capacities)} capacities for {len(self.caps)} arcs")
+        self.caps = [None if c is None else int(c) for c in capacities]
+        self._has_inf = self._has_inf or any(c is None for c in self.caps)
+        self._dirty = True
+
     def set_capacity(self, arc: int, capacity: int | None) -> None:
         self.caps[arc] = None if capacity is None else int(capacity)
         self._has_inf = self._has_inf or capacity is None

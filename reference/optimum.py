@@ -228,11 +228,7 @@ class _Aux:
         ]
 
     def set_caps(self, link_caps: Sequence[int], src_caps: Sequence[int]) -> None:
-        for i, c in enumerate(link_caps):
-            self.net.caps[i] = c
-        for j, c in enumerate(src_caps):
-            self.net.caps[self.src_arcs_from + j] = c
-        self.net._dirty = True
+        self.net.set_all_capacities([*link_caps, *src_caps])
 
     def cut_of(self, side: frozenset[int]) -> frozenset[Node]:
         nodes = self.t.nodes

@@ -96,3 +96,21 @@ def test_switch_removal_repairs_instead_of_resolving() -> None:
     assert stats["repairs"] > 500
     assert stats["resolves"] < 100
     assert stats["maxflows"] < 32 + 100
+
+
+def test_set_all_capacities_replaces_every_arc_and_is_checked() -> None:
+    from collcert.reference.maxflow import FlowNetwork
+
+    for engine in ("ortools", "exact"):
+        net = FlowNetwork(3, [0, 1, 0], [1, 2, 2], [5, 5, 1], engine=engine)
+        assert net.solve(0, 2).value == 6
+        net.set_all_capacities([1, None, 0])
+        assert net.solve(0, 2).value == 1
+        net.set_all_capacities([7, 3, 2])
+        assert net.solve(0, 2).value == 5
+        try:
+            net.set_all_capacities([1, 2])
+        except ValueError as exc:
+            assert "2 capacities for 3 arcs" in str(exc)
+        else:
+            raise AssertionError("a wrong-length capacity list was accepted")
