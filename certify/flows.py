@@ -162,6 +162,18 @@ def _careful_pass(
     index = topo.node_index
     s_idx = len(topo.nodes)
     extra_seen: set[tuple[int, int]] = set()
+
+    def carry(ui: int, vi: int, a: int, cap: int, den: int) -> bool:
+        """Book ``a/multiplier`` on arc ui→vi of capacity ``cap/den``; False if over it."""
+        net[ui] += a
+        net[vi] -= a
+        if a * den <= cap * multiplier:
+            return True
+        verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries "
+                     f"{_q(a, multiplier)} over its capacity {_q(cap, den)}, by "
+                     f"{_q(a * den - cap * multiplier, multiplier * den)}")
+        return False
+
     for i, arc in enumerate(arcs):
         try:
             ru, rv, a = arc
@@ -176,13 +188,7 @@ def _careful_pass(
                 ok = False
                 continue
             used[aid] = 1
-            if a * den > cap * multiplier:
-                verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries "
-                             f"{_q(a, multiplier)} over its capacity {_q(cap, den)}, by "
-                             f"{_q(a * den - cap * multiplier, multiplier * den)}")
-                ok = False
-            net[ui] += a
-            net[vi] -= a
+            ok = carry(ui, vi, a, cap, den) and ok
             continue
         # slow path: names by string form, unknown arcs, bad amounts
         if isinstance(a, bool) or not isinstance(a, int):
@@ -225,13 +231,7 @@ def _careful_pass(
         extra_seen.add((ui, vi))
         if info is not None:
             used[info[4]] = 1
-        if a * den > cap * multiplier:
-            verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries "
-                         f"{_q(a, multiplier)} over its capacity {_q(cap, den)}, by "
-                         f"{_q(a * den - cap * multiplier, multiplier * den)}")
-            ok = False
-        net[ui] += a
-        net[vi] -= a
+        ok = carry(ui, vi, a, cap, den) and ok
     return ok
 
 
