@@ -54,6 +54,12 @@ class Topology:
         capacities (``"GB/s"``).
     multicast_switches:
         Switches that can replicate data (in-network multicast, 003 §5.6).
+    alpha:
+        Optional latency α of links, in microseconds, ``{(src, dst): value}``
+        (a link mapping may also carry an ``alpha`` key). Used only by the
+        latency-bandwidth (α-β) model (``collcert.reference.alphabeta``); it
+        changes neither optima nor ``content_hash()``. Parallel links keep the
+        largest α.
     """
 
     __slots__ = (
@@ -67,6 +73,7 @@ class Topology:
         "capacity",
         "int_capacity",
         "scale",
+        "alpha",
         "_hash",
     )
 
@@ -79,6 +86,7 @@ class Topology:
         name: str = "",
         unit: str = "GB/s",
         multicast_switches: Iterable[Node] = (),
+        alpha: Mapping[Link, Any] | None = None,
         _where: Mapping[int, str] | None = None,
     ) -> None:
         where = _where or {}
@@ -126,9 +134,11 @@ class Topology:
         self.index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
 
         capacity: dict[Link, Fraction] = {}
+        latency: dict[Link, Fraction] = {}
         for i, link in enumerate(links):
             loc = where.get(i, f"link #{i}")
             src, dst, raw, both = self._unpack_link(link, loc)
+            raw_alpha = link.get("alpha") if isinstance(link, Mapping) else None
             for node in (src, dst):
                 if node not in seen:
                     raise TopologyError(
@@ -156,8 +166,19 @@ class Topology:
             pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
             for e in pairs:
                 capacity[e] = capacity.get(e, Fraction(0)) + cap
+            if raw_alpha is not None:
+                a = _parse_alpha(raw_alpha, f"{loc} ({_name(src)} -> {_name(dst)})")
+                for e in pairs:
+                    latency[e] = max(latency.get(e, a), a)
         if not capacity:
             raise TopologyError("the topology has no links: add links between its nodes")
+        for e, raw_a in (alpha or {}).items():
+            if e not in capacity:
+                raise TopologyError(f"alpha is given for {e!r}, which is not a link")
+            a = _parse_alpha(raw_a, f"link {_name(e[0])} -> {_name(e[1])}")
+            latency[e] = max(latency.get(e, a), a)
+        self.alpha: dict[Link, Fraction] = dict(sorted(latency.items(),
+                                                       key=lambda x: self._link_key(x)))
 
         multicast = tuple(multicast_switches)
         for w in multicast:
@@ -209,11 +230,11 @@ class Topology:
                 raise TopologyError(
                     f"{loc} lacks {', '.join(missing)}: every link needs src, dst and capacity"
                 )
-            extra = set(link) - {"src", "dst", "capacity", "bidirectional"}
+            extra = set(link) - {"src", "dst", "capacity", "bidirectional", "alpha"}
             if extra:
                 raise TopologyError(
                     f"{loc} has unknown keys {sorted(extra)}: a link has src, dst, capacity "
-                    "and optionally bidirectional"
+                    "and optionally bidirectional and alpha"
                 )
             both = link.get("bidirectional", False)
             if not isinstance(both, bool):
@@ -294,6 +315,7 @@ class Topology:
             name=f"{self.name} (transposed)" if self.name else "transposed",
             unit=self.unit,
             multicast_switches=self.multicast_switches,
+            alpha={(v, u): a for (u, v), a in self.alpha.items()},
         )
 
     def scaled(self, factor: object) -> Topology:
@@ -306,6 +328,7 @@ class Topology:
             name=self.name,
             unit=self.unit,
             multicast_switches=self.multicast_switches,
+            alpha=self.alpha,
         )
 
     def __repr__(self) -> str:
@@ -348,6 +371,10 @@ class Topology:
         out["links"] = [
             {"src": u, "dst": v, "capacity": fraction_str(c)} for (u, v), c in self.capacity.items()
         ]
+        for link in out["links"]:
+            a = self.alpha.get((link["src"], link["dst"]))
+            if a is not None:
+                link["alpha"] = fraction_str(a)
         return out
 
     def content_hash(self) -> str:
@@ -494,6 +521,22 @@ class Topology:
         for (u, v), c in self.capacity.items():
             g.add_edge(u, v, capacity=c)
         return g
+
+
+def _parse_alpha(raw: Any, where: str) -> Fraction:
+    """A link latency α (microseconds): exact, finite, zero or positive."""
+    try:
+        a = parse_number(raw)
+    except ValueError as exc:
+        raise TopologyError(
+            f"{where} has alpha {raw!r}: {exc}; alpha is the link's latency in microseconds, "
+            "a finite number ≥ 0"
+        ) from None
+    if a < 0:
+        raise TopologyError(
+            f"{where} has alpha {fraction_str(a)}: a latency cannot be negative (microseconds)"
+        )
+    return a
 
 
 def _read_text(source: str | os.PathLike[str]) -> tuple[str, str]:
