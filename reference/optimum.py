@@ -564,6 +564,9 @@ def optimum(
         raise TopologyError(
             f"unknown collective {collective!r}: choose one of {', '.join(COLLECTIVES)}"
         )
+    topology.require_forestcoll(
+        "the RS+AG allreduce time and bounds (6), (7)" if coll == "allreduce"
+        else f"the ForestColl {coll} optimum")
     if coll in ("broadcast", "reduce"):
         if fixed_k is not None:
             raise TopologyError(f"fixed_k applies to allgather and reduce-scatter, not {coll}")

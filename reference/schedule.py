@@ -411,6 +411,7 @@ def schedule(
         raise ScheduleError(
             f"unknown collective {collective!r}: choose one of {', '.join(COLLECTIVES)}"
         )
+    topology.require_forestcoll(f"a ForestColl {coll} schedule")
     if fixed_k is not None and coll not in ("allgather", "reduce-scatter"):
         raise ScheduleError(f"fixed k applies to allgather and reduce-scatter, not {coll}")
     if weights is not None and coll not in ("allgather", "reduce-scatter"):

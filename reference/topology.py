@@ -60,6 +60,16 @@ class Topology:
         latency-bandwidth (α-β) model (``collcert.reference.alphabeta``); it
         changes neither optima nor ``content_hash()``. Parallel links keep the
         largest α.
+    strict:
+        ``True`` (the default): the topology must suit ForestColl's methods
+        (Eulerian, at least two compute nodes, every compute node reachable
+        from the first, positive capacities), else :class:`TopologyError`.
+        ``False``: any directed graph is accepted, as in the all-reduce rate
+        model of *On the Computation Rate of All-Reduce* (one compute node,
+        no links, zero capacities meaning "no link", unbalanced or not
+        strongly connected graphs); what ForestColl would have refused is
+        kept in ``forestcoll_problem``, and every method that needs it calls
+        :meth:`require_forestcoll`, which raises that error naming the method.
     """
 
     __slots__ = (
@@ -74,6 +84,7 @@ class Topology:
         "int_capacity",
         "scale",
         "alpha",
+        "forestcoll_problem",
         "_hash",
     )
 
@@ -87,9 +98,18 @@ class Topology:
         unit: str = "GB/s",
         multicast_switches: Iterable[Node] = (),
         alpha: Mapping[Link, Any] | None = None,
+        strict: bool = True,
         _where: Mapping[int, str] | None = None,
     ) -> None:
         where = _where or {}
+        self.forestcoll_problem: str | None = None
+
+        def problem(message: str) -> None:
+            """Refuse (strict) or remember the first reason ForestColl cannot run."""
+            if strict:
+                raise TopologyError(message)
+            if self.forestcoll_problem is None:
+                self.forestcoll_problem = message
         self.name = str(name)
         self.unit = str(unit)
         compute = list(compute_nodes)
@@ -122,12 +142,15 @@ class Topology:
                     )
                 seen[node] = kind
                 by_text[text] = node
-        if len(compute) < 2:
+        if len(compute) < (2 if strict else 1):
             raise TopologyError(
                 f"a topology needs at least two compute nodes, this one has {len(compute)}"
                 + (f" ({', '.join(map(_name, compute))})" if compute else "")
                 + ": declare the GPUs as compute nodes"
             )
+        if len(compute) < 2:
+            problem(f"a topology needs at least two compute nodes, this one has one "
+                    f"({_name(compute[0])})")
         self.compute_nodes: tuple[Node, ...] = tuple(compute)
         self.switch_nodes: tuple[Node, ...] = tuple(switches)
         self.nodes: tuple[Node, ...] = self.compute_nodes + self.switch_nodes
@@ -157,6 +180,8 @@ class Topology:
                     f"{loc} ({_name(src)} -> {_name(dst)}) has capacity {raw!r}: {exc}; "
                     "capacities must be positive finite numbers"
                 ) from None
+            if cap == 0 and not strict:
+                continue  # the all-reduce rate model: bandwidth 0 means no link
             if cap <= 0:
                 raise TopologyError(
                     f"{loc} ({_name(src)} -> {_name(dst)}) has capacity {fraction_str(cap)}: "
@@ -171,7 +196,7 @@ class Topology:
                 for e in pairs:
                     latency[e] = max(latency.get(e, a), a)
         if not capacity:
-            raise TopologyError("the topology has no links: add links between its nodes")
+            problem("the topology has no links: add links between its nodes")
         for e, raw_a in (alpha or {}).items():
             if e not in capacity:
                 raise TopologyError(f"alpha is given for {e!r}, which is not a link")
@@ -202,7 +227,7 @@ class Topology:
                 f"{fraction_str(tot_out[v])}"
                 for v in bad
             )
-            raise TopologyError(
+            problem(
                 f"the topology is not Eulerian ({len(bad)} unbalanced node"
                 f"{'s' if len(bad) > 1 else ''}): {details} ({self.unit}). Every node must "
                 "send exactly as much as it receives: add or fix links so that the totals match "
@@ -214,7 +239,11 @@ class Topology:
         self.int_capacity: dict[Link, int] = {
             e: int(c * self.scale) for e, c in self.capacity.items()
         }
-        self._check_connected(tot_in)
+        if self.forestcoll_problem is None:
+            try:
+                self._check_connected(tot_in)
+            except TopologyError as exc:
+                problem(str(exc))
         self._hash: str | None = None
 
     # ------------------------------------------------------------------ helpers
@@ -277,6 +306,19 @@ class Topology:
                 )
 
     # ---------------------------------------------------------------- queries
+    def require_forestcoll(self, method: str) -> None:
+        """Raise :class:`TopologyError` when ``method`` cannot run on this topology.
+
+        Only a topology built with ``strict=False`` can fail: ``method`` names
+        what needs the checks (for example "the ForestColl optimum")."""
+        if self.forestcoll_problem is not None:
+            raise TopologyError(
+                f"{method} needs an Eulerian topology with at least two compute nodes, each "
+                f"reachable from the first (seed 000 §1), and this one is not: "
+                f"{self.forestcoll_problem}. The all-reduce rate bounds (collcert optimum "
+                "-c allreduce) work on any directed graph."
+            )
+
     @property
     def num_compute(self) -> int:
         """N = |V_c|."""
@@ -316,6 +358,7 @@ class Topology:
             unit=self.unit,
             multicast_switches=self.multicast_switches,
             alpha={(v, u): a for (u, v), a in self.alpha.items()},
+            strict=self.forestcoll_problem is None,
         )
 
     def scaled(self, factor: object) -> Topology:
@@ -329,6 +372,7 @@ class Topology:
             unit=self.unit,
             multicast_switches=self.multicast_switches,
             alpha=self.alpha,
+            strict=self.forestcoll_problem is None,
         )
 
     def __repr__(self) -> str:
@@ -392,10 +436,12 @@ class Topology:
         return self._hash
 
     @classmethod
-    def from_json(cls, source: str | os.PathLike[str] | Mapping[str, Any]) -> Topology:
+    def from_json(cls, source: str | os.PathLike[str] | Mapping[str, Any], *,
+                  strict: bool = True) -> Topology:
         """Read a topology from a JSON file path, a JSON text, or an already-parsed dict.
 
         Errors name the file, the link (with its line in the file) and the fix.
+        ``strict=False`` accepts any directed graph (see :class:`Topology`).
         """
         where: dict[int, str] = {}
         origin = "topology"
@@ -419,6 +465,12 @@ class Topology:
             raise TopologyError(
                 f"{origin}: format {fmt!r} is not {FORMAT!r}; convert the file or drop the key"
             )
+        if "port_model" in data:  # one-port platforms (seed 001): reference/oneport.py
+            raise TopologyError(
+                f"{origin}: \"port_model\": {data['port_model']!r} marks a one-port platform "
+                "(links with a 'cost'), which this command does not model; use "
+                "'collcert broadcast-steady' (docs/steady-broadcast.md), or drop the key and "
+                "give link capacities")
         known = {"format", "name", "unit", "compute_nodes", "switch_nodes", "multicast_switches",
                  "links", "description", "source"}
         extra = set(data) - known
@@ -441,6 +493,11 @@ class Topology:
         links = data["links"]
         for i, link in enumerate(links):
             where.setdefault(i, f"{origin}: links[{i}]")
+            if isinstance(link, Mapping) and "cost" in link:
+                raise TopologyError(
+                    f"{where[i]} gives a 'cost' (time per message), which belongs to one-port "
+                    "platforms: add \"port_model\": \"one-port\" at the top level and use "
+                    "'collcert broadcast-steady', or give a 'capacity' instead")
             if not isinstance(link, Mapping | list):
                 raise TopologyError(
                     f"{where[i]} is {link!r}: a link is an object with src, dst, capacity"
@@ -453,6 +510,7 @@ class Topology:
                 name=str(data.get("name", "")),
                 unit=str(data.get("unit", "GB/s")),
                 multicast_switches=data.get("multicast_switches", []),
+                strict=strict,
                 _where=where,
             )
         except TopologyError as exc:
