@@ -7,6 +7,7 @@ import sys
 
 from collcert.audit import FORMATS, audit_file
 
+from . import _sizes
 from ._common import add_topology_argument, load_topology, print_json
 
 
@@ -38,6 +39,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON object; algbw, time_per_unit and ratio are exact "
                    '"p/q" strings')
+    _sizes.add_size_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -47,8 +49,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = report.to_json()
         out["topology_name"] = topo.name
+        if _sizes.wanted(args):
+            out["sizes"] = _sizes.audit_view(args, topo, report)
         print_json(out)
     else:
         print(report.summary())
+        if _sizes.wanted(args):
+            print()
+            _sizes.audit_view(args, topo, report)
         sys.stdout.flush()
     return 0 if report.valid else 1

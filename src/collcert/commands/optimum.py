@@ -7,6 +7,7 @@ import time
 
 from collcert.reference.optimum import COLLECTIVES, optimum
 
+from . import _sizes
 from ._common import Progress, add_topology_argument, load_topology, print_json
 
 
@@ -32,6 +33,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="max-flow engine (default: ortools when capacities fit in int64)")
     p.add_argument("--progress", action="store_true", help="show a progress bar even when "
                    "stderr is not a terminal")
+    _sizes.add_size_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -47,8 +49,12 @@ def run(args: argparse.Namespace) -> int:
         out = opt.certificate() if args.certificate else opt.to_json()
         out["topology_name"] = topo.name
         out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
+        if _sizes.wanted(args):
+            out["sizes"] = _sizes.optimum_view(args, topo, opt)
         print_json(out)
     else:
         print(opt.summary())
         print(f"  time: {elapsed:.2f} s")
+        if _sizes.wanted(args):
+            _sizes.optimum_view(args, topo, opt)
     return 0

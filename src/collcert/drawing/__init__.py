@@ -1,0 +1,50 @@
+"""Pictures: topologies with their bottleneck cut, schedule trees and link loads
+(:mod:`.network`), and algbw-versus-size plots (:mod:`.sizeplot`).
+
+Needs matplotlib (``pip install 'collcert[draw]'``); :func:`require_matplotlib`
+turns its absence into a clear :class:`DrawError` (exit status 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collcert.reference.errors import CollcertError
+
+
+class DrawError(CollcertError):
+    """A picture cannot be made (matplotlib missing, bad output file, bad input)."""
+
+
+def require_matplotlib() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend, or DrawError."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise DrawError("drawing needs matplotlib, which is not installed: "
+                        "pip install 'collcert[draw]'") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def check_output(path: str) -> str:
+    """The picture format from the file name (.png, .svg or .pdf), or DrawError."""
+    import os
+
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in (".png", ".svg", ".pdf"):
+        raise DrawError(f"{path}: use a .png, .svg or .pdf file name (the extension picks the "
+                        "format)")
+    return ext[1:]
+
+
+def save(fig: Any, path: str, dpi: int = 150) -> None:
+    plt = require_matplotlib()
+    try:
+        fig.savefig(path, dpi=dpi)
+    except OSError as exc:
+        raise DrawError(f"cannot write {path}: {exc.strerror or exc}") from None
+    finally:
+        plt.close(fig)
