@@ -1,54 +1,73 @@
-"""MSCCL algorithm XML: read, simulate chunk by chunk, check the postcondition.
+"""MSCCL algorithm XML, read as the MSCCL executor reads it.
 
-Format (microsoft/msccl, msccl-tools)::
+Format (written by microsoft/msccl-tools, run by Azure/msccl-executor-nccl)::
 
-    <algo name=".." nchunksperloop="C" ngpus="N" coll="allgather" inplace="0" ..>
+    <algo name=".." proto="Simple" nchannels="1" nchunksperloop="C" ngpus="N"
+          coll="allgather" inplace="0" [outofplace="1" minBytes=".." maxBytes=".."]>
       <gpu id="g" i_chunks=".." o_chunks=".." s_chunks="..">
         <tb id="t" send="peer or -1" recv="peer or -1" chan="c">
           <step s="0" type="s" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="1"
                 depid="-1" deps="-1" hasdep="0"/>
 
-Step types: ``s`` send, ``r`` receive, ``rcs`` receive-copy-send, ``rrc``
-receive-reduce-copy, ``rrs`` receive-reduce-send, ``rrcs`` receive-reduce-
-copy-send, ``cpy`` copy, ``re`` reduce, ``nop``. Buffers ``i``, ``o``, ``s``.
+The executor's rules are followed as its source states them (file names in
+Azure/msccl-executor-nccl; docs/auditing.md lists every rule):
 
-Model. Every chunk holds a set of contributions ``(rank, input chunk)``; a
-reduce is the union of two disjoint sets (overlap would count a contribution
-twice and is reported). Sends on a connection (sender, receiver, channel) are
-matched to receives in order; a step waits for its dependency (``depid``,
-``deps``: threadblock and step on the same GPU). The program is run to
-completion (a state where nothing can move but steps remain is a deadlock).
+* ``src/misc/msccl/msccl_parser.cc`` turns each threadblock's steps into
+  *transmissions*: a ``nop`` only adds its ``depid``/``deps`` to the next
+  real step, which waits for all of them (and must carry a dependency of its
+  own); consecutive ``re`` steps with the same destination and source buffer
+  and no dependency of their own are fused into one transmission (the fusion
+  also stops after a step with ``hasdep="1"`` and when the threadblock's
+  running count of reductions reaches MSCCL_MAX_REDUCE_FUSION = 16). It
+  refuses thread block ids that are not 0..n-1, more than 1024 of them,
+  channels above 32, ``cnt`` ≥ 72, a peer equal to the gpu, ``hasdep`` other
+  than 0 or 1, an offset at or past the declared buffer size.
+* ``src/device/msccl_kernel.cu`` (``mscclRunInterpreter``) runs them: before
+  a transmission it spins until, for every dependency (t, s), the flag of
+  threadblock t is ≥ s; after a transmission with ``hasDependence`` it sets
+  its own flag to its step counter (the XML index of the transmission's last
+  step, counting the folded ``nop`` and fused ``re`` steps). Flags only grow,
+  so a later signalled step releases a wait on an earlier one; a wait that no
+  step of t ever releases spins forever.
 
-Postconditions (C = nchunksperloop): allgather: output chunk j of every rank
-is {(j // i_chunks, j mod i_chunks)}; allreduce: output chunk j of every rank
-is {(q, j) : every rank q}; reduce-scatter: output chunk j of rank r is
-{(q, r·o_chunks + j) : every rank q}. In-place programs alias the input
-inside the output (allgather, allreduce) or the output inside the input
-(reduce-scatter), as MSCCL does.
-
-The traffic matrix counts the chunks each rank sends to each other rank; one
-chunk is 1/C of the collective's data size M.
+Only reading happens here; :func:`simulate` (``msccl_sim``) runs the program.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from .base import InputError, Verdict
+from .base import InputError
 from .xmlsafe import Element, parse
+
+if TYPE_CHECKING:
+    from .msccl_sim import Result
 
 MAX_STEPS = 2_000_000
 MAX_CHUNKS = 1_000_000
-COLLS = {"allgather": "allgather", "allreduce": "allreduce", "reduce_scatter": "reduce-scatter",
-         "reducescatter": "reduce-scatter", "reduce-scatter": "reduce-scatter"}
-
-Content = frozenset[tuple[int, int]]
+# the executor's limits (msccl_struct.h, device.h, msccl_parser.h)
+EXEC_MAX_TBS = 1024  # MSCCL_MAX_NUM_THREAD_BLOCKS = 32 per channel × MAXCHANNELS
+EXEC_MAX_TBS_PER_CHANNEL = 32
+EXEC_MAX_CHANNELS = 32  # MAXCHANNELS
+EXEC_MAX_COUNT = 72  # MSCCL_MAX_COUNT: cnt must be below it
+EXEC_MAX_REDUCE_FUSION = 16
+EXEC_DEFAULT_MAX_STEPS = 64  # MSCCL_MAX_NUM_STEPS, a build option (makefiles/common.mk)
+EXEC_MAX_XML_NODES = 4096  # MAX_NODES: elements the reader keeps per rank
+PROTOCOLS = ("Simple", "LL128", "LL")
+COLLS = {"allgather": "allgather", "allreduce": "allreduce", "reducescatter": "reduce-scatter",
+         "reduce_scatter": "reduce-scatter", "reduce-scatter": "reduce-scatter",
+         "alltoall": "alltoall"}
+KINDS = ("s", "r", "rcs", "rrc", "rrs", "rrcs", "cpy", "re", "nop")
+SENDS = ("s", "rcs", "rrs", "rrcs")
+RECVS = ("r", "rcs", "rrc", "rrs", "rrcs")
 
 
 @dataclass
 class Step:
+    """One ``<step>`` as written."""
+
+    index: int
     kind: str
     srcbuf: str
     srcoff: int
@@ -57,7 +76,32 @@ class Step:
     cnt: int
     depid: int
     deps: int
-    where: str
+    hasdep: int
+    line: int
+
+
+@dataclass
+class Op:
+    """One executor transmission: a real step, with the ``nop`` dependencies before it
+    folded in and, for ``re``, the steps fused with it."""
+
+    kind: str
+    srcbuf: str
+    srcoff: int
+    dstbuf: str
+    dstoff: int
+    cnt: int
+    waits: list[tuple[int, int]]  # (threadblock, step): flag of tb must be ≥ step
+    signals: bool  # hasdep: sets this threadblock's flag when done
+    flag: int  # the value it sets: the executor's step counter
+    step: int  # XML index of its (first) real step, for messages
+    line: int
+    reductions: list[int] = field(default_factory=list)  # re: source offsets, fused
+
+    def where(self, gpu: int, tb: int) -> str:
+        fused = (f" (fused with the next {len(self.reductions) - 1} re step(s))"
+                 if len(self.reductions) > 1 else "")
+        return f"gpu {gpu} tb {tb} step {self.step} (line {self.line}){fused}"
 
 
 @dataclass
@@ -68,6 +112,7 @@ class Threadblock:
     recv: int
     chan: int
     steps: list[Step]
+    ops: list[Op] = field(default_factory=list)
     pc: int = 0
 
 
@@ -78,15 +123,35 @@ class Program:
     ngpus: int
     nchunks: int
     inplace: bool
-    chunks: dict[int, dict[str, int]]  # gpu -> {"i": n, "o": n, "s": n}
+    chunks: dict[int, dict[str, int]]  # gpu -> declared {"i": n, "o": n, "s": n}
     tbs: list[Threadblock]
+    proto: str = "Simple"
+    nchannels: int | None = None
+    outofplace: bool | None = None  # None: the attribute is absent
+    coll_name: str = ""
+    refusals: list[str] = field(default_factory=list)  # what the executor refuses
+    notes: list[str] = field(default_factory=list)
 
+    def modes(self) -> list[bool]:
+        """The buffer modes the executor may run the program in (True: in-place)."""
+        out = [True] if self.inplace else []
+        if self.outofplace or (self.outofplace is None and not self.inplace):
+            out.append(False)
+        return out
 
-@dataclass
-class Result:
-    verdict: Verdict
-    traffic: dict[tuple[int, int], int] = field(default_factory=dict)  # chunks p -> q
-    program: Program | None = None
+    def per_rank(self) -> int:
+        """Chunks per rank of the sharded buffer (allgather input, reduce-scatter output,
+        alltoall's block per peer); C for allreduce."""
+        if self.collective == "allreduce":
+            return self.nchunks
+        return self.nchunks // self.ngpus
+
+    def sizes(self) -> tuple[int, int]:
+        """(input, output) buffer sizes in chunks of M/C, as the user's buffers are:
+        the executor takes M = count × sizeMultiplier and one chunk = M/C."""
+        c, per = self.nchunks, self.per_rank()
+        return {"allgather": (per, c), "reduce-scatter": (c, per), "allreduce": (c, c),
+                "alltoall": (c, c)}[self.collective]
 
 
 def _int(el: Element, name: str, default: int | None = None, low: int = -1,
@@ -107,6 +172,8 @@ def _int(el: Element, name: str, default: int | None = None, low: int = -1,
 
 
 def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
+    """Read a program. InputError for what cannot be read at all; what the executor
+    would refuse to load goes to ``Program.refusals`` (the program is then INVALID)."""
     root = parse(text, origin, max_per_tag={"step": MAX_STEPS, "gpu": 100_000,
                                             "tb": 1_000_000})
     if root.tag != "algo":
@@ -115,50 +182,39 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
     coll = COLLS.get(coll_raw.lower())
     if coll is None:
         raise InputError(f"{origin}: coll={coll_raw!r} is not supported; collcert audits "
-                         "allgather, reduce_scatter and allreduce programs")
+                         "allgather, reducescatter, allreduce and alltoall programs")
     ngpus = _int(root, "ngpus", low=2, high=100_000)
     nchunks = _int(root, "nchunksperloop", low=1, high=MAX_CHUNKS)
-    inplace = root.attrs.get("inplace", "0").strip() == "1"
-    chunks: dict[int, dict[str, int]] = {}
-    tbs: list[Threadblock] = []
+    oop = root.attrs.get("outofplace")
+    prog = Program(root.attrs.get("name", ""), coll, ngpus, nchunks,
+                   root.attrs.get("inplace", "0").strip() == "1", {}, [],
+                   root.attrs.get("proto", "Simple").strip(),
+                   _int(root, "nchannels", 0, 0, 10**6) if "nchannels" in root.attrs else None,
+                   None if oop is None else oop.strip() == "1", coll_raw)
+    _check_algo(prog, root)
     total = 0
     for g in root.children:
         if g.tag != "gpu":
             raise InputError(f"{origin}: unexpected {g.where()} in <algo>; expected <gpu>")
         gid = _int(g, "id", low=0, high=ngpus - 1)
-        if gid in chunks:
+        if gid in prog.chunks:
             raise InputError(f"{origin}: {g.where()}: gpu {gid} appears twice")
-        chunks[gid] = {b: _int(g, f"{b}_chunks", 0, 0, MAX_CHUNKS) for b in "ios"}
-        seen_tb: set[int] = set()
+        prog.chunks[gid] = {b: _int(g, f"{b}_chunks", 0, 0, MAX_CHUNKS) for b in "ios"}
         seen_conn: dict[tuple[str, int, int], int] = {}
+        blocks: list[Threadblock] = []
+        nsteps = 0
         for tb in g.children:
             if tb.tag != "tb":
                 raise InputError(f"{origin}: unexpected {tb.where()} in <gpu>; expected <tb>")
             tid = _int(tb, "id", low=0, high=100_000)
-            if tid in seen_tb:
+            if any(b.tbid == tid for b in blocks):
                 raise InputError(f"{origin}: {tb.where()}: threadblock {tid} of gpu {gid} "
                                  "appears twice")
-            seen_tb.add(tid)
-            steps: list[Step] = []
-            for st in tb.children:
-                if st.tag != "step":
-                    raise InputError(f"{origin}: unexpected {st.where()} in <tb>")
-                total += 1
-                if total > MAX_STEPS:
-                    raise InputError(f"{origin}: more than {MAX_STEPS} steps")
-                idx = _int(st, "s", low=0, high=MAX_STEPS)
-                if idx != len(steps):
-                    raise InputError(f"{origin}: {st.where()}: step s={idx} where s="
-                                     f"{len(steps)} was expected (steps are numbered 0, 1, …)")
-                kind = st.attrs.get("type", "")
-                if kind not in ("s", "r", "rcs", "rrc", "rrs", "rrcs", "cpy", "re", "nop"):
-                    raise InputError(f"{origin}: {st.where()}: unknown step type {kind!r}")
-                steps.append(Step(
-                    kind, st.attrs.get("srcbuf", "i"), _int(st, "srcoff", 0, -1, MAX_CHUNKS),
-                    st.attrs.get("dstbuf", "o"), _int(st, "dstoff", 0, -1, MAX_CHUNKS),
-                    _int(st, "cnt", 1, 0, MAX_CHUNKS), _int(st, "depid", -1, -1, 100_000),
-                    _int(st, "deps", -1, -1, MAX_STEPS),
-                    f"gpu {gid} tb {tid} step {idx} (line {st.line})"))
+            steps = _steps(tb, gid, tid, origin)
+            total += len(steps)
+            nsteps += len(steps)
+            if total > MAX_STEPS:
+                raise InputError(f"{origin}: more than {MAX_STEPS} steps")
             block = Threadblock(gid, tid, _int(tb, "send", -1, -1, ngpus - 1),
                                 _int(tb, "recv", -1, -1, ngpus - 1),
                                 _int(tb, "chan", 0, 0, 1024), steps)
@@ -173,271 +229,173 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
                                      f"channel {block.chan}; the order of their messages "
                                      "would be undefined")
                 seen_conn[conn] = tid
-            tbs.append(block)
-    total_chunks = sum(sum(c.values()) for c in chunks.values())
-    reducing = coll != "allgather"
-    if total_chunks > MAX_CHUNKS * 10 or (reducing and total_chunks * ngpus > 50_000_000):
-        raise InputError(f"{origin}: {total_chunks} buffer chunks on {ngpus} gpus is too large "
-                         "to simulate chunk by chunk")
-    missing = [g for g in range(ngpus) if g not in chunks]
+            _check_tb(prog, block)
+            block.ops = _compile(prog, block)
+            blocks.append(block)
+        _check_gpu(prog, gid, blocks, nsteps)
+        prog.tbs += blocks
+    missing = [g for g in range(ngpus) if g not in prog.chunks]
     if missing:
         raise InputError(f"{origin}: ngpus={ngpus} but gpus {missing[:5]} have no <gpu> element")
-    return Program(root.attrs.get("name", ""), coll, ngpus, nchunks, inplace, chunks, tbs)
+    total_chunks = sum(sum(c.values()) for c in prog.chunks.values()) + 2 * nchunks * ngpus
+    if total_chunks > MAX_CHUNKS * 10 or (coll != "allgather"
+                                          and total_chunks * ngpus > 50_000_000):
+        raise InputError(f"{origin}: {total_chunks} buffer chunks on {ngpus} gpus is too large "
+                         "to simulate chunk by chunk")
+    return prog
 
 
-def simulate(prog: Program) -> Result:
-    """Run the program; check the postcondition; count traffic."""
-    v = Verdict(f"MSCCL {prog.collective} program {prog.name!r}")
-    res = Result(v, program=prog)
-    n = prog.ngpus
-    ic = {g: prog.chunks[g]["i"] for g in range(n)}
-    oc = {g: prog.chunks[g]["o"] for g in range(n)}
-    store: dict[tuple[int, str, int], Content] = {}
-
-    def alias(g: int, buf: str, off: int) -> tuple[int, str, int]:
-        if prog.inplace:
-            if prog.collective == "allgather" and buf == "i":
-                return (g, "o", g * ic[g] + off)
-            if prog.collective == "allreduce" and buf == "i":
-                return (g, "o", off)
-            if prog.collective == "reduce-scatter" and buf == "o":
-                return (g, "i", g * oc[g] + off)
-        return (g, buf, off)
-
-    def size(g: int, buf: str) -> int:
-        return prog.chunks[g].get(buf, 0)
-
-    for g in range(n):
-        for j in range(ic[g]):
-            store[alias(g, "i", j)] = frozenset({(g, j)})
-
-    class Stop(Exception):
-        pass
-
-    def fail(msg: str) -> None:
-        v.fail(msg)
-        if len(v.reasons) >= 20:
-            raise Stop
-
-    # Races. Threadblocks run concurrently; only program order, dependencies (depid/deps)
-    # and, transitively, what those waited for order their steps. clock[tb][t] = how many
-    # steps of threadblock t (same gpu) tb has waited for; snaps keeps a threadblock's
-    # clock after each step some dependency names. Every access to a chunk that another
-    # threadblock of the gpu wrote, and every write to a chunk another one read since, must
-    # come after that step. (Ordering through messages is not tracked: conservative.)
-    clock: dict[tuple[int, int], dict[int, int]] = {(tb.gpu, tb.tbid): {} for tb in prog.tbs}
-    named = {(tb.gpu, st.depid, st.deps) for tb in prog.tbs for st in tb.steps if st.depid >= 0}
-    snaps: dict[tuple[int, int, int], dict[int, int]] = {}
-    writer: dict[tuple[int, str, int], tuple[int, int]] = {}
-    readers: dict[tuple[int, str, int], list[tuple[int, int]]] = {}
-
-    def after(tb: Threadblock, other: tuple[int, int], where: str, what: str) -> None:
-        t, i = other
-        if t != tb.tbid and clock[(tb.gpu, tb.tbid)].get(t, 0) <= i:
-            fail(f"{where}: {what} gpu {tb.gpu} tb {t} step {i}, but no dependency makes it "
-                 "wait for that step: a race between concurrent threadblocks")
-
-    def read_chunks(tb: Threadblock, buf: str, off: int, cnt: int,
-                    where: str) -> list[Content] | None:
-        g = tb.gpu
-        if buf not in ("i", "o", "s") or off < 0 or off + cnt > size(g, buf):
-            fail(f"{where}: reads {buf}[{off}:{off + cnt}] outside gpu {g}'s {buf} buffer "
-                 f"of {size(g, buf)} chunks")
-            return None
-        out = []
-        for j in range(off, off + cnt):
-            loc = alias(g, buf, j)
-            got = store.get(loc)
-            if got is None:
-                fail(f"{where}: reads {buf}[{j}] on gpu {g} before it holds any data")
-                return None
-            if loc in writer:
-                after(tb, writer[loc], where, f"reads {buf}[{j}], written by")
-            readers.setdefault(loc, []).append((tb.tbid, tb.pc))
-            out.append(got)
-        return out
-
-    def write_chunks(tb: Threadblock, buf: str, off: int, data: list[Content],
-                     where: str) -> None:
-        g = tb.gpu
-        if buf not in ("i", "o", "s") or off < 0 or off + len(data) > size(g, buf):
-            fail(f"{where}: writes {buf}[{off}:{off + len(data)}] outside gpu {g}'s {buf} "
-                 f"buffer of {size(g, buf)} chunks")
-            return
-        for j, d in enumerate(data):
-            loc = alias(g, buf, off + j)
-            if loc in writer:
-                after(tb, writer[loc], where, f"overwrites {buf}[{off + j}], written by")
-            for r in readers.pop(loc, []):
-                after(tb, r, where, f"overwrites {buf}[{off + j}], still to be read by")
-            writer[loc] = (tb.tbid, tb.pc)
-            store[loc] = d
-
-    def reduce(a: list[Content], b: list[Content], where: str) -> list[Content] | None:
-        out = []
-        for x, y in zip(a, b):
-            both = x & y
-            if both:
-                r, j = min(both)
-                fail(f"{where}: reduces the contribution of rank {r} chunk {j} twice")
-                return None
-            out.append(x | y)
-        return out
-
-    queues: dict[tuple[int, int, int], deque[list[Content]]] = {}
-    by_gpu: dict[tuple[int, int], Threadblock] = {(tb.gpu, tb.tbid): tb for tb in prog.tbs}
-    for tb in prog.tbs:
-        for st in tb.steps:
-            if st.kind in ("s", "rcs", "rrs", "rrcs") and tb.send < 0:
-                raise InputError(f"MSCCL XML: {st.where} sends, but its threadblock has "
-                                 "send=-1")
-            if st.kind in ("r", "rcs", "rrc", "rrs", "rrcs") and tb.recv < 0:
-                raise InputError(f"MSCCL XML: {st.where} receives, but its threadblock has "
-                                 "recv=-1")
-            if st.depid >= 0 and (tb.gpu, st.depid) not in by_gpu:
-                raise InputError(f"MSCCL XML: {st.where} depends on threadblock {st.depid}, "
-                                 f"which gpu {tb.gpu} does not have")
-
-    def send(tb: Threadblock, data: list[Content]) -> None:
-        queues.setdefault((tb.gpu, tb.send, tb.chan), deque()).append(data)
-        key = (tb.gpu, tb.send)
-        res.traffic[key] = res.traffic.get(key, 0) + len(data)
-
-    try:
-        active = [tb for tb in prog.tbs if tb.steps]
-        while active:
-            moved = False
-            still = []
-            for tb in active:
-                while tb.pc < len(tb.steps):
-                    st = tb.steps[tb.pc]
-                    mine = clock[(tb.gpu, tb.tbid)]
-                    if st.depid >= 0:
-                        dep = by_gpu[(tb.gpu, st.depid)]
-                        if dep.pc <= st.deps:
-                            break
-                        for t, done in snaps.get((tb.gpu, st.depid, st.deps), {}).items():
-                            mine[t] = max(mine.get(t, 0), done)
-                    data: list[Content] | None = None
-                    if st.kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
-                        q = queues.get((tb.recv, tb.gpu, tb.chan))
-                        if not q:
-                            break
-                        data = q.popleft()
-                        if len(data) != st.cnt:
-                            fail(f"{st.where}: receives {st.cnt} chunks but the matching send "
-                                 f"from gpu {tb.recv} carried {len(data)}")
-                            data = None
-                        elif st.kind in ("rrc", "rrs", "rrcs"):
-                            own = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
-                            data = None if own is None else reduce(own, data, st.where)
-                        if data is not None:
-                            if st.kind in ("r", "rcs", "rrc", "rrcs"):
-                                write_chunks(tb, st.dstbuf, st.dstoff, data, st.where)
-                            if st.kind in ("rcs", "rrs", "rrcs"):
-                                send(tb, data)
-                    elif st.kind == "s":
-                        data = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
-                        if data is not None:
-                            send(tb, data)
-                    elif st.kind == "cpy":
-                        data = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
-                        if data is not None:
-                            write_chunks(tb, st.dstbuf, st.dstoff, data, st.where)
-                    elif st.kind == "re":
-                        a = read_chunks(tb, st.srcbuf, st.srcoff, st.cnt, st.where)
-                        b = read_chunks(tb, st.dstbuf, st.dstoff, st.cnt, st.where)
-                        if a is not None and b is not None:
-                            red = reduce(b, a, st.where)
-                            if red is not None:
-                                write_chunks(tb, st.dstbuf, st.dstoff, red, st.where)
-                    tb.pc += 1
-                    mine[tb.tbid] = tb.pc
-                    if (tb.gpu, tb.tbid, tb.pc - 1) in named:
-                        snaps[(tb.gpu, tb.tbid, tb.pc - 1)] = dict(mine)
-                    moved = True
-                if tb.pc < len(tb.steps):
-                    still.append(tb)
-            active = still
-            if not moved and active:
-                stuck = ", ".join(tb.steps[tb.pc].where for tb in active[:3])
-                fail(f"deadlock: no step can run; waiting: {stuck}"
-                     + (f" and {len(active) - 3} more" if len(active) > 3 else ""))
-                break
-        left = sum(len(q) for q in queues.values())
-        if left:
-            fail(f"{left} sent message(s) are never received")
-        _postcondition(prog, store, alias, fail)
-    except Stop:
-        pass
-    return res
+def _steps(tb: Element, gid: int, tid: int, origin: str) -> list[Step]:
+    steps: list[Step] = []
+    for st in tb.children:
+        if st.tag != "step":
+            raise InputError(f"{origin}: unexpected {st.where()} in <tb>")
+        idx = _int(st, "s", low=0, high=MAX_STEPS)
+        if idx != len(steps):
+            raise InputError(f"{origin}: {st.where()}: step s={idx} where s={len(steps)} was "
+                             "expected (steps are numbered 0, 1, …)")
+        kind = st.attrs.get("type", "")
+        if kind not in KINDS:
+            raise InputError(f"{origin}: {st.where()}: unknown step type {kind!r}")
+        steps.append(Step(
+            idx, kind, st.attrs.get("srcbuf", "i"), _int(st, "srcoff", 0, -1, MAX_CHUNKS),
+            st.attrs.get("dstbuf", "o"), _int(st, "dstoff", 0, -1, MAX_CHUNKS),
+            _int(st, "cnt", 1, 0, MAX_CHUNKS), _int(st, "depid", -1, -1, 100_000),
+            _int(st, "deps", -1, -1, MAX_STEPS), _int(st, "hasdep", 0, -10**9, 10**9),
+            st.line))
+    return steps
 
 
-def _postcondition(prog: Program, store: dict[tuple[int, str, int], Content],
-                   al: Callable[[int, str, int], tuple[int, str, int]],
-                   report: Callable[[str], None]) -> None:
-    n = prog.ngpus
-    everyone = range(n)
-    c = prog.nchunks
-    for g in everyone:
-        ic, oc = prog.chunks[g]["i"], prog.chunks[g]["o"]
-        # traffic is counted in chunks of M / nchunksperloop: the buffers must hold all of M
-        full, name = (ic, "i_chunks") if prog.collective == "reduce-scatter" else (oc, "o_chunks")
-        if full != c:
-            report(f"gpu {g}: {name} = {full}, but nchunksperloop = {c}: the "
-                   f"{prog.collective} data M must be exactly {c} chunks (one chunk = M/{c})")
+def _check_algo(prog: Program, root: Element) -> None:
+    if prog.proto not in PROTOCOLS:
+        prog.refusals.append(f"proto={prog.proto!r}: the executor runs only Simple, LL128 "
+                             "and LL (msccl_parser.cc, mscclProtocolStrToId)")
+    if prog.collective in ("allgather", "reduce-scatter", "alltoall") and (
+            prog.nchunks % prog.ngpus):
+        prog.refusals.append(f"nchunksperloop = {prog.nchunks} is not a multiple of ngpus = "
+                             f"{prog.ngpus}: a {prog.collective} buffer of ngpus equal shares "
+                             "cannot be cut into whole chunks")
+    if prog.coll_name.lower() == "reduce_scatter":
+        prog.notes.append("coll=\"reduce_scatter\" (as msccl-tools writes it): the executor's "
+                          "parser knows only \"reducescatter\" and would refuse this name")
+    absent = [a for a in ("nchannels", "proto", "minBytes", "maxBytes", "outofplace")
+              if a not in root.attrs]
+    if absent:
+        prog.notes.append(f"<algo> lacks {', '.join(absent)}, which the current executor "
+                          "(msccl_parser.cc) requires; older executors did not")
+    if not prog.modes():
+        prog.notes.append("inplace=\"0\" and outofplace=\"0\": the executor never selects "
+                          "this program; it is checked as an out-of-place program")
+
+
+def _check_tb(prog: Program, tb: Threadblock) -> None:
+    where = f"gpu {tb.gpu} tb {tb.tbid}"
+    if tb.send == tb.gpu or tb.recv == tb.gpu:
+        prog.refusals.append(f"{where}: sends to or receives from its own gpu")
+    if tb.chan >= EXEC_MAX_CHANNELS:
+        prog.refusals.append(f"{where}: channel {tb.chan}; the executor has channels "
+                             f"0..{EXEC_MAX_CHANNELS - 1} (MAXCHANNELS)")
+    elif prog.nchannels is not None and tb.chan >= prog.nchannels and (
+            tb.send >= 0 or tb.recv >= 0):
+        prog.refusals.append(f"{where}: uses channel {tb.chan}, but the program declares "
+                             f"nchannels={prog.nchannels}; the executor connects only "
+                             f"channels 0..{prog.nchannels - 1}")
+    for st in tb.steps:
+        sw = f"{where} step {st.index} (line {st.line})"
+        if st.hasdep not in (0, 1):
+            prog.refusals.append(f"{sw}: hasdep={st.hasdep}; the executor takes 0 or 1")
+        if st.kind != "nop" and st.cnt >= EXEC_MAX_COUNT:
+            prog.refusals.append(f"{sw}: cnt={st.cnt}; the executor takes cnt < "
+                                 f"{EXEC_MAX_COUNT} (MSCCL_MAX_COUNT)")
+        if st.kind in SENDS and tb.send < 0:
+            prog.refusals.append(f"{sw} sends, but its threadblock has send=-1")
+        if st.kind in RECVS and tb.recv < 0:
+            prog.refusals.append(f"{sw} receives, but its threadblock has recv=-1")
+        for buf in (st.srcbuf, st.dstbuf):
+            if buf not in ("i", "o", "s"):
+                prog.refusals.append(f"{sw}: buffer {buf!r} is not i, o or s")
+    if len(tb.steps) > EXEC_DEFAULT_MAX_STEPS:
+        prog.notes.append(f"{where} has {len(tb.steps)} steps: the executor must be built "
+                          f"with MSCCL_MAX_NUM_STEPS ≥ {len(tb.steps)} (default "
+                          f"{EXEC_DEFAULT_MAX_STEPS}, makefiles/common.mk)")
+
+
+def _check_gpu(prog: Program, gid: int, blocks: list[Threadblock], nsteps: int) -> None:
+    ids = sorted(b.tbid for b in blocks)
+    if ids != list(range(len(ids))):
+        gap = next(i for i, t in enumerate(ids + [-1]) if t != i)
+        prog.refusals.append(f"gpu {gid}: threadblock {gap} is missing (ids must be "
+                             "0, 1, …, n-1; msccl_parser.cc)")
+    if len(blocks) > EXEC_MAX_TBS:
+        prog.refusals.append(f"gpu {gid}: {len(blocks)} threadblocks; the executor runs at "
+                             f"most {EXEC_MAX_TBS}")
+    for way in ("send", "recv"):
+        per_chan: dict[int, int] = {}
+        for b in blocks:
+            if getattr(b, way) >= 0:
+                per_chan[b.chan] = per_chan.get(b.chan, 0) + 1
+        for ch, n in per_chan.items():
+            if n > EXEC_MAX_TBS_PER_CHANNEL:
+                prog.refusals.append(f"gpu {gid} channel {ch}: {n} threadblocks {way}; the "
+                                     f"executor allows {EXEC_MAX_TBS_PER_CHANNEL} per channel")
+    elements = 1 + prog.ngpus + len(blocks) + nsteps
+    if elements > EXEC_MAX_XML_NODES:
+        prog.refusals.append(f"gpu {gid}: the executor's XML reader keeps at most "
+                             f"{EXEC_MAX_XML_NODES} elements per rank (<algo>, every <gpu>, "
+                             f"this gpu's <tb> and <step>); this rank needs {elements}")
+
+
+def _compile(prog: Program, tb: Threadblock) -> list[Op]:
+    """The transmissions the executor's parser builds from ``tb``'s steps, with the flag
+    value its kernel sets after each (see the module docstring)."""
+    ops: list[Op] = []
+    pending: list[tuple[int, int]] = []
+    fuse: tuple[str, int, str] | None = None  # (dstbuf, dstoff, srcbuf) of an open re group
+    reductions = 0  # the threadblock's running count, as the parser keeps it
+    for st in tb.steps:
+        if st.depid >= 0:
+            pending.append((st.depid, st.deps))
+        if st.kind == "nop":
             continue
-        if prog.collective == "allreduce" and ic != oc:
-            report(f"gpu {g}: i_chunks = {ic} but o_chunks = {oc}; an allreduce needs them equal")
-            continue
-        if prog.collective == "reduce-scatter" and oc * n != ic:
-            report(f"gpu {g}: o_chunks = {oc}, but a reduce-scatter of {ic} input chunks on "
-                   f"{n} ranks needs {ic}/{n} output chunks per rank")
-            continue
-        if prog.collective == "allgather":
-            if oc != ic * n:
-                report(f"gpu {g}: o_chunks = {oc}, but an allgather of {ic} input chunks per "
-                       f"rank needs {ic * n}")
-                continue
-            for j in range(oc):
-                want = frozenset({(j // ic, j % ic)})
-                got = store.get(al(g, "o", j))
-                if got != want:
-                    report(f"gpu {g} output chunk {j} should hold rank {j // ic}'s input chunk "
-                           f"{j % ic}; it holds {_show(got)}")
-        elif prog.collective == "allreduce":
-            for j in range(oc):
-                want = frozenset((q, j) for q in everyone)
-                got = store.get(al(g, "o", j))
-                if got != want:
-                    report(f"gpu {g} output chunk {j} should be the sum of chunk {j} of all "
-                           f"{n} ranks; {_missing(got, want)}")
+        if st.kind == "re" and fuse == (st.dstbuf, st.dstoff, st.srcbuf) and st.depid < 0:
+            op = ops[-1]
+            op.reductions.append(st.srcoff)
+            op.srcoff, op.cnt = st.srcoff, st.cnt  # the parser overwrites them: last one wins
+            op.signals = st.hasdep == 1
+            if len(op.reductions) == EXEC_MAX_REDUCE_FUSION + 1:
+                prog.refusals.append(f"{op.where(tb.gpu, tb.tbid)}: fuses more than "
+                                     f"{EXEC_MAX_REDUCE_FUSION} reductions, past the end of "
+                                     "the kernel's buffer (MSCCL_MAX_REDUCE_FUSION)")
         else:
-            for j in range(oc):
-                want = frozenset((q, g * oc + j) for q in everyone)
-                got = store.get(al(g, "o", j))
-                if got != want:
-                    report(f"gpu {g} output chunk {j} should be the sum of chunk {g * oc + j} of "
-                           f"all {n} ranks; {_missing(got, want)}")
+            if pending and st.depid < 0:
+                prog.refusals.append(
+                    f"gpu {tb.gpu} tb {tb.tbid} step {st.index} (line {st.line}): follows nop "
+                    "dependencies but has none of its own; the executor refuses this (\"the "
+                    "last reduction must be a part of the first immediate instruction\")")
+            ops.append(Op(st.kind, st.srcbuf, st.srcoff, st.dstbuf, st.dstoff, st.cnt,
+                          pending, st.hasdep == 1, 0, st.index, st.line,
+                          [st.srcoff] if st.kind == "re" else []))
+            pending = []
+        if st.kind == "re":
+            reductions += 1
+            fuse = (None if st.hasdep == 1 or reductions == EXEC_MAX_REDUCE_FUSION
+                    else (st.dstbuf, st.dstoff, st.srcbuf))
+        else:
+            fuse = None
+    # the kernel's step counter: +numDependencies-1 before a transmission that waits,
+    # +numReductions-1 for a fused reduce (when cnt > 0), the flag, then +1
+    counter = 0
+    for op in ops:
+        counter += max(len(op.waits) - 1, 0)
+        if op.kind == "re" and op.cnt > 0:
+            counter += len(op.reductions) - 1
+        op.flag = counter
+        counter += 1
+    return ops
 
 
-def _show(got: Content | None) -> str:
-    if not got:
-        return "nothing"
-    items = sorted(got)[:3]
-    text = ", ".join(f"rank {r} chunk {j}" for r, j in items)
-    return text + (" …" if len(got) > 3 else "")
+def simulate(prog: Program, inplace: bool | None = None) -> Result:
+    """Run ``prog`` (see :mod:`.msccl_sim`); returns its ``Result``."""
+    from .msccl_sim import run
 
-
-def _missing(got: Content | None, want: Content) -> str:
-    if not got:
-        return "it holds nothing"
-    lack = sorted(want - got)
-    extra = sorted(got - want)
-    parts = []
-    if lack:
-        parts.append(f"it lacks rank {lack[0][0]}'s contribution" +
-                     (f" and {len(lack) - 1} more" if len(lack) > 1 else ""))
-    if extra:
-        parts.append(f"it wrongly holds rank {extra[0][0]} chunk {extra[0][1]}")
-    return "; ".join(parts)
+    return run(prog, inplace)

@@ -16,10 +16,11 @@ kept as text; the checkers match them to topology ids by string form.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from .base import InputError
-from .schedule import COLLECTIVES, DIRECTION, MAX_EDGES, MAX_PHASES, MAX_TREES, PHASES
+from .schedule import COLLECTIVES, DIRECTION, MAX_EDGES, MAX_PATH, MAX_PHASES, MAX_TREES, PHASES
 from .xmlsafe import Element, parse
 
 MAX_JSON_BYTES = 512 * 1024 * 1024
@@ -68,9 +69,54 @@ def _int_attr(el: Element, name: str, default: int | None = None, least: int = 0
     return value
 
 
+def split_path(text: str, node_ids: Collection[str] | None, where: str) -> list[str]:
+    """The node ids of a comma-separated ``path`` attribute.
+
+    ForestColl writes node ids that may themselves contain commas (Python tuple
+    reprs such as ``(0, 'GPU', 0)``), so a path is read by matching the
+    topology's ids (compared after stripping blanks): a reading is a way to cut
+    the comma-separated pieces into runs that each join to an id. None is an
+    error naming the path, and so is more than one (the path is ambiguous).
+    Without ``node_ids``, or when no id contains a comma, the path is simply
+    split at its commas.
+    """
+    pieces = text.split(",")
+    ids = {i.strip() for i in node_ids or ()}
+    widest = max((i.count(",") + 1 for i in ids), default=1)
+    if widest == 1:
+        return [p.strip() for p in pieces]
+    if len(pieces) > widest * MAX_PATH:
+        raise InputError(f"{where}: a path of {len(pieces)} comma-separated pieces is longer "
+                         f"than the {MAX_PATH} nodes collcert reads")
+    # readings[i]: up to two ways to read pieces[:i] as ids (two are enough to tell)
+    readings: list[list[list[str]]] = [[[]]]
+    readings += [[] for _ in pieces]
+    for i in range(len(pieces)):
+        for k in range(1, min(widest, len(pieces) - i) + 1):
+            node = ",".join(pieces[i:i + k]).strip()
+            if readings[i] and node in ids:
+                for r in readings[i]:
+                    if len(readings[i + k]) < 2:
+                        readings[i + k].append(r + [node])
+    found = readings[len(pieces)]
+    if not found:
+        raise InputError(f"{where}: path {text[:200]!r} is not a comma-separated list of the "
+                         "topology's node ids")
+    if len(found) > 1:
+        raise InputError(f"{where}: path {text[:200]!r} is ambiguous: with the topology's node "
+                         f"ids it reads as {found[0]} or as {found[1]}; rename the nodes so "
+                         "that no id is other ids joined by commas")
+    return found[0]
+
+
 def forestcoll_xml(text: str | bytes, collective: str | None = None,
-                   origin: str = "ForestColl XML") -> dict[str, Any]:
-    """A schedule dict from ForestColl tree XML."""
+                   origin: str = "ForestColl XML",
+                   node_ids: Collection[str] | None = None) -> dict[str, Any]:
+    """A schedule dict from ForestColl tree XML.
+
+    ``node_ids``: the topology's node ids as text, to read ``path`` attributes
+    whose ids contain commas (see :func:`split_path`).
+    """
     root = parse(text, origin, max_per_tag={"tree": MAX_TREES, "send": MAX_EDGES,
                                             "algo": MAX_PHASES})
     # the ForestColl tool itself writes <Algo ...>; collcert writes <algo ...>
@@ -114,8 +160,8 @@ def forestcoll_xml(text: str | bytes, collective: str | None = None,
                 if src is None or dst is None:
                     raise InputError(f"{origin}: {s.where()} needs src and dst")
                 path_text = s.attrs.get("path")
-                path = ([p.strip() for p in path_text.split(",")] if path_text
-                        else [src, dst])
+                path = (split_path(path_text, node_ids, f"{origin}: {s.where()}")
+                        if path_text else [src, dst])
                 edges.append({"src": src, "dst": dst, "path": path})
             tree: dict[str, Any] = {"root": r,
                                     "multiplicity": _int_attr(t, "nchunks", 1, least=0),

@@ -12,9 +12,9 @@ HEAD = ('<algo name="{name}" nchunksperloop="{c}" nchannels="1" proto="Simple" n
 
 
 def step(s: int, kind: str, sb: str = "i", so: int = 0, db: str = "o", do: int = 0,
-         cnt: int = 1, depid: int = -1, deps: int = -1) -> str:
+         cnt: int = 1, depid: int = -1, deps: int = -1, hasdep: int = 0) -> str:
     return (f'<step s="{s}" type="{kind}" srcbuf="{sb}" srcoff="{so}" dstbuf="{db}" '
-            f'dstoff="{do}" cnt="{cnt}" depid="{depid}" deps="{deps}" hasdep="0"/>')
+            f'dstoff="{do}" cnt="{cnt}" depid="{depid}" deps="{deps}" hasdep="{hasdep}"/>')
 
 
 def ring_allgather(n: int, inplace: bool = False, skip: tuple[int, int] | None = None) -> str:
@@ -39,29 +39,33 @@ def ring_allgather(n: int, inplace: bool = False, skip: tuple[int, int] | None =
 
 def allpairs_allreduce(n: int, drop_reduce: int | None = None, twice: int | None = None) -> str:
     """All-pairs allreduce: every gpu g reduces chunk g from all peers (via scratch), then
-    sends the reduced chunk to every peer. Threadblock p talks to peer p; threadblock n
-    reduces. Each ordered pair exchanges 2 chunks of 1/n: on complete(n), time 2/n."""
+    sends the reduced chunk to every peer. Threadblock i talks to the i-th peer; threadblock
+    n-1 reduces, each reduce waiting on the receive that filled its scratch chunk (which
+    signals: hasdep="1"), and its last reduce signals the senders. Each ordered pair
+    exchanges 2 chunks of 1/n: on complete(n), time 2/n."""
     out = [HEAD.format(name="allpairs", c=n, n=n, coll="allreduce", inplace=0)]
     for g in range(n):
         out.append(f'<gpu id="{g}" i_chunks="{n}" o_chunks="{n}" s_chunks="{n}">')
         peers = [p for p in range(n) if p != g]
-        red = [step(0, "cpy", "i", g, "o", g)]
-        for p in peers:
+        red = [("cpy", "i", g, -1, -1)]
+        for i, p in enumerate(peers):
             if p == drop_reduce:
                 continue
-            red.append(step(len(red), "re", "s", p, "o", g, depid=p, deps=1))
+            red.append(("re", "s", p, i, 1))
             if p == twice:
-                red.append(step(len(red), "re", "s", p, "o", g, depid=p, deps=1))
+                red.append(("re", "s", p, i, 1))
         last = len(red) - 1
-        for p in peers:
-            out.append(f'<tb id="{p}" send="{p}" recv="{p}" chan="0">')
+        for i, p in enumerate(peers):
+            out.append(f'<tb id="{i}" send="{p}" recv="{p}" chan="0">')
             out.append(step(0, "s", "i", p, "o", 0))
-            out.append(step(1, "r", "i", 0, "s", p))
-            out.append(step(2, "s", "o", g, "o", 0, depid=n, deps=last))
+            out.append(step(1, "r", "i", 0, "s", p, hasdep=1))
+            out.append(step(2, "s", "o", g, "o", 0, depid=n - 1, deps=last))
             out.append(step(3, "r", "i", 0, "o", p))
             out.append("</tb>")
-        out.append(f'<tb id="{n}" send="-1" recv="-1" chan="0">' + "".join(red) + "</tb>")
-        out.append("</gpu>")
+        out.append(f'<tb id="{n - 1}" send="-1" recv="-1" chan="0">')
+        out += [step(j, k, sb, so, "o", g, depid=d, deps=ds, hasdep=int(j == last))
+                for j, (k, sb, so, d, ds) in enumerate(red)]
+        out.append("</tb></gpu>")
     out.append("</algo>")
     return "\n".join(out)
 
@@ -108,7 +112,7 @@ def test_read_before_write_and_out_of_bounds() -> None:
 
 
 @pytest.mark.parametrize("text, needle", [
-    ('<algo coll="alltoall" ngpus="2" nchunksperloop="2"/>', "not supported"),
+    ('<algo coll="broadcast" ngpus="2" nchunksperloop="2"/>', "not supported"),
     ('<algo coll="allgather" ngpus="2" nchunksperloop="2"><gpu id="0"/></algo>',
      "have no <gpu>"),
     ('<algo coll="allgather" ngpus="2" nchunksperloop="x"/>', "not an integer"),

@@ -154,7 +154,7 @@ def test_msccl_reduce_scatter_that_leaves_input_chunks_unreduced_is_rejected() -
             f'<step s="0" type="s" srcbuf="i" srcoff="{p}" dstbuf="s" dstoff="0" cnt="1" '
             'depid="-1" deps="-1" hasdep="0"/>'
             f'<step s="1" type="r" srcbuf="i" srcoff="0" dstbuf="s" dstoff="0" cnt="1" '
-            'depid="-1" deps="-1" hasdep="0"/>'
+            'depid="-1" deps="-1" hasdep="1"/>'
             '</tb><tb id="1" send="-1" recv="-1" chan="0">'
             f'<step s="0" type="cpy" srcbuf="i" srcoff="{g}" dstbuf="o" dstoff="0" cnt="1" '
             'depid="-1" deps="-1" hasdep="0"/>'
@@ -216,15 +216,15 @@ def _race_program(gpu0_waits: bool) -> str:
     input and scratch to the output. Only a dependency (depid/deps) makes tb 1 wait for
     tb 0's receive; gpu 1 always has it, gpu 0 only if ``gpu0_waits``."""
     def st(s: int, kind: str, sb: str, so: int, db: str, do: int, depid: int = -1,
-           deps: int = -1) -> str:
+           deps: int = -1, hasdep: int = 0) -> str:
         return (f'<step s="{s}" type="{kind}" srcbuf="{sb}" srcoff="{so}" dstbuf="{db}" '
-                f'dstoff="{do}" cnt="1" depid="{depid}" deps="{deps}" hasdep="0"/>')
+                f'dstoff="{do}" cnt="1" depid="{depid}" deps="{deps}" hasdep="{hasdep}"/>')
 
     def gpu(g: int, waits: bool) -> str:
         dep = (0, 1) if waits else (-1, -1)
         return (f'<gpu id="{g}" i_chunks="1" o_chunks="2" s_chunks="1">'
                 f'<tb id="0" send="{1 - g}" recv="{1 - g}" chan="0">'
-                + st(0, "s", "i", 0, "o", 0) + st(1, "r", "i", 0, "s", 0) + "</tb>"
+                + st(0, "s", "i", 0, "o", 0) + st(1, "r", "i", 0, "s", 0, hasdep=1) + "</tb>"
                 '<tb id="1" send="-1" recv="-1" chan="0">'
                 + st(0, "cpy", "i", 0, "o", g) + st(1, "cpy", "s", 0, "o", 1 - g, *dep)
                 + "</tb></gpu>")
@@ -250,15 +250,17 @@ def test_msccl_write_racing_an_unordered_read_is_rejected() -> None:
     # chunk into the same o[1]. Nothing orders the receive after the send, so the peer may
     # get its own chunk back; the simulation just happens to run the send first.
     def st(s: int, kind: str, sb: str, so: int, db: str, do: int, depid: int = -1,
-           deps: int = -1) -> str:
+           deps: int = -1, hasdep: int = 0) -> str:
         return (f'<step s="{s}" type="{kind}" srcbuf="{sb}" srcoff="{so}" dstbuf="{db}" '
-                f'dstoff="{do}" cnt="1" depid="{depid}" deps="{deps}" hasdep="0"/>')
+                f'dstoff="{do}" cnt="1" depid="{depid}" deps="{deps}" hasdep="{hasdep}"/>')
 
     def program(recv_waits: bool) -> str:
         dep = (0, 0) if recv_waits else (-1, -1)
         g0 = ('<gpu id="0" i_chunks="1" o_chunks="2" s_chunks="0">'
-              '<tb id="0" send="1" recv="-1" chan="0">' + st(0, "s", "o", 1, "o", 0, 1, 0)
-              + '</tb><tb id="1" send="-1" recv="-1" chan="0">' + st(0, "cpy", "i", 0, "o", 1)
+              '<tb id="0" send="1" recv="-1" chan="0">'
+              + st(0, "s", "o", 1, "o", 0, 1, 0, hasdep=1)
+              + '</tb><tb id="1" send="-1" recv="-1" chan="0">'
+              + st(0, "cpy", "i", 0, "o", 1, hasdep=1)
               + st(1, "cpy", "i", 0, "o", 0) + '</tb><tb id="2" send="-1" recv="1" chan="0">'
               + st(0, "r", "i", 0, "o", 1, *dep) + "</tb></gpu>")
         g1 = ('<gpu id="1" i_chunks="1" o_chunks="2" s_chunks="0">'

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import Any
 
 from collcert.certify import msccl as msccl_mod
+from collcert.certify import msccl_sim
 from collcert.certify.base import InputError, Topo, Verdict
 from collcert.certify.lp import check_lp
 from collcert.certify.optimum import check_optimum
@@ -183,7 +184,8 @@ def audit(
             assert isinstance(schedule, str)
             return _audit_msccl(topology, topo, schedule, ranks, check_optimum_certificate)
         if isinstance(schedule, str):
-            data = (schedule_json(schedule) if fmt == "json" else forestcoll_xml(schedule))
+            data = (schedule_json(schedule) if fmt == "json" else
+                    forestcoll_xml(schedule, node_ids=[str(v) for v in topo.nodes]))
         else:
             data = schedule
         report = _audit_trees(topology, topo, data, fmt, check_optimum_certificate)
@@ -311,14 +313,14 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
             f"the MSCCL program has ngpus={prog.ngpus} but {len(nodes)} ranks are mapped to "
             f"compute nodes ({'--ranks' if ranks is not None else 'the topology has'} "
             f"{len(nodes)}); pass --ranks with one compute node per rank")
-    res = msccl_mod.simulate(prog)
+    res = msccl_sim.run(prog)
     verdict = res.verdict
     demands: dict[tuple[Any, Any], Fraction] = {}
     for (p, q), chunks in res.traffic.items():
         if p != q:
             key = (nodes[p], nodes[q])
             demands[key] = demands.get(key, Fraction(0)) + Fraction(chunks, prog.nchunks)
-    notes: list[str] = []
+    notes: list[str] = list(verdict.facts.get("notes", []))
     extra: list[Verdict] = []
     if len(nodes) != topology.num_compute:
         notes.append("the program uses only some compute nodes; the optimum is for all")

@@ -1,0 +1,362 @@
+"""Run an MSCCL program chunk by chunk, as the executor would, and check its postcondition.
+
+Model. Every chunk holds the set of contributions ``(rank, input chunk)`` it
+contains; a reduce is the union of two disjoint sets (an overlap would count a
+contribution twice and is reported). Sends on a connection (sender, receiver,
+channel) are matched to receives in order. A transmission waits until every
+dependency (t, s) is released: the flag of threadblock t, set only by its
+``hasdep="1"`` transmissions to their step counter, is ≥ s (flags only grow).
+A dependency that nothing ever releases is a deadlock, found before the run
+and named; so is a state where nothing can move but steps remain.
+
+Buffers are the user's (msccl_setup.cc: M = count × sizeMultiplier, one chunk
+= M/nchunksperloop = C): allgather input C/N chunks and output C; reduce-
+scatter input C, output C/N; allreduce and alltoall C and C. In-place calls
+alias them as NCCL does and as msccl-tools compiles for (msccl/language/
+collectives.py): allgather input = output[r·C/N …]; reduce-scatter output =
+input[r·C/N …]; allreduce and alltoall output = input. The scratch buffer
+has the declared ``s_chunks``. An access must start below the declared size
+(the executor's parser refuses it otherwise) and stay inside the real buffer.
+
+Postconditions (C/N chunks per rank block, b = C/N): allgather: output chunk
+j of every rank is {(j // b, j mod b)}; reduce-scatter: output chunk j of
+rank r is {(q, r·b + j) : every rank q}; allreduce: output chunk j is
+{(q, j) : every q}; alltoall: output chunk i·b + k of rank j is {(i, j·b + k)}.
+
+The simulation runs one interleaving, so races are checked apart: an access
+to a chunk another threadblock of the gpu wrote (or a write to one it read)
+must be ordered after that step by program order and released dependencies,
+transitively (vector clocks; ordering through messages is not counted, which
+is conservative). The traffic matrix counts the chunks each rank sends to
+each other rank.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from .base import Verdict
+from .msccl import Op, Program, Threadblock
+
+Content = frozenset[tuple[int, int]]
+Loc = tuple[int, str, int]
+
+
+@dataclass
+class Result:
+    verdict: Verdict
+    traffic: dict[tuple[int, int], int] = field(default_factory=dict)  # chunks p -> q
+    program: Program | None = None
+
+
+class _Stop(Exception):
+    pass
+
+
+class _Run:
+    def __init__(self, prog: Program, inplace: bool, verdict: Verdict) -> None:
+        self.prog = prog
+        self.inplace = inplace
+        self.v = verdict
+        self.per = prog.per_rank()
+        self.real = dict(zip("io", prog.sizes()))
+        self.store: dict[Loc, Content] = {}
+        self.traffic: dict[tuple[int, int], int] = {}
+        self.tbs = {(tb.gpu, tb.tbid): tb for tb in prog.tbs}
+        self.flag = {key: -1 for key in self.tbs}
+        self.clock: dict[tuple[int, int], dict[int, int]] = {key: {} for key in self.tbs}
+        self.snaps: dict[tuple[int, int, int], dict[int, int]] = {}
+        self.writer: dict[Loc, tuple[int, int]] = {}
+        self.readers: dict[Loc, list[tuple[int, int]]] = {}
+        self.queues: dict[tuple[int, int, int], deque[list[Content]]] = {}
+        for g in range(prog.ngpus):
+            for j in range(self.real["i"]):
+                self.store[self.alias(g, "i", j)] = frozenset({(g, j)})
+
+    # -- buffers --------------------------------------------------------------------
+    def alias(self, g: int, buf: str, off: int) -> Loc:
+        if self.inplace:
+            coll = self.prog.collective
+            if coll == "allgather" and buf == "i":
+                return (g, "o", g * self.per + off)
+            if coll == "reduce-scatter" and buf == "o":
+                return (g, "i", g * self.per + off)
+            if coll in ("allreduce", "alltoall") and buf == "o":
+                return (g, "i", off)
+        return (g, buf, off)
+
+    def fail(self, msg: str) -> None:
+        self.v.fail(msg)
+        if len(self.v.reasons) >= 20:
+            raise _Stop
+
+    def bounds(self, tb: Threadblock, op: Op, buf: str, off: int, cnt: int, way: str) -> bool:
+        g = tb.gpu
+        declared = self.prog.chunks[g][buf]
+        real = declared if buf == "s" else self.real[buf]
+        if off < 0 or off >= declared and cnt > 0:
+            self.fail(f"{op.where(g, tb.tbid)}: {way} {buf}[{off}], outside gpu {g}'s {buf} "
+                      f"buffer as declared ({buf}_chunks={declared}); the executor refuses "
+                      "such an offset")
+            return False
+        if off + cnt > real:
+            self.fail(f"{op.where(g, tb.tbid)}: {way} {buf}[{off}:{off + cnt}], outside gpu "
+                      f"{g}'s {buf} buffer, which holds {real} chunks for a "
+                      f"{self.prog.collective} with nchunksperloop = {self.prog.nchunks}")
+            return False
+        return True
+
+    def after(self, tb: Threadblock, other: tuple[int, int], where: str, what: str) -> None:
+        t, i = other
+        if t != tb.tbid and self.clock[(tb.gpu, tb.tbid)].get(t, 0) <= i:
+            step = self.tbs[(tb.gpu, t)].ops[i].step
+            self.fail(f"{where}: {what} gpu {tb.gpu} tb {t} step {step}, but no dependency "
+                      "makes it wait for that step: a race between concurrent threadblocks")
+
+    def read(self, tb: Threadblock, op: Op, buf: str, off: int, cnt: int) -> list[Content] | None:
+        if not self.bounds(tb, op, buf, off, cnt, "reads"):
+            return None
+        where = op.where(tb.gpu, tb.tbid)
+        out = []
+        for j in range(off, off + cnt):
+            loc = self.alias(tb.gpu, buf, j)
+            got = self.store.get(loc)
+            if got is None:
+                self.fail(f"{where}: reads {buf}[{j}] on gpu {tb.gpu} before it holds any data")
+                return None
+            if loc in self.writer:
+                self.after(tb, self.writer[loc], where, f"reads {buf}[{j}], written by")
+            self.readers.setdefault(loc, []).append((tb.tbid, tb.pc))
+            out.append(got)
+        return out
+
+    def write(self, tb: Threadblock, op: Op, buf: str, off: int, data: list[Content]) -> None:
+        if not self.bounds(tb, op, buf, off, len(data), "writes"):
+            return
+        where = op.where(tb.gpu, tb.tbid)
+        for j, d in enumerate(data):
+            loc = self.alias(tb.gpu, buf, off + j)
+            if loc in self.writer:
+                self.after(tb, self.writer[loc], where, f"overwrites {buf}[{off + j}], written by")
+            for r in self.readers.pop(loc, []):
+                self.after(tb, r, where, f"overwrites {buf}[{off + j}], still to be read by")
+            self.writer[loc] = (tb.tbid, tb.pc)
+            self.store[loc] = d
+
+    def reduce(self, a: list[Content], b: list[Content], where: str) -> list[Content] | None:
+        out = []
+        for x, y in zip(a, b):
+            both = x & y
+            if both:
+                r, j = min(both)
+                self.fail(f"{where}: reduces the contribution of rank {r} chunk {j} twice")
+                return None
+            out.append(x | y)
+        return out
+
+    # -- one transmission -----------------------------------------------------------
+    def ready(self, tb: Threadblock, op: Op) -> bool:
+        for t, s in op.waits:
+            if self.flag.get((tb.gpu, t), -1) < s:
+                return False
+        if op.kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
+            return bool(self.queues.get((tb.recv, tb.gpu, tb.chan)))
+        return True
+
+    def execute(self, tb: Threadblock, op: Op) -> None:
+        mine = self.clock[(tb.gpu, tb.tbid)]
+        for t, s in op.waits:
+            for u, done in self.released_by(tb.gpu, t, s).items():
+                mine[u] = max(mine.get(u, 0), done)
+        where = op.where(tb.gpu, tb.tbid)
+        kind = op.kind
+        if kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
+            data: list[Content] | None = self.queues[(tb.recv, tb.gpu, tb.chan)].popleft()
+            assert data is not None
+            if len(data) != op.cnt:
+                self.fail(f"{where}: receives {op.cnt} chunks but the matching send from gpu "
+                          f"{tb.recv} carried {len(data)}")
+                data = None
+            elif kind in ("rrc", "rrs", "rrcs"):
+                own = self.read(tb, op, op.srcbuf, op.srcoff, op.cnt)
+                data = None if own is None else self.reduce(own, data, where)
+            if data is not None:
+                if kind in ("r", "rcs", "rrc", "rrcs"):
+                    self.write(tb, op, op.dstbuf, op.dstoff, data)
+                if kind in ("rcs", "rrs", "rrcs"):
+                    self.send(tb, data)
+        elif kind == "s":
+            data = self.read(tb, op, op.srcbuf, op.srcoff, op.cnt)
+            if data is not None:
+                self.send(tb, data)
+        elif kind == "cpy":
+            data = self.read(tb, op, op.srcbuf, op.srcoff, op.cnt)
+            if data is not None:
+                self.write(tb, op, op.dstbuf, op.dstoff, data)
+        elif kind == "re":
+            acc = self.read(tb, op, op.dstbuf, op.dstoff, op.cnt)
+            for off in op.reductions:  # fused: dst += src[off] for each, with the last cnt
+                src = self.read(tb, op, op.srcbuf, off, op.cnt) if acc is not None else None
+                acc = None if src is None or acc is None else self.reduce(acc, src, where)
+            if acc is not None:
+                self.write(tb, op, op.dstbuf, op.dstoff, acc)
+        tb.pc += 1
+        mine[tb.tbid] = tb.pc
+        if op.signals:
+            self.flag[(tb.gpu, tb.tbid)] = max(self.flag[(tb.gpu, tb.tbid)], op.flag)
+            self.snaps[(tb.gpu, tb.tbid, tb.pc - 1)] = dict(mine)
+
+    def released_by(self, g: int, t: int, s: int) -> dict[int, int]:
+        """The clock of the first signalling transmission of tb t whose flag is ≥ s: all
+        a released wait may assume."""
+        for i, op in enumerate(self.tbs[(g, t)].ops):
+            if op.signals and op.flag >= s:
+                return self.snaps.get((g, t, i), {})
+        return {}
+
+    def send(self, tb: Threadblock, data: list[Content]) -> None:
+        self.queues.setdefault((tb.gpu, tb.send, tb.chan), deque()).append(data)
+        key = (tb.gpu, tb.send)
+        self.traffic[key] = self.traffic.get(key, 0) + len(data)
+
+    # -- the whole program ----------------------------------------------------------
+    def never_released(self) -> None:
+        """Waits that no step ever releases: the GPU would spin on them forever."""
+        for tb in self.prog.tbs:
+            for op in tb.ops:
+                for t, s in op.waits:
+                    other = self.tbs.get((tb.gpu, t))
+                    if other is None:
+                        self.fail(f"deadlock: {op.where(tb.gpu, tb.tbid)} waits for "
+                                  f"threadblock {t}, which gpu {tb.gpu} does not have: it "
+                                  "would spin forever")
+                    elif not any(o.signals and o.flag >= s for o in other.ops):
+                        self.fail(f"deadlock: {op.where(tb.gpu, tb.tbid)} waits for gpu "
+                                  f"{tb.gpu} tb {t} step {s}, which is never signalled (no "
+                                  f"step ≥ {s} of tb {t} has hasdep=\"1\"): the executor "
+                                  "would spin forever")
+
+    def run(self) -> bool:
+        """Run to the end or to a deadlock; False when a wait can never be released (then
+        nothing is run)."""
+        self.never_released()
+        if not self.v.ok:
+            return False
+        active = [tb for tb in self.prog.tbs if tb.ops]
+        while active:
+            moved = False
+            still = []
+            for tb in active:
+                while tb.pc < len(tb.ops) and self.ready(tb, tb.ops[tb.pc]):
+                    self.execute(tb, tb.ops[tb.pc])
+                    moved = True
+                if tb.pc < len(tb.ops):
+                    still.append(tb)
+            active = still
+            if not moved and active:
+                stuck = "; ".join(self.stuck(tb) for tb in active[:3])
+                self.fail(f"deadlock: no step can run; {stuck}"
+                          + (f"; and {len(active) - 3} more" if len(active) > 3 else ""))
+                break
+        for (p, q, ch), left in self.queues.items():
+            if left:
+                self.fail(f"gpu {p} sends {len(left)} message(s) to gpu {q} on channel {ch} "
+                          "that are never received")
+        return True
+
+    def stuck(self, tb: Threadblock) -> str:
+        op = tb.ops[tb.pc]
+        waiting = [f"gpu {tb.gpu} tb {t} step {s}" for t, s in op.waits
+                   if self.flag.get((tb.gpu, t), -1) < s]
+        what = (f"waits for {', '.join(waiting)}" if waiting else
+                f"waits to receive from gpu {tb.recv} on channel {tb.chan}")
+        return f"{op.where(tb.gpu, tb.tbid)} {what}"
+
+    def postcondition(self) -> None:
+        prog, per = self.prog, self.per
+        n, coll = prog.ngpus, prog.collective
+        declared_name = {"i": "i_chunks", "o": "o_chunks"}
+        for g in range(n):
+            for buf in "io":
+                d = prog.chunks[g][buf]
+                if d and d != self.real[buf]:
+                    self.fail(f"gpu {g}: {declared_name[buf]} = {d}, but a {coll} with "
+                              f"nchunksperloop = {prog.nchunks} on {n} ranks has "
+                              f"{self.real[buf]} {'input' if buf == 'i' else 'output'} "
+                              f"chunks per rank (one chunk = M/{prog.nchunks})")
+            for j in range(self.real["o"]):
+                got = self.store.get(self.alias(g, "o", j))
+                if coll == "allgather":
+                    want = frozenset({(j // per, j % per)})
+                    if got != want:
+                        self.fail(f"gpu {g} output chunk {j} should hold rank {j // per}'s "
+                                  f"input chunk {j % per}; it holds {_show(got)}")
+                elif coll == "alltoall":
+                    src, k = divmod(j, per)
+                    want = frozenset({(src, g * per + k)})
+                    if got != want:
+                        self.fail(f"gpu {g} output chunk {j} should hold rank {src}'s input "
+                                  f"chunk {g * per + k} (its block for rank {g}); it holds "
+                                  f"{_show(got)}")
+                else:
+                    c = j if coll == "allreduce" else g * per + j
+                    want = frozenset((q, c) for q in range(n))
+                    if got != want:
+                        self.fail(f"gpu {g} output chunk {j} should be the sum of chunk {c} "
+                                  f"of all {n} ranks; {_missing(got, want)}")
+
+
+def run(prog: Program, inplace: bool | None = None) -> Result:
+    """Check ``prog`` in every buffer mode the executor may run it in (or only ``inplace``).
+
+    The verdict fails for anything the executor refuses to load, deadlocks, races, and
+    outputs that break the collective's postcondition; ``traffic`` is that of the first
+    mode run.
+    """
+    v = Verdict(f"MSCCL {prog.collective} program {prog.name!r}")
+    res = Result(v, program=prog)
+    for r in prog.refusals:
+        v.fail(f"the MSCCL executor refuses the program: {r}")
+    v.facts["notes"] = list(prog.notes)
+    if not v.ok:
+        return res
+    modes = [inplace] if inplace is not None else (prog.modes() or [False])
+    for i, mode in enumerate(modes):
+        for tb in prog.tbs:
+            tb.pc = 0
+        label = Verdict(v.check)
+        sim = _Run(prog, mode, label)
+        try:
+            if sim.run():
+                sim.postcondition()
+        except _Stop:
+            pass
+        prefix = ("in-place: " if mode else "out-of-place: ") if len(modes) > 1 else ""
+        v.absorb(label, prefix)
+        if i == 0:
+            res.traffic = sim.traffic
+    v.facts["modes"] = ["in-place" if m else "out-of-place" for m in modes]
+    return res
+
+
+def _show(got: Content | None) -> str:
+    if not got:
+        return "nothing"
+    items = sorted(got)[:3]
+    text = ", ".join(f"rank {r} chunk {j}" for r, j in items)
+    return text + (" …" if len(got) > 3 else "")
+
+
+def _missing(got: Content | None, want: Content) -> str:
+    if not got:
+        return "it holds nothing"
+    lack = sorted(want - got)
+    extra = sorted(got - want)
+    parts = []
+    if lack:
+        parts.append(f"it lacks rank {lack[0][0]}'s contribution" +
+                     (f" and {len(lack) - 1} more" if len(lack) > 1 else ""))
+    if extra:
+        parts.append(f"it wrongly holds rank {extra[0][0]} chunk {extra[0][1]}")
+    return "; ".join(parts)

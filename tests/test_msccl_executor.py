@@ -1,0 +1,203 @@
+"""MSCCL programs judged by the executor's rules (Azure/msccl-executor-nccl).
+
+The programs are written here the way the MSCCLang compiler writes them (in-place
+buffers, extra dependencies on ``nop`` steps, chains of ``re`` steps the executor
+fuses, ``hasdep`` only on the steps someone waits for, several channels, LL),
+then broken one rule at a time. Expected verdicts follow from the executor's
+source as docs/auditing.md describes it, not from collcert's output.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from collcert import platforms
+from collcert.audit import audit
+from collcert.certify import msccl, msccl_sim
+
+
+def st(s: int, kind: str, sb: str = "i", so: int = 0, db: str = "i", do: int = 0,
+       depid: int = -1, deps: int = -1, hasdep: int = 0, cnt: int = 1) -> str:
+    return (f'<step s="{s}" type="{kind}" srcbuf="{sb}" srcoff="{so}" dstbuf="{db}" '
+            f'dstoff="{do}" cnt="{cnt}" depid="{depid}" deps="{deps}" hasdep="{hasdep}"/>')
+
+
+def allpairs_inplace(n: int = 4, *, proto: str = "Simple", nchannels: int = 2,
+                     last_signals: bool = True, wait_on: int | None = None,
+                     nop_without_dep: bool = False, drop_own_dep: bool = False) -> str:
+    """In-place all-pairs allreduce, one chunk per rank (C = n), as MSCCLang compiles it.
+
+    gpu g: threadblock i (i < n-1) talks to peer p_i on channel (g + p_i) mod nchannels (both
+    ends must use the same channel): it sends
+    i[p_i], receives the peer's copy of chunk g into s[i] (signalling), later sends the
+    reduced i[g] (waiting for the reducer) and receives the reduced chunk p_i into i[p_i].
+    Threadblock n-1 reduces: nops carry its waits on threadblocks 0..n-3, the first re
+    carries the wait on n-2, and the n-1 re steps into i[g] are fused by the executor
+    into one transmission; the last (XML step 2n-4 = the flag the kernel sets) signals.
+    ``wait_on`` makes the senders wait on another step of the reducer instead.
+    """
+    last = 2 * n - 4  # n-2 nops, then n-1 re steps
+    wait = last if wait_on is None else wait_on
+    out = [f'<algo name="ap" proto="{proto}" nchannels="{nchannels}" nchunksperloop="{n}" '
+           f'ngpus="{n}" coll="allreduce" inplace="1">']
+    for g in range(n):
+        peers = [p for p in range(n) if p != g]
+        out.append(f'<gpu id="{g}" i_chunks="{n}" o_chunks="0" s_chunks="{n - 1}">')
+        for i, p in enumerate(peers):
+            out.append(f'<tb id="{i}" send="{p}" recv="{p}" chan="{(g + p) % nchannels}">'
+                       + st(0, "s", "i", p, "i", p) + st(1, "r", "s", i, "s", i, hasdep=1)
+                       + st(2, "s", "i", g, "i", g, depid=n - 1, deps=wait)
+                       + st(3, "r", "i", p, "i", p) + "</tb>")
+        red = []
+        for i in range(n - 2):
+            dep = (-1, -1) if nop_without_dep and i == 0 else (i, 1)
+            red.append(st(len(red), "nop", "i", -1, "o", -1, *dep))
+        for i in range(n - 1):
+            dep = (n - 2, 1) if i == 0 and not drop_own_dep else (-1, -1)
+            red.append(st(len(red), "re", "s", i, "i", g, *dep,
+                          hasdep=int(last_signals and i == n - 2)))
+        out.append(f'<tb id="{n - 1}" send="-1" recv="-1" chan="0">' + "".join(red) + "</tb>")
+        out.append("</gpu>")
+    out.append("</algo>")
+    return "\n".join(out)
+
+
+def check(text: str) -> msccl_sim.Result:
+    return msccl_sim.run(msccl.read(text))
+
+
+def reasons(text: str) -> str:
+    return " ".join(check(text).verdict.all_reasons())
+
+
+@pytest.mark.parametrize("proto", ["Simple", "LL", "LL128"])
+def test_compiler_style_inplace_allreduce_is_valid(proto: str) -> None:
+    res = check(allpairs_inplace(4, proto=proto))
+    assert res.verdict.ok, res.verdict.reasons
+    assert res.verdict.facts["modes"] == ["in-place"]
+    # every ordered pair exchanges 2 chunks of M/4
+    assert res.traffic == {(p, q): 2 for p in range(4) for q in range(4) if p != q}
+
+
+def test_nops_and_fused_reductions_compile_as_the_executor_does() -> None:
+    prog = msccl.read(allpairs_inplace(4))
+    red = next(tb for tb in prog.tbs if tb.gpu == 0 and tb.tbid == 3)
+    assert len(red.ops) == 1  # 2 nops and 3 re steps: one transmission
+    op = red.ops[0]
+    assert op.waits == [(0, 1), (1, 1), (2, 1)] and op.reductions == [0, 1, 2]
+    assert op.flag == 4 and op.signals  # the kernel's step counter after the fused reduce
+
+
+def test_monotone_flags_release_waits_on_earlier_steps() -> None:
+    # the senders wait on step 2 (the first re, which never signals itself): the flag the
+    # fused transmission sets (4) is >= 2, so the wait is released
+    res = check(allpairs_inplace(4, wait_on=2))
+    assert res.verdict.ok, res.verdict.reasons
+
+
+def test_dependency_never_signalled_is_a_deadlock_naming_the_step() -> None:
+    text = reasons(allpairs_inplace(4, last_signals=False))
+    assert "deadlock" in text
+    assert ("gpu 0 tb 0 step 2 (line 3) waits for gpu 0 tb 3 step 4, which is never "
+            "signalled") in text
+
+
+def test_nop_without_dependency_shifts_the_step_counter() -> None:
+    # the kernel counts one step per dependency; a nop that carries none is not counted,
+    # so the fused reduce sets flag 3 and waits on step 4 are never released
+    prog = msccl.read(allpairs_inplace(4, nop_without_dep=True))
+    red = next(tb for tb in prog.tbs if tb.gpu == 0 and tb.tbid == 3)
+    assert red.ops[0].flag == 3
+    assert "waits for gpu 0 tb 3 step 4, which is never signalled" in reasons(
+        allpairs_inplace(4, nop_without_dep=True))
+
+
+def test_nop_dependencies_before_a_step_without_its_own_are_refused() -> None:
+    text = reasons(allpairs_inplace(4, drop_own_dep=True))
+    assert "executor refuses" in text and "follows nop dependencies" in text
+
+
+def test_channel_beyond_nchannels_is_refused() -> None:
+    text = allpairs_inplace(4).replace('nchannels="2"', 'nchannels="1"', 1)
+    assert "declares nchannels=1" in reasons(text)
+
+
+def test_in_place_program_run_out_of_place_reads_empty_output() -> None:
+    # outofplace="1" too: the executor may pick it for out-of-place calls, where o_chunks=0
+    # leaves nowhere for the result (and reads of i hold only the input): both are checked
+    text = allpairs_inplace(4).replace('inplace="1"', 'inplace="1" outofplace="1"', 1)
+    res = check(text)
+    assert not res.verdict.ok
+    assert res.verdict.facts["modes"] == ["in-place", "out-of-place"]
+    assert all(r.startswith("out-of-place: ") for r in res.verdict.reasons)
+
+
+def test_cyclic_waits_deadlock() -> None:
+    # two threadblocks of gpu 0 each wait for the other's first step before running it
+    def gpu(g: int) -> str:
+        return (f'<gpu id="{g}" i_chunks="1" o_chunks="2" s_chunks="0">'
+                f'<tb id="0" send="{1 - g}" recv="-1" chan="0">'
+                + st(0, "s", "i", 0, "o", 0, depid=1, deps=0, hasdep=1) + "</tb>"
+                f'<tb id="1" send="-1" recv="{1 - g}" chan="0">'
+                + st(0, "r", "o", 1 - g, "o", 1 - g, depid=0, deps=0, hasdep=1)
+                + "</tb>"
+                '<tb id="2" send="-1" recv="-1" chan="0">' + st(0, "cpy", "i", 0, "o", g)
+                + "</tb></gpu>")
+
+    text = ('<algo name="cyc" nchunksperloop="2" ngpus="2" coll="allgather" inplace="0">'
+            + gpu(0) + gpu(1) + "</algo>")
+    out = reasons(text)
+    assert "deadlock: no step can run" in out
+    assert "gpu 0 tb 0 step 0 (line 1) waits for gpu 0 tb 1 step 0" in out
+
+
+def test_receive_that_no_send_matches_and_send_never_received() -> None:
+    # gpu 1 receives twice from gpu 0, which sends once: the second receive waits forever
+    def prog(extra_recv: bool, extra_send: bool) -> str:
+        g0 = ('<gpu id="0" i_chunks="1" o_chunks="2" s_chunks="0">'
+              '<tb id="0" send="1" recv="1" chan="0">' + st(0, "s", "i", 0, "o", 0)
+              + (st(1, "s", "i", 0, "o", 0) if extra_send else "")
+              + st(2 if extra_send else 1, "r", "o", 1, "o", 1) + "</tb>"
+              '<tb id="1" send="-1" recv="-1" chan="0">' + st(0, "cpy", "i", 0, "o", 0)
+              + "</tb></gpu>")
+        g1 = ('<gpu id="1" i_chunks="1" o_chunks="2" s_chunks="0">'
+              '<tb id="0" send="0" recv="0" chan="0">' + st(0, "s", "i", 0, "o", 0)
+              + st(1, "r", "o", 0, "o", 0)
+              + (st(2, "r", "o", 0, "o", 0) if extra_recv else "") + "</tb>"
+              '<tb id="1" send="-1" recv="-1" chan="0">' + st(0, "cpy", "i", 0, "o", 1)
+              + "</tb></gpu>")
+        return ('<algo name="m" nchunksperloop="2" ngpus="2" coll="allgather" inplace="0">'
+                + g0 + g1 + "</algo>")
+
+    assert check(prog(False, False)).verdict.ok
+    out = reasons(prog(True, False))
+    assert "deadlock" in out and "gpu 1 tb 0 step 2" in out
+    assert "waits to receive from gpu 0 on channel 0" in out
+    out = reasons(prog(False, True))
+    assert "gpu 0 sends 1 message(s) to gpu 1 on channel 0 that are never received" in out
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (('<tb id="1" ', '<tb id="7" '), "threadblock 1 is missing"),
+    (('cnt="1"', 'cnt="72"'), "cnt < 72"),
+    (('hasdep="1"', 'hasdep="2"'), "hasdep=2"),
+    (('proto="Simple"', 'proto="LL64"'), "proto='LL64'"),
+    (('send="1" recv="1" chan="1"', 'send="0" recv="1" chan="1"'), "its own gpu"),
+])
+def test_what_the_executor_refuses(edit: tuple[str, str], needle: str) -> None:
+    text = allpairs_inplace(4).replace(*edit, 1)
+    assert text != allpairs_inplace(4)
+    res = check(text)
+    assert not res.verdict.ok
+    assert "the MSCCL executor refuses the program" in res.verdict.reasons[0]
+    assert needle in " ".join(res.verdict.reasons)
+
+
+def test_audit_of_the_compiler_style_program_on_a_dgx_a100_box() -> None:
+    # 8 GPUs on one NVSwitch, 300 each way: all-pairs allreduce sends 2·7 chunks of M/8 out
+    # of each GPU, time 14/8/300 = 7/1200 per unit, algbw 1200/7 (= RS+AG: ratio 1)
+    r = audit(platforms.dgx_a100(1), allpairs_inplace(8), fmt="msccl-xml")
+    assert r.valid, r.reasons
+    assert r.algbw == Fraction(1200, 7) and r.ratio == 1
