@@ -27,6 +27,8 @@ class InputError(ValueError):
     The message names the culprit and says what is expected.
     """
 
+    collcert_bad_input = True  # the CLI turns it into exit 2 (as reference's CollcertError)
+
 
 def frac_str(value: Fraction | int) -> str:
     """``"65/3"``, or ``"7"`` for an integer."""

@@ -6,6 +6,8 @@ from __future__ import annotations
 class CollcertError(Exception):
     """Base class of every error collcert raises on purpose."""
 
+    collcert_bad_input = True  # the CLI's exit 2, also marked on certify's InputError
+
 
 class TopologyError(CollcertError, ValueError):
     """A topology is malformed.

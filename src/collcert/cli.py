@@ -17,11 +17,31 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from collcert.reference.errors import CollcertError
-
 EXIT_OK, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
-COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "fuzz", "prove")
+COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "fuzz", "prove", "check",
+                   "broadcast_steady")
+
+
+def is_bad_input(exc: BaseException) -> bool:
+    """An error collcert raises on purpose for bad input (exit 2): the reference's
+    ``CollcertError`` and the checkers' ``InputError`` both carry the class attribute
+    ``collcert_bad_input``, so they are caught without importing collcert.reference."""
+    return getattr(exc, "collcert_bad_input", False) is True
+
+
+def _unavailable(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+                 exc: ImportError) -> None:
+    """A placeholder for a command whose module cannot import collcert.reference."""
+    p = sub.add_parser(name, help=f"(unavailable: {exc})", add_help=False)
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def run(args: argparse.Namespace) -> int:
+        print(f"collcert {name}: cannot run: {exc}; 'collcert check' needs only "
+              "collcert.certify", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    p.set_defaults(func=run)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,7 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"collcert {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES:
-        importlib.import_module(f"collcert.commands.{name}").register(sub)
+        try:
+            module = importlib.import_module(f"collcert.commands.{name}")
+        except ImportError as exc:
+            if not (exc.name or "").startswith("collcert.reference"):
+                raise
+            _unavailable(sub, name, exc)
+            continue
+        module.register(sub)
     return parser
 
 
@@ -55,15 +82,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     try:
         return int(args.func(args))
-    except CollcertError as exc:
-        print(f"collcert {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - last line of defence: no bare tracebacks
+        if is_bad_input(exc):
+            print(f"collcert {args.command}: error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         import traceback
 
         print(

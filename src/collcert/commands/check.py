@@ -1,0 +1,126 @@
+"""``collcert check``: check a certificate file with collcert.certify alone.
+
+This command imports nothing from ``collcert.reference`` (unless TOPOLOGY is a
+built-in platform, which the reference builds): what it reports was
+established by the small independent checkers, and it says which ones ran and
+which reference modules, if any, were imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from fractions import Fraction
+from typing import Any
+
+from collcert.certify.base import InputError, Topo, frac_str
+from collcert.certify.dispatch import KINDS, check_certificate
+from collcert.certify.readers import load_json
+
+MAX_BYTES = 512 * 1024 * 1024
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    kinds = "; ".join(f"{k}: {what}" for k, (_, what) in KINDS.items())
+    p = sub.add_parser(
+        "check",
+        help="check a certificate file (optimum, schedule, splitting, LP) with the "
+        "independent checkers only",
+        description="Check any certificate collcert writes, using only collcert.certify: small, "
+        "exact, standard-library checkers that share no code with the reference "
+        "implementation that produced the certificate. The kind is detected from the file. "
+        f"Kinds: {kinds}. The output names the checker that ran and lists every "
+        "collcert.reference module that was imported (none, unless TOPOLOGY is a built-in "
+        "platform).",
+        epilog="Exit codes: 0 the certificate proves what it claims, 1 it does not (reasons "
+        "given), 2 unreadable input. Example: collcert optimum topo.json --certificate > "
+        "opt.json && collcert check topo.json opt.json",
+    )
+    p.add_argument("topology", metavar="TOPOLOGY",
+                   help="topology JSON file (collcert-topology/1), '-' for stdin, or a built-in "
+                   "platform such as dgx_a100:2 (built by collcert.reference)")
+    p.add_argument("certificate", metavar="CERTIFICATE",
+                   help="the certificate JSON file, or '-' for stdin")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object; exact numbers are \"p/q\" strings")
+    p.set_defaults(func=run)
+
+
+def _read(path: str, what: str) -> Any:
+    if path == "-":
+        return load_json(sys.stdin.read(MAX_BYTES + 1), f"{what} on stdin")
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_BYTES:
+            raise InputError(f"{path}: {size} bytes is more than collcert reads ({MAX_BYTES})")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a {what} file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    if text.lstrip().startswith("<"):
+        raise InputError(f"{path}: an XML file is a schedule, not a certificate; check it "
+                         "with 'collcert audit TOPOLOGY SCHEDULE'")
+    return load_json(text, path)
+
+
+def _topology(spec: str) -> dict[str, Any]:
+    if spec == "-" or os.path.exists(spec) or spec.endswith(".json") or "/" in spec:
+        data = _read(spec, "topology")
+        if not isinstance(data, dict):
+            raise InputError(f"{spec}: a topology is a JSON object (collcert-topology/1)")
+        return data
+    try:  # a built-in platform: only the reference can build it
+        from collcert.commands._common import load_topology
+    except ImportError as exc:
+        raise InputError(f"{spec!r} is not a file; built-in platforms are built by "
+                         f"collcert.reference, which cannot be imported here ({exc}); pass a "
+                         "topology JSON file") from None
+    built: dict[str, Any] = load_topology(spec).to_json()
+    return built
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, Fraction | int) and not isinstance(value, bool):
+        q = Fraction(value)
+        exact = frac_str(q)
+        if q.denominator == 1:
+            return exact
+        scaled = round(abs(q) * 10**6)  # 6 decimals, by integer arithmetic
+        sign = "-" if q < 0 else ""
+        return f"{exact} (≈ {sign}{scaled // 10**6}.{scaled % 10**6:06d})"
+    return str(value)
+
+
+def run(args: argparse.Namespace) -> int:
+    topo = Topo(_topology(args.topology))
+    cert = _read(args.certificate, "certificate")
+    kind, verdict = check_certificate(topo, cert)
+    module = KINDS[kind][0].replace(":", ".")
+    loaded = sorted(m for m in sys.modules if m.startswith("collcert.reference"))
+    if args.json:
+        out = verdict.to_json()
+        out.update({"kind": kind, "checker": f"collcert.certify.{module}",
+                    "reference_modules_imported": loaded})
+        json.dump(out, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        print(f"{'OK' if verdict.ok else 'FAILED'}: {verdict.check} ({kind})")
+        for r in verdict.all_reasons():
+            print(f"  - {r}")
+        if verdict.ok:
+            for key, value in verdict.facts.items():
+                if isinstance(value, Fraction | int | str) and not isinstance(value, bool):
+                    print(f"  {key:<24} = {_show(value)}")
+        print(f"  checked by collcert.certify.{module}")
+        print("  collcert.reference modules imported: " + (", ".join(loaded) or "none"))
+    return 0 if verdict.ok else 1

@@ -1,0 +1,131 @@
+"""``collcert check``: certificates checked by collcert.certify alone.
+
+The subprocess tests make ``collcert.reference`` unimportable (a meta-path finder
+installed by a ``sitecustomize`` on PYTHONPATH), so a passing check shows that only
+the independent checkers ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import collcert
+from collcert import optimum, platforms
+from collcert.cli import main
+
+BLOCK = '''
+import sys
+
+class _NoReference:
+    def find_spec(self, name, path=None, target=None):
+        if name == "collcert.reference" or name.startswith("collcert.reference."):
+            raise ModuleNotFoundError(f"collcert.reference is blocked for this test: {name}",
+                                      name=name)
+        return None
+
+sys.meta_path.insert(0, _NoReference())
+'''
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("check")
+    (d / "block").mkdir()
+    (d / "block" / "sitecustomize.py").write_text(BLOCK)
+    t = platforms.two_box_example()
+    (d / "topo.json").write_text(json.dumps(t.to_json()))
+    (d / "opt.json").write_text(json.dumps(optimum(t, "allgather").certificate()))
+    sched = collcert.schedule(t, "allgather").to_json()
+    (d / "sched.json").write_text(json.dumps(sched))
+    (d / "split.json").write_text(json.dumps(sched["certificates"]))
+    # min x + 2y s.t. x + y >= 3: x = 3, y = 0; the dual y_r = 1 (<= both costs) gives 3
+    lp = {"objective": {"x": 1, "y": 2},
+          "rows": [{"name": "r", "coefs": {"x": 1, "y": 1}, "sense": ">=", "rhs": 3}]}
+    (d / "lp.json").write_text(json.dumps({"lp": lp, "primal": {"x": 3, "y": 0},
+                                           "dual": {"r": 1}}))
+    return {p.stem: p for p in d.iterdir()}
+
+
+def _run_blocked(files: dict[str, Path], *args: str) -> tuple[int, dict[str, Any], str]:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(files["block"])] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep)
+                                 if p]))
+    proc = subprocess.run([sys.executable, "-m", "collcert", "check", *args, "--json"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    out = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
+    return proc.returncode, out, proc.stderr
+
+
+@pytest.mark.parametrize("name, kind", [("opt", "optimum"), ("sched", "schedule"),
+                                        ("split", "splitting"), ("lp", "lp")])
+def test_check_runs_without_the_reference(files: dict[str, Path], name: str, kind: str) -> None:
+    code, out, err = _run_blocked(files, str(files["topo"]), str(files[name]))
+    assert code == 0, err
+    assert out["ok"] and out["kind"] == kind
+    assert out["reference_modules_imported"] == []
+    assert out["checker"].startswith("collcert.certify.")
+
+
+def test_the_block_really_blocks(files: dict[str, Path]) -> None:
+    # the same environment cannot run a command that needs the reference
+    env = dict(os.environ, PYTHONPATH=str(files["block"]))
+    proc = subprocess.run([sys.executable, "-m", "collcert", "optimum", str(files["topo"])],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 2 and "blocked" in proc.stderr
+
+
+def test_a_tampered_certificate_fails_without_the_reference(files: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    cert = json.loads(files["opt"].read_text())
+    cert["algbw"] = "1000"  # more than the cut allows
+    (tmp_path / "bad.json").write_text(json.dumps(cert))
+    code, out, _ = _run_blocked(files, str(files["topo"]), str(tmp_path / "bad.json"))
+    assert code == 1 and not out["ok"] and out["reasons"]
+    assert out["reference_modules_imported"] == []
+
+
+def test_check_in_process(files: dict[str, Path], capsys: pytest.CaptureFixture[str],
+                          tmp_path: Path) -> None:
+    assert main(["check", str(files["topo"]), str(files["opt"])]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("OK: allgather optimum certificate") and "algbw" in out
+    # an LP certificate whose dual is not optimal
+    cert = json.loads(files["lp"].read_text())
+    cert["dual"] = {k: "0" for k in cert["dual"]}
+    (tmp_path / "lp.json").write_text(json.dumps(cert))
+    assert main(["check", str(files["topo"]), str(tmp_path / "lp.json")]) == 1
+    assert "objectives differ" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("content, needle", [
+    ("{}", "cannot tell what this certificate is"),
+    ('{"kind": "telepathy"}', "certificate kind 'telepathy'"),
+    ("<algo/>", "XML file is a schedule"),
+    ("[1, 2", "not valid JSON"),
+])
+def test_unreadable_certificates_exit_2(files: dict[str, Path], tmp_path: Path, content: str,
+                                        needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "c.json").write_text(content)
+    assert main(["check", str(files["topo"]), str(tmp_path / "c.json")]) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_package_import_does_not_load_the_reference() -> None:
+    # the package, the CLI module, the audit module and the checkers import no reference
+    # code (the command modules, imported by build_parser, do)
+    code = ("import sys, collcert, collcert.cli, collcert.audit, collcert.certify.dispatch; "
+            "print(sorted(m for m in sys.modules if m.startswith('collcert.reference')))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+    # ... and the names that come from the reference still resolve, lazily
+    assert callable(collcert.audit) and collcert.Topology.__name__ == "Topology"
+    assert collcert.ScheduleError.collcert_bad_input is True
