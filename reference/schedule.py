@@ -37,6 +37,9 @@ from .exact import fraction_str, show
 from .optimum import COLLECTIVES, Optimum, optimum, prop3
 from .packing import pack_trees
 from .splitting import SplitResult, remove_switches
+from .symmetry import Symmetry, box_symmetry
+from .sympack import pack_orbits
+from .symsplit import SymmetryFailed, remove_switches_orbits
 from .topology import Topology
 
 Node = Hashable
@@ -45,7 +48,7 @@ StageProgress = Callable[[str, int, int], None]
 FORMAT = "collcert-schedule/1"
 
 
-@dataclass
+@dataclass(slots=True)
 class TreeEdge:
     src: Node
     dst: Node
@@ -103,6 +106,8 @@ class Phase:
                 for v, fl in sp.flows.items()
             ],
         }
+        if not sp.flows:  # too large to be worth it (symmetric splitting); trees are checked
+            del out["flows"]
         if any(x != self.k for x in sp.supply.values()):
             out["gstar"]["supply"] = [[u, x] for u, x in sp.supply.items()]
         if self.transposed:
@@ -292,28 +297,77 @@ def _multicast(trees: list[Tree], switches: frozenset[Node], fraction: Callable[
 def _phase(
     t: Topology, collective: str, caps: dict[tuple[Node, Node], int], supply: dict[Node, int],
     k: int, U: Fraction, transposed: bool, engine: str, progress: StageProgress | None,
-    timings: dict[str, float], multicast: bool,
+    timings: dict[str, float], multicast: bool, sym: Symmetry | None = None,
 ) -> tuple[Phase, Fraction]:
-    """Split, pack, map back on ``t`` (already transposed for in-tree phases)."""
+    """Split, pack, map back on ``t`` (already transposed for in-tree phases).
+
+    With ``sym`` (a verified box symmetry of ``t``) switch removal and packing
+    go by orbits (:mod:`.symsplit`, :mod:`.sympack`); if that gets stuck the
+    general algorithms run instead (``stats["symmetry"]`` says which)."""
     label = collective
+    direction = "in" if transposed else "out"
+    split_cb = (lambda d, n: progress(f"{label}: switch removal", d, n)) if progress else None
+    pack_cb = (lambda d, n: progress(f"{label}: tree packing", d, n)) if progress else None
+    if multicast and t.multicast_switches:
+        sym = None  # multicast trimming edits paths tree by tree; orbit trees share them
     t0 = time.monotonic()
-    split = remove_switches(
-        t.compute_nodes, t.switch_nodes, caps, supply, engine=engine,
-        progress=(lambda d, n: progress(f"{label}: switch removal", d, n)) if progress else None,
-    )
-    t1 = time.monotonic()
-    packing = pack_trees(
-        t.compute_nodes, split.capacity, supply, engine=engine,
-        progress=(lambda d, n: progress(f"{label}: tree packing", d, n)) if progress else None,
-    )
-    t2 = time.monotonic()
-    # map G* arcs back to walks in G: hand out units of each arc's walks to the batches
+    if sym is not None:
+        try:
+            split = remove_switches_orbits(t.compute_nodes, t.switch_nodes, caps, supply, sym,
+                                           engine=engine, progress=split_cb)
+            t1 = time.monotonic()
+            orb = pack_orbits(split, sym, supply, progress=pack_cb)
+            t2 = time.monotonic()
+        except SymmetryFailed as exc:
+            sym_note = f"general algorithms ({exc})"
+            sym = None
+            t0 = time.monotonic()
+        else:
+            table = [TreeEdge(b, a, tuple(reversed(p))) if transposed else TreeEdge(a, b, p)
+                     for a, b, p in orb.walks]
+            trees = [Tree(root, m, direction, [table[w] for w in ids.tolist()], h)
+                     for root, m, h, ids in orb.trees]
+            stats: dict[str, Any] = dict(split.stats)
+            stats.update(orb.stats)
+            stats["symmetry"] = f"{sym.order} boxes, {len(sym.reps)} representative roots"
+    if sym is None:
+        split = remove_switches(t.compute_nodes, t.switch_nodes, caps, supply, engine=engine,
+                                progress=split_cb)
+        t1 = time.monotonic()
+        packing = pack_trees(t.compute_nodes, split.capacity, supply, engine=engine,
+                             progress=pack_cb)
+        t2 = time.monotonic()
+        trees = _map_back(split, packing.batches, direction)
+        stats = dict(split.stats)
+        stats.update({"packing_maxflows": packing.maxflows, "packing_rejected": packing.rejected,
+                      "batches": len(packing.batches)})
+        stats["symmetry"] = locals().get("sym_note", "none found")
+    saved = Fraction(0)
+    if multicast:
+        total = sum(supply.values())  # a tree carries multiplicity/total of the data size M
+        saved = _multicast(trees, t.multicast_switches,
+                           lambda tr: Fraction(tr.multiplicity, total))
+    if transposed and sym is None:
+        for tr in trees:
+            tr.edges = [TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in tr.edges]
+    count: dict[Node, int] = {}
+    for tr in trees:
+        tr.index = count.get(tr.root, 0)
+        count[tr.root] = tr.index + 1
+    t3 = time.monotonic()
+    for key, dt in (("switch removal", t1 - t0), ("packing", t2 - t1), ("mapping back", t3 - t2)):
+        timings[key] = timings.get(key, 0.0) + dt
+    phase = Phase(collective, k, U, trees, split, transposed, stats=stats)
+    return phase, saved
+
+
+def _map_back(split: SplitResult, batches: Sequence[Any], direction: str) -> list[Tree]:
+    """Hand out units of each G* arc's walks to the batches (one walk per tree edge)."""
     bags = {e: sorted(ps.items(), key=lambda i: (-i[1], len(i[0]))) for e, ps in
             split.paths.items()}
     pos = {e: [0, 0] for e in bags}  # (index into bag, units used of that entry)
     trees: list[Tree] = []
-    direction = "in" if transposed else "out"
-    for b in packing.batches:
+    for b in batches:
         alloc = []
         for e in b.edges:
             need = b.multiplicity
@@ -330,26 +384,7 @@ def _phase(
                     ptr[1] = 0
             alloc.append(parts)
         trees.extend(_refine(b.root, b.multiplicity, b.height, list(b.edges), alloc, direction))
-    saved = Fraction(0)
-    if multicast:
-        total = sum(supply.values())  # a tree carries multiplicity/total of the data size M
-        saved = _multicast(trees, t.multicast_switches,
-                           lambda tr: Fraction(tr.multiplicity, total))
-    if transposed:
-        for tr in trees:
-            tr.edges = [TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in tr.edges]
-    count: dict[Node, int] = {}
-    for tr in trees:
-        tr.index = count.get(tr.root, 0)
-        count[tr.root] = tr.index + 1
-    t3 = time.monotonic()
-    for key, dt in (("switch removal", t1 - t0), ("packing", t2 - t1), ("mapping back", t3 - t2)):
-        timings[key] = timings.get(key, 0.0) + dt
-    stats = dict(split.stats)
-    stats.update({"packing_maxflows": packing.maxflows, "packing_rejected": packing.rejected,
-                  "batches": len(packing.batches)})
-    phase = Phase(collective, k, U, trees, split, transposed, stats=stats)
-    return phase, saved
+    return trees
 
 
 def phase_time(topology: Topology, phase: Phase, per_root: dict[Node, Fraction]) -> Fraction:
@@ -357,16 +392,34 @@ def phase_time(topology: Topology, phase: Phase, per_root: dict[Node, Fraction])
 
     ``per_root[u]`` is the fraction of the data size M that root u's trees carry
     in total (allgather: 1/N, broadcast: 1); a tree carries multiplicity/k_u of it.
+    Integer multiplicities are summed per tree edge (trees built by orbits share
+    their edge objects) and per data class; Fractions only per link.
     """
-    load: dict[tuple[Node, Node], Fraction] = {}
     k_of: dict[Node, int] = {}
     for tr in phase.trees:
         k_of[tr.root] = k_of.get(tr.root, 0) + tr.multiplicity
+    classes: dict[Fraction, int] = {}
+    cls_of = {r: classes.setdefault(per_root[r] / k, len(classes)) for r, k in k_of.items()}
+    edges: dict[int, TreeEdge] = {}
+    counts: list[dict[int, int]] = [{} for _ in classes]
     for tr in phase.trees:
-        data = per_root[tr.root] * Fraction(tr.multiplicity, k_of[tr.root])
+        cnt = counts[cls_of[tr.root]]
+        m = tr.multiplicity
         for e in tr.edges:
-            for a, b in zip(e.path, e.path[1:]):
-                load[(a, b)] = load.get((a, b), Fraction(0)) + data
+            key = id(e)
+            if key in cnt:
+                cnt[key] += m
+            else:
+                cnt[key] = m
+                edges[key] = e
+    value = list(classes)
+    load: dict[tuple[Node, Node], Fraction] = {}
+    for ci, cnt in enumerate(counts):
+        for key, m in cnt.items():
+            p = edges[key].path
+            x = value[ci] * m
+            for a, b in zip(p, p[1:]):
+                load[(a, b)] = load.get((a, b), Fraction(0)) + x
     return max((x / topology.capacity[e] for e, x in load.items()), default=Fraction(0))
 
 
@@ -392,6 +445,7 @@ def schedule(
     multicast: bool = True,
     engine: str = "auto",
     progress: StageProgress | None = None,
+    symmetry: bool | None = None,
 ) -> Schedule:
     """A bandwidth-optimal tree schedule of ``collective`` on ``topology``.
 
@@ -402,7 +456,10 @@ def schedule(
     §5.7); ``broadcast`` / ``reduce`` from/to ``root`` (000 App. A);
     ``allreduce``: reduce-scatter then allgather (000 App. B). ``multicast``:
     post-process for the topology's multicast switches (003 §5.6).
-    ``progress(stage, done, total)`` is called while it runs.
+    ``progress(stage, done, total)`` is called while it runs. ``symmetry``:
+    build by orbits of the topology's box symmetry when one is found and
+    verified (:mod:`.symmetry`; None = auto, the default), or never (False);
+    either way the result is exact and reaches the same optimum.
     """
     if not isinstance(topology, Topology):
         raise TypeError("schedule() needs a collcert.Topology")
@@ -435,6 +492,13 @@ def schedule(
     timings["optimum"] = time.monotonic() - t0
     phases: list[Phase] = []
     saved = Fraction(0)
+    sym: Symmetry | None = None
+    if symmetry is not False and coll in ("allgather", "reduce-scatter", "allreduce"):
+        ts = time.monotonic()
+        sym = find_symmetry(t)
+        timings["symmetry"] = time.monotonic() - ts
+        if progress:
+            progress("symmetry", 1, 1)
     extra: dict[str, Any] = {}
     weight_map: dict[Node, Fraction] | None = None
 
@@ -464,7 +528,7 @@ def schedule(
         if fixed_k is not None and t.switch_nodes:
             _require_eulerian(g, caps, fixed_k, U)
         ph, sv = _phase(g, phase_coll, caps, supply, k, U, transposed, engine, progress,
-                        timings, multicast)
+                        timings, multicast, sym)
         total = sum(supply.values())
         per_root = {c: Fraction(supply[c], total) for c in t.compute_nodes}
         ph.time_per_unit = phase_time(t, ph, per_root)
@@ -536,3 +600,13 @@ def _require_eulerian(g: Topology, caps: dict[tuple[Node, Node], int], k: int, U
             "can be built on this switch topology. Use the optimal k (omit --fixed-k), a "
             "different k, or a topology with symmetric bidirectional links"
         )
+
+
+def find_symmetry(t: Topology) -> Symmetry | None:
+    """The box-shift symmetry of ``t`` (:func:`.symmetry.box_symmetry`), verified on its
+    exact capacities; None when there is none. It acts on ``t.nodes`` indices, which
+    are those of switch removal (compute nodes first) on ``t`` and on its transpose."""
+    idx = t.index
+    arcs = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
+    return box_symmetry(t.nodes, t.num_compute, arcs,
+                        frozenset(idx[v] for v in t.multicast_switches))

@@ -1,0 +1,273 @@
+"""Automorphisms of a topology: interchangeable boxes as a verified cyclic group.
+
+Large machines are built from identical *boxes* (a DGX, an MI250 chassis)
+joined by shared switches. Shifting every box to the next one is then an
+automorphism of the topology: a permutation σ of the nodes that maps every
+link to a link of the same capacity, compute nodes to compute nodes,
+switches to switches and multicast switches to multicast switches. The
+cyclic group H = {σ^0, …, σ^(n-1)} acts *freely* on the compute nodes (no
+shift but the identity fixes one), so each compute node is h(r) for exactly
+one representative r (one per GPU position in a box) and one h ∈ H.
+
+:func:`box_symmetry` finds σ with colour refinement (1-dimensional
+Weisfeiler-Leman on the capacitated digraph) and a few exact checks:
+
+1. refine the node colours; individualise the first compute node c0 in one
+   copy and a node c1 of the same colour in another box in a second copy;
+   pairing the refined cells element by element (in node order) gives a
+   candidate τ with τ(c0) = c1: for interchangeable boxes, the swap of
+   c0's box and c1's box;
+2. the nodes τ fixes next to the ones it moves are the *shared* switches F;
+   the connected components of the topology without F are the boxes;
+3. σ maps the i-th node of box j to the i-th node of box j+1 (mod n), in
+   node order, and fixes F.
+
+Nothing here is trusted: σ is returned only after :meth:`Symmetry.verify`
+checked, exactly and link by link, that it is an automorphism of the given
+capacities (and supplies), that it acts freely on compute nodes, and that it
+fixes no link (both ends fixed), which the orbit-wise algorithms need. Any
+failure returns None and the callers use the general algorithms. The
+schedules built with the symmetry are checked in full by ``collcert.certify``,
+which knows nothing about it.
+
+Reusable pieces: :func:`refine` (colour refinement), :class:`Symmetry`
+(group elements as permutation arrays, orbits, representatives, exact
+verification).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Node = Hashable
+
+
+def refine(n: int, arcs: Sequence[tuple[int, int, object]], colours: Sequence[int],
+           table: dict[object, int] | None = None, rounds: int = 64) -> list[int]:
+    """Colour refinement: colours until every node's colour determines the multiset
+    of (capacity, colour) over its out-arcs and over its in-arcs.
+
+    ``table`` maps signatures to colour numbers; share one table between two
+    refinements to compare their colours (equal number = equal signature)."""
+    if table is None:
+        table = {}
+    col = list(colours)
+    out: list[list[tuple[object, int]]] = [[] for _ in range(n)]
+    inn: list[list[tuple[object, int]]] = [[] for _ in range(n)]
+    for a, b, c in arcs:
+        out[a].append((c, b))
+        inn[b].append((c, a))
+    classes = len(set(col))
+    for _ in range(rounds):
+        sig = [(col[v], tuple(sorted((c, col[b]) for c, b in out[v])),
+                tuple(sorted((c, col[a]) for c, a in inn[v]))) for v in range(n)]
+        new = []
+        for s in sig:
+            x = table.get(s)
+            if x is None:
+                x = table[s] = len(table) + 1_000_000  # apart from caller-given colours
+            new.append(x)
+        count = len(set(new))
+        col = new
+        if count == classes:
+            break
+        classes = count
+    return col
+
+
+@dataclass
+class Symmetry:
+    """A cyclic group H = <σ> of automorphisms acting freely on the compute nodes.
+
+    ``perms[j]`` is σ^j as an index array over ``nodes`` (``perms[0]`` is the
+    identity). ``reps`` are the representative compute nodes (indices), one per
+    orbit; ``element[v]`` / ``rep_of[v]`` give, for a compute node v, the j and
+    the representative r with v = σ^j(r)."""
+
+    nodes: tuple[Node, ...]
+    perms: np.ndarray
+    reps: list[int]
+    element: dict[int, int]
+    rep_of: dict[int, int]
+
+    @property
+    def order(self) -> int:
+        return int(self.perms.shape[0])
+
+    def compose(self, a: int, b: int) -> int:
+        """The index of σ^a ∘ σ^b."""
+        return (a + b) % self.order
+
+    def verify(self, num_compute: int, arcs: Mapping[tuple[int, int], object],
+               multicast: frozenset[int] = frozenset(),
+               supply: Mapping[int, int] | None = None) -> str | None:
+        """None when σ is an automorphism of ``arcs`` (capacity-preserving, on node
+        indices; compute nodes are 0 .. num_compute-1), keeps ``multicast`` and
+        ``supply``, acts freely on compute nodes and fixes no arc; else the reason."""
+        if self.order < 2:
+            return "the group is trivial"
+        sigma = self.perms[1].tolist()
+        n = len(sigma)
+        if sorted(sigma) != list(range(n)):
+            return "σ is not a permutation"
+        for v in range(n):
+            if (v < num_compute) != (sigma[v] < num_compute):
+                return f"σ maps {self.nodes[v]!r} to a node of the other kind"
+            if (v in multicast) != (sigma[v] in multicast):
+                return f"σ does not keep the multicast switch {self.nodes[v]!r}"
+        for (a, b), c in arcs.items():
+            if arcs.get((sigma[a], sigma[b])) != c:
+                return (f"σ maps link {self.nodes[a]!r} -> {self.nodes[b]!r} to a pair that is not a "
+                        "link of the same capacity")
+            if sigma[a] == a and sigma[b] == b:
+                return f"σ fixes the link {self.nodes[a]!r} -> {self.nodes[b]!r}"
+        if supply is not None:
+            for v in range(num_compute):
+                if supply.get(v, 0) != supply.get(sigma[v], 0):
+                    return f"σ changes the supply of {self.nodes[v]!r}"
+        # σ^j for 0 < j < order fixes no compute node: every compute cycle of σ has
+        # length exactly ``order`` (then the powers are what ``perms`` holds)
+        seen = [False] * num_compute
+        for v in range(num_compute):
+            if seen[v]:
+                continue
+            x, length = v, 0
+            while not seen[x]:
+                seen[x] = True
+                x = sigma[x]
+                length += 1
+            if length != self.order:
+                return f"the compute node {self.nodes[v]!r} lies on a cycle of length {length}"
+        power = np.arange(n)
+        for j in range(self.order):
+            if not np.array_equal(self.perms[j], power):
+                return f"perms[{j}] is not σ^{j}"
+            power = self.perms[1][power]
+        if not np.array_equal(power, np.arange(n)):
+            return "σ^order is not the identity"
+        return None
+
+
+def box_symmetry(nodes: Sequence[Node], num_compute: int,
+                 arcs: Mapping[tuple[int, int], object],
+                 multicast: frozenset[int] = frozenset(),
+                 supply: Mapping[int, int] | None = None) -> Symmetry | None:
+    """The box-shift group of a topology on node indices (module docstring), verified;
+    None when there is none (or it could not be found)."""
+    n = len(nodes)
+    if num_compute < 2:
+        return None
+    arc_list = [(a, b, c) for (a, b), c in arcs.items()]
+    base = [0 if v < num_compute else (2 if v in multicast else 1) for v in range(n)]
+    table: dict[object, int] = {}
+    colour = refine(n, arc_list, base, table)
+    c0 = 0
+    a_side = list(colour)
+    a_side[c0] = -1
+    col_a = refine(n, arc_list, a_side, table)
+    same = [v for v in range(num_compute) if v != c0 and colour[v] == colour[c0]]
+    if not same:
+        return None
+    # c1: in one of the largest refined cells of c0's colour (a node "far" from c0);
+    # up to four candidates are tried, the first verified group is taken
+    cells: dict[int, list[int]] = {}
+    for v in same:
+        cells.setdefault(col_a[v], []).append(v)
+    for cell in sorted(cells.values(), key=lambda c: (-len(c), c[0]))[:4]:
+        got = _shift_from(nodes, num_compute, arcs, arc_list, colour, col_a, cell[0], table,
+                          multicast, supply)
+        if got is not None:
+            return got
+    return None
+
+
+def _shift_from(nodes: Sequence[Node], num_compute: int, arcs: Mapping[tuple[int, int], object],
+                arc_list: list[tuple[int, int, object]], colour: list[int], col_a: list[int],
+                c1: int, table: dict[object, int], multicast: frozenset[int],
+                supply: Mapping[int, int] | None) -> Symmetry | None:
+    """Steps 1-3 of the module docstring for one candidate c1 (verified, or None)."""
+    n = len(nodes)
+    b_side = list(colour)
+    b_side[c1] = -1
+    col_b = refine(n, arc_list, b_side, table)
+    tau = _pair_cells(col_a, col_b)
+    if tau is None:
+        return None
+    moved = {v for v in range(n) if tau[v] != v}
+    adj: list[set[int]] = [set() for _ in range(n)]
+    for a, b, _ in arc_list:
+        adj[a].add(b)
+        adj[b].add(a)
+    shared = {v for v in range(n) if v not in moved and adj[v] & moved}
+    boxes = _components(n, adj, shared)
+    if len(boxes) < 2:
+        return None
+    size = len(boxes[0])
+    if any(len(b) != size for b in boxes) or sum(map(len, boxes)) + len(shared) != n:
+        return None
+    per_box = [sum(1 for v in b if v < num_compute) for b in boxes]
+    if per_box[0] == 0 or any(x != per_box[0] for x in per_box):
+        return None
+    sigma = np.arange(n)
+    for j, box in enumerate(boxes):
+        nxt = boxes[(j + 1) % len(boxes)]
+        sigma[np.asarray(box)] = np.asarray(nxt)
+    order = len(boxes)
+    perms = np.empty((order, n), dtype=np.int64)
+    perms[0] = np.arange(n)
+    for j in range(1, order):
+        perms[j] = sigma[perms[j - 1]]
+    reps = sorted(v for v in boxes[0] if v < num_compute)
+    element: dict[int, int] = {}
+    rep_of: dict[int, int] = {}
+    for j in range(order):
+        for r in reps:
+            v = int(perms[j][r])
+            element[v] = j
+            rep_of[v] = r
+    sym = Symmetry(tuple(nodes), perms, reps, element, rep_of)
+    if len(element) != num_compute or sym.verify(num_compute, arcs, multicast, supply):
+        return None
+    return sym
+
+
+def _pair_cells(col_a: Sequence[int], col_b: Sequence[int]) -> list[int] | None:
+    """τ with τ(x) = y for the i-th node x of a colour in ``col_a`` and the i-th node
+    y of that colour in ``col_b`` (node order); None if the cells differ in size."""
+    by_a: dict[int, list[int]] = {}
+    by_b: dict[int, list[int]] = {}
+    for v, c in enumerate(col_a):
+        by_a.setdefault(c, []).append(v)
+    for v, c in enumerate(col_b):
+        by_b.setdefault(c, []).append(v)
+    tau = [-1] * len(col_a)
+    for c, xs in by_a.items():
+        ys = by_b.get(c, [])
+        if len(ys) != len(xs):
+            return None
+        for x, y in zip(xs, ys):
+            tau[x] = y
+    return tau
+
+
+def _components(n: int, adj: Sequence[set[int]], removed: set[int]) -> list[list[int]]:
+    """Connected components (undirected) without ``removed``, each sorted, by first node."""
+    seen = [False] * n
+    comps = []
+    for v in range(n):
+        if seen[v] or v in removed:
+            continue
+        seen[v] = True
+        stack, comp = [v], [v]
+        while stack:
+            x = stack.pop()
+            for y in adj[x]:
+                if not seen[y] and y not in removed:
+                    seen[y] = True
+                    stack.append(y)
+                    comp.append(y)
+        comps.append(sorted(comp))
+    return comps
