@@ -123,6 +123,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     segments: list[Segment] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)  # rank -> node name
+    runnable: bool = True  # False when the ops stop short (an MSCCL program that deadlocks)
 
     @property
     def nranks(self) -> int:

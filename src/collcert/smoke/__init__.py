@@ -1,0 +1,292 @@
+"""``collcert smoke``: run a schedule on real devices and check every element.
+
+>>> from collcert.smoke import smoke
+>>> report = smoke("ag.json", backend="gloo", size=1 << 20)   # doctest: +SKIP
+>>> report.passed, report.measured_algbw_gbps(), report.model_algbw
+
+The schedule (collcert JSON of any collective, ForestColl tree XML with a
+topology, or an MSCCL algorithm XML) becomes an execution plan
+(:mod:`collcert.reference.execplan`), which a backend runs on integer data:
+
+* ``gloo``: one process per rank on the CPU (torch.distributed); runs in CI;
+* ``nccl``: one process per GPU, when there are at least as many GPUs as
+  ranks (RCCL on ROCm builds of torch);
+* ``single-gpu``: all ranks' buffers on one GPU, one stream per link, events
+  for the dependencies; on a machine without a GPU it runs on the CPU with
+  emulated streams and says so;
+* ``auto``: nccl if the GPUs suffice, else single-gpu on a GPU, else gloo.
+
+Every element of every rank's output is compared with the collective's
+definition computed on the host. torch is the optional extra
+``collcert[smoke]``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from collcert.reference.errors import ScheduleError
+from collcert.reference.exact import decimal_str, fraction_str, show
+from collcert.reference.execplan import Mismatch, Plan, describe_cell, explain_value
+
+from .runtime import INSTALL_HINT, RankResult, SmokeError, gpu_kind, require_torch
+
+__all__ = ["smoke", "load_plan", "SmokeReport", "SmokeError", "INSTALL_HINT", "BACKENDS"]
+
+BACKENDS = ("auto", "gloo", "nccl", "single-gpu")
+FORMATS = ("json", "forestcoll-xml", "msccl-xml")
+ELEM_BYTES = 8  # int64
+
+
+@dataclass
+class SmokeReport:
+    passed: bool
+    collective: str
+    nranks: int
+    name: str
+    fmt: str
+    backend: str
+    devices: list[str]
+    on_cpu: bool
+    size_bytes: int
+    cell_elems: int
+    cells: int
+    messages: int
+    iters: int
+    times: list[float] = field(default_factory=list)  # seconds per timed iteration (max over ranks)
+    model_algbw: Fraction | None = None
+    model_unit: str = ""
+    model_from: str = ""
+    failures: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def median_time(self) -> float | None:
+        return statistics.median(self.times) if self.times else None
+
+    def measured_algbw_gbps(self) -> float | None:
+        t = self.median_time()
+        return self.size_bytes / t / 1e9 if t else None
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.median_time()
+        bw = self.measured_algbw_gbps()
+        return {
+            "result": "PASS" if self.passed else "FAIL", "collective": self.collective,
+            "ranks": self.nranks, "schedule": self.name, "format": self.fmt,
+            "backend": self.backend, "devices": self.devices, "on_cpu": self.on_cpu,
+            "size_bytes": self.size_bytes, "elements_per_cell": self.cell_elems,
+            "cells": self.cells, "messages_per_iteration": self.messages,
+            "iterations": self.iters,
+            "seconds_per_iteration": None if t is None else f"{t:.6g}",
+            "seconds_all": [f"{x:.6g}" for x in self.times],
+            "measured_algbw_GBps": None if bw is None else f"{bw:.6g}",
+            "model_algbw": None if self.model_algbw is None else fraction_str(self.model_algbw),
+            "model_unit": self.model_unit, "model_from": self.model_from,
+            "failures": self.failures, "notes": self.notes,
+        }
+
+    def summary(self) -> str:
+        head = "PASS" if self.passed else "FAIL"
+        lines = [f"{head} {self.collective} on {self.nranks} ranks ({self.name}, {self.fmt}): "
+                 + ("every element of every rank's output is right" if self.passed else
+                    "the result is wrong")]
+        for f in self.failures:
+            lines.append(f"  {f}")
+        lines.append(f"  backend : {self.backend} on {', '.join(dict.fromkeys(self.devices))}")
+        lines.append(f"  data    : {self.size_bytes} bytes per rank buffer (int64; "
+                     f"{self.cells} cells of {self.cell_elems} elements), {self.messages} "
+                     f"messages per iteration")
+        t = self.median_time()
+        if t is not None:
+            lines.append(f"  time    : {t * 1e3:.3f} ms per iteration (median of {len(self.times)};"
+                         f" min {min(self.times) * 1e3:.3f} ms)")
+            bw = self.measured_algbw_gbps()
+            model = (f"{show(self.model_algbw)} {self.model_unit} ({self.model_from})"
+                     if self.model_algbw is not None else "unknown (pass --topology)")
+            lines.append(f"  algbw   : measured {bw:.4g} GB/s; model {model}")
+        for n in self.notes:
+            lines.append(f"  note: {n}")
+        return "\n".join(lines)
+
+
+def _read(source: str | os.PathLike[str]) -> tuple[str, str]:
+    p = os.fspath(source)
+    if "\n" in p or p.lstrip().startswith(("{", "<")):
+        return p, "schedule text"
+    try:
+        with open(p, encoding="utf-8") as fh:
+            return fh.read(512 * 1024 * 1024), p
+    except FileNotFoundError:
+        raise ScheduleError(f"{p}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScheduleError(f"{p}: cannot read ({exc})") from None
+
+
+def _detect(text: str) -> str:
+    head = text.lstrip()[:4096]
+    if head.startswith("{"):
+        return "json"
+    if head.startswith("<"):
+        import re
+
+        m = re.search(r"<algo\b[^>]*>", head, re.IGNORECASE)
+        if m and ("ngpus=" in m.group(0) or "nchunksperloop=" in m.group(0)):
+            return "msccl-xml"
+        return "forestcoll-xml"
+    raise ScheduleError("cannot tell the schedule's format: neither JSON nor XML; pass --format")
+
+
+def load_plan(text: str, fmt: str | None = None, topology: Any = None,
+              origin: str = "schedule") -> tuple[Plan, str, Any]:
+    """The execution plan of a schedule text; returns (plan, format, parsed)."""
+    from collcert.certify.base import InputError
+    from collcert.reference.treeplan import plan_from_schedule
+
+    fmt = fmt or _detect(text)
+    if fmt not in FORMATS:
+        raise ScheduleError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    try:
+        if fmt == "msccl-xml":
+            from collcert.certify import msccl
+
+            from .mscclplan import plan_from_program
+
+            prog = msccl.read(text, origin)
+            return plan_from_program(prog), fmt, prog
+        from collcert.certify import readers
+
+        if fmt == "json":
+            doc = readers.schedule_json(text, origin)
+        else:
+            if topology is None:
+                raise ScheduleError("ForestColl XML names no rank order: pass --topology")
+            doc = readers.forestcoll_xml(text, origin=origin,
+                                         node_ids=[str(v) for v in topology.nodes])
+            doc["compute_nodes"] = [str(v) for v in topology.compute_nodes]
+        return plan_from_schedule(doc, origin), fmt, doc
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
+
+
+def _model(fmt: str, parsed: Any, text: str, topology: Any) -> tuple[Fraction | None, str, str]:
+    if topology is not None:
+        from collcert.audit import audit
+
+        rep = audit(topology, text, fmt=fmt)
+        if rep.algbw is None:
+            return None, topology.unit, "the audit finds the schedule INVALID"
+        return Fraction(rep.algbw), topology.unit, f"exact, collcert audit on {topology.name}"
+    if fmt == "json" and isinstance(parsed, dict):
+        claim = (parsed.get("claimed") or {}).get("algbw")
+        if claim is not None:
+            try:
+                return Fraction(str(claim)), str(parsed.get("unit", "")), "the schedule's claim"
+            except (ValueError, ZeroDivisionError):
+                pass
+    return None, "", ""
+
+
+def choose_backend(torch: Any, backend: str, nranks: int) -> str:
+    if backend not in BACKENDS:
+        raise SmokeError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    if backend != "auto":
+        return backend
+    if gpu_kind(torch):
+        import torch.distributed as dist
+
+        if torch.cuda.device_count() >= nranks and dist.is_nccl_available():
+            return "nccl"
+        return "single-gpu"
+    return "gloo"
+
+
+def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str = "auto",
+          size: int = 1 << 20, iters: int = 5, fmt: str | None = None, timeout: float = 120.0,
+          device: str | None = None, seed: int = 0) -> SmokeReport:
+    """Run the schedule ``source`` (a path or the text) and check it; see the module doc."""
+    text, origin = _read(source)
+    plan, fmt, parsed = load_plan(text, fmt, topology, origin)
+    if iters < 1:
+        raise SmokeError(f"--iters must be at least 1, got {iters}")
+    if size < 1:
+        raise SmokeError(f"--size must be a positive number of bytes, got {size}")
+    model = _model(fmt, parsed, text, topology)
+    torch = require_torch()
+    chosen = choose_backend(torch, backend, plan.nranks)
+    ce = max(1, math.ceil(size / ELEM_BYTES / plan.spec.cells))
+    report = SmokeReport(False, plan.spec.collective, plan.nranks, origin, fmt, chosen, [],
+                         False, plan.spec.cells * ce * ELEM_BYTES, ce, plan.spec.cells,
+                         plan.messages(), iters, model_algbw=model[0], model_unit=model[1],
+                         model_from=model[2])
+    report.failures += plan.problems
+    report.notes += plan.notes
+    if not plan.runnable:
+        report.notes.append("the program was not run: it cannot complete (see above)")
+        _msccl_reasons(report, parsed)
+        return report
+    results = _execute(torch, plan, ce, iters, chosen, timeout, device, seed, report)
+    report.devices = [r.device for r in results]
+    report.on_cpu = all(r.device == "cpu" for r in results)
+    if report.on_cpu and chosen == "single-gpu":
+        report.notes.append("no GPU here: the single-gpu backend ran on the CPU with emulated "
+                            "streams (it checks the data flow and the dependencies, not a GPU)")
+    if chosen == "gloo":
+        report.notes.append("gloo runs one CPU process per rank: the times measure the host, "
+                            "not a GPU fabric")
+    if chosen == "single-gpu" and not report.on_cpu:
+        report.notes.append("single-gpu: all ranks share one GPU; transfers are copies within "
+                            "its memory, so this checks the data flow with real concurrency, "
+                            "not the interconnect")
+    n_iter = len(results[0].times) if results else 0
+    report.times = [max(r.times[i] for r in results) for i in range(n_iter)]
+    bad = [r.mismatch for r in results if r.mismatch]
+    if bad:
+        _explain(report, plan, bad, ce, parsed)
+    report.passed = not report.failures
+    return report
+
+
+def _execute(torch: Any, plan: Plan, ce: int, iters: int, backend: str, timeout: float,
+             device: str | None, seed: int, report: SmokeReport) -> list[RankResult]:
+    if backend in ("gloo", "nccl"):
+        from . import dist
+
+        return dist.run([(plan, ce, iters)], backend, timeout)[0]
+    from . import single
+
+    return single.run(plan, ce, iters, device, seed)
+
+
+def _explain(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce: int,
+             parsed: Any) -> None:
+    first = Mismatch(**bad[0])
+    r = first.rank
+    report.failures.append(
+        f"{plan.label(r)}: output element {first.offset} (global element {first.element}, "
+        f"byte {first.offset * ELEM_BYTES}) is {first.got}, expected {first.expected}: "
+        f"{explain_value(plan.spec, first, ce)}; {first.count} wrong element(s) on this rank")
+    for line in describe_cell(plan, r, first.element // ce):
+        report.failures.append(f"  missing data: {line}")
+    if len(bad) > 1:
+        others = ", ".join(str(b["rank"]) for b in bad[1:9])
+        report.failures.append(f"{len(bad) - 1} more rank(s) are wrong: {others}"
+                               + (" …" if len(bad) > 9 else ""))
+    _msccl_reasons(report, parsed)
+
+
+def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:
+    from collcert.certify import msccl
+
+    if isinstance(parsed, msccl.Program):
+        res = msccl.simulate(parsed)
+        for reason in res.verdict.reasons[:4]:
+            report.failures.append(f"  the MSCCL simulator says: {reason}")
+
+
+def decimal(x: Fraction) -> str:
+    return decimal_str(x)

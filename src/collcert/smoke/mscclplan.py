@@ -1,0 +1,164 @@
+"""Execution plans from MSCCL algorithm programs.
+
+The program is read by the project's safe reader (:func:`collcert.certify.msccl.read`)
+and run step by step on the host, as the MSCCL runtime would run it: every
+threadblock executes its steps in order, a step waits for its dependency
+(``depid``/``deps``) and, if it receives, for the next message on its
+connection (sender, receiver, channel). The order in which the steps ran is
+the plan's global order; step semantics:
+
+``s`` send ``srcbuf[srcoff:+cnt]``; ``r`` receive into ``dstbuf``; ``rcs``
+receive, copy to ``dstbuf`` and send it on; ``rrc`` receive, add ``srcbuf`` and
+write ``dstbuf``; ``rrs`` receive, add ``srcbuf`` and send the sum (nothing is
+written); ``rrcs`` both; ``cpy`` copy; ``re`` ``dstbuf += srcbuf``; ``nop`` waits
+only. In-place programs alias the input inside the output (allgather,
+allreduce) or the output inside the input (reduce-scatter), as MSCCL does.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+
+from collcert.certify.msccl import Program, Threadblock
+from collcert.reference.errors import ScheduleError
+from collcert.reference.execplan import Op, Plan, Region, Spec
+
+
+def plan_from_program(prog: Program) -> Plan:
+    n = prog.ngpus
+    coll = prog.collective
+    if coll not in ("allgather", "reduce-scatter", "allreduce"):
+        raise ScheduleError(f"collcert smoke runs allgather, reduce-scatter and allreduce MSCCL "
+                            f"programs, not {coll}")
+    c, per = prog.nchunks, prog.per_rank()
+    real_i, real_o = prog.sizes()
+    inplace = (prog.modes() or [False])[0]
+
+    def alias(g: int, buf: str, off: int) -> tuple[str, int]:
+        if inplace:
+            if coll == "allgather" and buf == "i":
+                return "o", g * per + off
+            if coll == "reduce-scatter" and buf == "o":
+                return "i", g * per + off
+            if coll == "allreduce" and buf == "o":
+                return "i", off
+        return buf, off
+
+    spec = Spec(coll, n, c, None, [(q * per, per) if coll != "allreduce" else (0, c)
+                                   for q in range(n)])
+    for q in range(n):
+        b, off = alias(q, "i", 0)
+        spec.inputs.append((b, off, q * per if coll == "allgather" else 0, real_i))
+        b, off = alias(q, "o", 0)
+        spec.outputs.append((b, off, q * per if coll == "reduce-scatter" else 0, real_o))
+    buffers = [{"i": real_i, "o": real_o, "s": prog.chunks[g]["s"], "t": 0} for g in range(n)]
+    plan = Plan(spec, buffers, [], name=prog.name or "MSCCL program")
+    if inplace:
+        plan.notes.append("run in place, as the program declares (inplace=\"1\")")
+    _run(prog, plan, alias)
+    if plan.problems:
+        plan.runnable = False
+    else:
+        plan.validate()
+    plan.problems = [f"the MSCCL executor would refuse to load it: {r}"
+                     for r in prog.refusals] + plan.problems
+    return plan
+
+
+def _run(prog: Program, plan: Plan, al: Callable[[int, str, int], tuple[str, int]]) -> None:
+    ops = plan.ops
+    queues: dict[tuple[int, int, int], deque[tuple[int, int]]] = {}  # -> (msg, cnt)
+    by_id = {(tb.gpu, tb.tbid): tb for tb in prog.tbs}
+    pc = {key: 0 for key in by_id}
+    flag = {key: -1 for key in by_id}
+    msg = 0
+    for tb in prog.tbs:  # a wait nothing releases spins forever
+        for op in tb.ops:
+            for t, s in op.waits:
+                other = by_id.get((tb.gpu, t))
+                if other is None or not any(o.signals and o.flag >= s for o in other.ops):
+                    plan.problems.append(f"deadlock: {op.where(tb.gpu, tb.tbid)} waits for "
+                                         f"gpu {tb.gpu} tb {t} step {s}, which nothing "
+                                         "signals")
+                    return
+
+    def region(g: int, buf: str, off: int, cnt: int, where: str) -> Region | None:
+        b, o = al(g, buf, off)
+        size = plan.buffers[g].get(b, 0)
+        if b not in ("i", "o", "s") or off < 0 or o < 0 or o + cnt > size:
+            plan.problems.append(f"{where}: {buf}[{off}:{off + cnt}] lies outside gpu {g}'s "
+                                 f"{buf} buffer")
+            return None
+        return Region(b, o, cnt)
+
+    def send(tb: Threadblock, src: Region, cnt: int, where: str) -> None:
+        nonlocal msg
+        ops.append(Op("send", tb.gpu, tb.send, src=src, msg=msg, note=where))
+        queues.setdefault((tb.gpu, tb.send, tb.chan), deque()).append((msg, cnt))
+        msg += 1
+
+    def temp(g: int, cnt: int) -> Region:
+        off = plan.buffers[g]["t"]
+        plan.buffers[g]["t"] = off + cnt
+        return Region("t", off, cnt)
+
+    active = [tb for tb in prog.tbs if tb.ops]
+    while active and not plan.problems:
+        moved = False
+        still = []
+        for tb in active:
+            key = (tb.gpu, tb.tbid)
+            while pc[key] < len(tb.ops) and not plan.problems:
+                st = tb.ops[pc[key]]
+                if any(flag[(tb.gpu, t)] < s for t, s in st.waits):
+                    break
+                g, k, where = tb.gpu, st.kind, st.where(tb.gpu, tb.tbid)
+                if k in ("r", "rcs", "rrc", "rrs", "rrcs"):
+                    q = queues.get((tb.recv, g, tb.chan))
+                    if not q:
+                        break
+                    m, cnt = q.popleft()
+                    if cnt != st.cnt:
+                        plan.problems.append(f"{where}: receives {st.cnt} chunks but the "
+                                             f"matching send from gpu {tb.recv} sends {cnt}")
+                        break
+                    red = (region(g, st.srcbuf, st.srcoff, st.cnt, where)
+                           if k in ("rrc", "rrs", "rrcs") else None)
+                    dst = (temp(g, st.cnt) if k == "rrs"
+                           else region(g, st.dstbuf, st.dstoff, st.cnt, where))
+                    if dst is None or (red is None and k in ("rrc", "rrs", "rrcs")):
+                        break
+                    ops.append(Op("recv", g, tb.recv, dst=dst, red=red, msg=m, note=where))
+                    if k in ("rcs", "rrs", "rrcs"):
+                        send(tb, dst, st.cnt, where)
+                elif k == "s":
+                    src = region(g, st.srcbuf, st.srcoff, st.cnt, where)
+                    if src is None:
+                        break
+                    send(tb, src, st.cnt, where)
+                elif k in ("cpy", "re") and st.cnt:
+                    dst = region(g, st.dstbuf, st.dstoff, st.cnt, where)
+                    for off in (st.reductions if k == "re" else [st.srcoff]):
+                        src = region(g, st.srcbuf, off, st.cnt, where)
+                        if src is None or dst is None:
+                            break
+                        ops.append(Op("copy" if k == "cpy" else "reduce", g, src=src, dst=dst,
+                                      note=where))
+                if plan.problems:
+                    break
+                pc[key] += 1
+                if st.signals:
+                    flag[key] = max(flag[key], st.flag)
+                moved = True
+            if pc[key] < len(tb.ops):
+                still.append(tb)
+        active = still
+        if not moved and active and not plan.problems:
+            stuck = ", ".join(tb.ops[pc[(tb.gpu, tb.tbid)]].where(tb.gpu, tb.tbid)
+                              for tb in active[:3])
+            plan.problems.append(f"deadlock: no step can run; waiting: {stuck}"
+                                 + (f" and {len(active) - 3} more" if len(active) > 3 else ""))
+    left = sum(len(q) for q in queues.values())
+    if left and not plan.problems:
+        plan.problems.append(f"{left} sent message(s) are never received")
