@@ -255,5 +255,6 @@ def check_steady_broadcast(topology: Mapping[str, Any], doc: Mapping[str, Any]) 
                     "messages_per_period": ev.facts.get("messages_per_period"),
                     "measured_throughput": measured, "latency": ev.facts.get("latency"),
                     "periods_replayed": ev.facts.get("periods_replayed"),
-                    "trees": len(doc.get("trees", []) or []), "matchings": len(mts or [])})
+                    "trees": len(doc.get("trees", []) or []), "matchings": len(mts or []),
+                    "method": doc.get("method")})
     return v

@@ -264,6 +264,11 @@ class OnePortPlatform:
         if not isinstance(data, Mapping):
             raise TopologyError("the top level must be a JSON object")
         model = data.get("port_model")
+        if model is None:
+            raise TopologyError(
+                f"the file does not say \"port_model\": \"{PORT_MODEL}\": add it at the top "
+                "level for a one-port platform (links with a 'cost'); a topology with link "
+                "capacities (the bandwidth model) is for collcert optimum / schedule")
         if model != PORT_MODEL:
             raise TopologyError(
                 f"'port_model' is {model!r}: a one-port platform file says "
@@ -335,7 +340,7 @@ def _parse_cost(raw: object, loc: str) -> Fraction:
     except ValueError as exc:
         text = str(raw).strip().lower().lstrip("+")
         hint = (" (the paper's c = +inf means 'no link': leave the link out instead)"
-                if text in ("inf", "infinity") or "finite" in str(exc) else "")
+                if "inf" in text else "")
         raise TopologyError(f"{loc} has cost {raw!r}: {exc}{hint}; costs must be positive "
                             "finite numbers (time to send one message)") from None
     if c <= 0:

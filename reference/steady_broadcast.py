@@ -80,17 +80,23 @@ class SteadyBroadcast:
     def summary(self, limit: int = 8) -> str:
         p, sol, sc = self.platform, self.solution, self.schedule
         unit = p.unit
+
+        def qty(value: Fraction) -> str:
+            plural = unit == "time unit" and value != 1
+            return f"{show(value)} {unit}{'s' if plural else ''}"
+
         lp = ("SSBPDAG (seed 001 §4.1) on the DAG" if sol.lp == "ssbpdag"
                else "SSB (seed 001 §5.2) on the whole graph")
         lines = [
             f"Steady-state broadcast from {self.source} on {p.name or 'the platform'} "
             f"({len(p.nodes)} nodes, {len(p.cost)} links), one-port model; {lp}",
-            f"  throughput TP = {show(self.throughput)} messages per {unit}"
-            f"   (T* = {show(self.T_star)} {unit} per message)",
+            f"  throughput TP = {show(self.throughput)} message"
+            f"{'' if self.throughput == 1 else 's'} per {unit}"
+            f"   (T* = {qty(self.T_star)} per message)",
             f"  no schedule, periodic or not, does better (Lemma 7): the LP dual "
             f"({len(sol.cuts)} cut{'s' if len(sol.cuts) != 1 else ''} and port prices) proves "
             f"T* ≥ {fraction_str(self.T_star)}",
-            f"  period {show(sc.period)} {unit}: {sc.messages_per_period} messages per period "
+            f"  period {qty(sc.period)}: {sc.messages_per_period} messages per period "
             f"(batch N = {sc.N}" + (f", stretched ×{sc.sigma} to whole messages" if sc.sigma > 1
                                     else "") + ")",
         ]
@@ -107,7 +113,7 @@ class SteadyBroadcast:
                          + " ".join(f"{v}:{h}" for v, h in hs))
         total = sum(mu for mu, _ in sc.matchings)
         lines.append(f"  matchings (Lemma 1): {len(sc.matchings)}, Σμ = "
-                     f"{fraction_str(total * sc.tick)} {unit} = N·T* (per batch of N)")
+                     f"{qty(total * sc.tick)} = N·T* (one batch of N messages)")
         for mu, edges in sc.matchings[:limit]:
             lines.append(f"    μ = {fraction_str(mu * sc.tick)}: "
                          + " ".join(f"{u}->{v}" for u, v in edges))

@@ -15,9 +15,9 @@ Erratum. Read literally, (7) and (8) count only the flow leaving s and the flow
 entering i, and (9) skips s and i; a "flow" may then enter s and leave i, and
 the LP accepts circulations s→a→s and i→b→i that deliver nothing (platform
 s→i of cost 10, s↔a and i↔b of cost 1: the literal LP says T* = 1, the truth
-is 10). Here x_i has no variable on an arc into s or out of i, which makes
-(7)-(9) say exactly "x_i is a unit s–i flow" (tests/test_steady_lp.py shows
-both LPs on that platform).
+is 11, s sending every message to i and to a). Here x_i has no variable on an
+arc into s or out of i, which makes (7)-(9) say exactly "x_i is a unit s–i
+flow" (tests/test_steady_broadcast.py solves both LPs on that platform).
 
 **Cut form (how it is solved).** By max-flow/min-cut, n carries a unit
 s–i flow for every i iff n(δ⁻(X)) ≥ 1 for every node set X ∌ s (X ≠ ∅). So
