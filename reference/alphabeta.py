@@ -309,8 +309,9 @@ def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
                             "audit it first")
     if not n:
         return Latency(Fraction(0), 0, [], "the program has no steps")
-    end: int | None = max(range(n), key=lambda i: finish[i])
-    lat, transfers = finish[end]
+    last = max(range(n), key=lambda i: finish[i])
+    lat, transfers = finish[last]
+    end: int | None = last
     route: list[str] = []
     while end is not None:
         link_back = back[end]

@@ -1,15 +1,11 @@
-"""``collcert draw``: a picture of a topology, its bottleneck cut and one tree of a schedule."""
+"""``collcert draw``: pictures of a topology, its bottleneck cut, a schedule's trees and loads.
+
+A thin command: the pictures are made by :mod:`collcert.drawing`.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-from collections import deque
-from typing import Any
-
-from collcert.reference.errors import ScheduleError
-from collcert.reference.topology import Topology
 
 from ._common import add_topology_argument, load_topology
 
@@ -17,159 +13,86 @@ from ._common import add_topology_argument, load_topology
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "draw",
-        help="draw a topology with its bottleneck cut and one tree of a schedule (PNG/SVG)",
-        description="Draw the topology (compute nodes as circles, switches as squares, link "
-        "width by capacity) with the allgather bottleneck cut S* highlighted: its nodes are "
-        "shaded and the links leaving it are red. Given a schedule file (from 'collcert "
-        "schedule -o'), one of its trees is drawn on top: every link its paths use, in "
-        "colour, with the root marked.",
-        epilog="Example: collcert schedule two_box_example -o s.json && "
-        "collcert draw two_box_example s.json -o tree.png",
+        help="draw a topology with its bottleneck cut, one tree of a schedule, or all link loads",
+        description="Draw a topology (GPUs as circles, switches as squares, boxes grouped, "
+        "rings as rings, tori as grids, link width by capacity) with the certified bottleneck "
+        "cut S*: its nodes shaded, the links the bound counts in red with their capacities, "
+        "and a caption saying what the cut proves. Given a schedule (collcert JSON or "
+        "ForestColl XML), draw one of its trees (--tree: its paths on the network beside the "
+        "tree itself) or all trees as a heat map of link loads (--loads). Topologies with "
+        "more than 256 GPUs are drawn one node per box (--detail). The schedule is checked "
+        "as 'collcert audit' checks it; one made for another topology is refused.",
+        epilog="Examples: collcert draw dgx_a100:2 -o cut.png; collcert schedule mi250:2 -o "
+        "s.json && collcert draw mi250:2 s.json --loads -o loads.png; collcert draw "
+        "dgx_a100:128 -o big.png. Needs matplotlib: pip install 'collcert[draw]'. "
+        "Exit codes: 0 drawn, 2 bad input (unreadable or foreign schedule, matplotlib "
+        "missing), 3 internal error.",
     )
     add_topology_argument(p, optional=False)
-    p.add_argument("schedule", nargs="?", metavar="SCHEDULE.json",
-                   help="a collcert-schedule/1 file whose tree to draw (optional)")
+    p.add_argument("schedule", nargs="?", metavar="SCHEDULE",
+                   help="a schedule file (collcert JSON from 'collcert schedule -o', or "
+                   "ForestColl tree XML) whose trees to draw (optional)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
-                   help="output picture; the extension picks the format (.png or .svg)")
-    p.add_argument("--tree", type=int, default=0, metavar="I",
-                   help="which tree of the schedule to draw, counting from 0 over all "
-                   "phases (default: 0)")
-    p.add_argument("--collective", "-c", default="allgather",
-                   choices=("allgather", "reduce-scatter"),
-                   help="whose bottleneck cut to highlight (default: allgather)")
+                   help="output picture; the extension picks the format (.png, .svg, .pdf)")
+    view = p.add_mutually_exclusive_group()
+    view.add_argument("--tree", type=int, metavar="I",
+                      help="draw tree I of the schedule, counting from 0 over all phases "
+                      "(default with a schedule: tree 0)")
+    view.add_argument("--loads", action="store_true",
+                      help="draw every link's load over all trees as a heat map")
+    p.add_argument("--collective", "-c", default=None,
+                   choices=("allgather", "reduce-scatter", "broadcast", "reduce"),
+                   help="whose bottleneck cut to show (default: the schedule's collective, "
+                   "else allgather); broadcast and reduce need --root")
+    p.add_argument("--root", help="root compute node (broadcast, reduce)")
+    p.add_argument("--no-cut", action="store_true", help="do not compute or show the cut")
+    p.add_argument("--detail", choices=("auto", "full", "boxes"), default="auto",
+                   help="full: every node; boxes: one node per box; auto (default): boxes "
+                   "above 256 GPUs")
     p.set_defaults(func=run)
 
 
-def _layout(t: Topology) -> dict[Any, tuple[float, float]]:
-    """Layers by hop distance from the compute nodes (compute at the bottom)."""
-    adj: dict[Any, set[Any]] = {v: set() for v in t.nodes}
-    for u, v in t.capacity:
-        adj[u].add(v)
-        adj[v].add(u)
-    level = {v: 0 for v in t.compute_nodes}
-    q = deque(t.compute_nodes)
-    while q:
-        x = q.popleft()
-        for y in adj[x]:
-            if y not in level:
-                level[y] = level[x] + 1
-                q.append(y)
-    for v in t.nodes:
-        level.setdefault(v, 1)
-    pos: dict[Any, tuple[float, float]] = {}
-    for i, v in enumerate(t.compute_nodes):
-        pos[v] = (float(i), 0.0)
-    top = max(level.values())
-    for lev in range(1, top + 1):
-        row = [v for v in t.switch_nodes if level[v] == lev]
-        # place each switch above the mean of its lower neighbours, then spread
-        def key(v: Any, lev: int = lev) -> float:
-            xs = [pos[u][0] for u in adj[v] if u in pos and level[u] < lev]
-            return sum(xs) / len(xs) if xs else 0.0
-        row.sort(key=key)
-        width = max(len(t.compute_nodes) - 1, 1)
-        for j, v in enumerate(row):
-            x = key(v) if len(row) == 1 else width * (j + 0.5) / len(row)
-            pos[v] = (x, 1.5 * lev)
-    return pos
-
-
-def _read_tree(path: str, index: int, t: Topology) -> tuple[dict[str, Any], list[str]]:
-    notes = []
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise ScheduleError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise ScheduleError(f"{path}: not a JSON schedule ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != "collcert-schedule/1":
-        raise ScheduleError(f"{path}: not a collcert-schedule/1 document (\"format\" is "
-                            f"{doc.get('format') if isinstance(doc, dict) else None!r})")
-    if doc.get("topology") not in (None, t.content_hash()):
-        notes.append("warning: the schedule was made for a different topology")
-    trees = [tr for ph in doc.get("phases", []) for tr in ph.get("trees", [])]
-    if not trees:
-        raise ScheduleError(f"{path}: the schedule has no trees")
-    if not 0 <= index < len(trees):
-        raise ScheduleError(f"--tree {index}: the schedule has trees 0..{len(trees) - 1}")
-    by_text = {str(v): v for v in t.nodes}
-    tree = trees[index]
-    for e in tree.get("edges", []):
-        for x in e.get("path", []):
-            if x not in t.index and str(x) not in by_text:
-                raise ScheduleError(f"{path}: tree {index} uses node {x!r}, which is not in "
-                                    "the topology; draw it with the topology it was made for")
-    return tree, notes
-
-
 def run(args: argparse.Namespace) -> int:
-    import matplotlib
+    # Other schedule kinds (steady-state broadcast, reduction trees) dispatch here, before
+    # the tree-schedule picture below.
+    from .broadcast_steady import draw_hook  # one-port steady-state broadcast (seed 001)
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyArrowPatch
+    if draw_hook(args):
+        return 0
+    from collcert.drawing import check_output, require_matplotlib
+    from collcert.drawing.model import cut_info, read_schedule_for_drawing
+    from collcert.drawing.network import draw_network
 
-    from collcert.reference.optimum import optimum
-
-    ext = os.path.splitext(args.output)[1].lower()
-    if ext not in (".png", ".svg"):
-        raise ScheduleError(f"-o {args.output}: use a .png or .svg file name")
+    check_output(args.output)
+    require_matplotlib()
     t = load_topology(args.topology)
-    tree: dict[str, Any] | None = None
-    notes: list[str] = []
-    if args.schedule:
-        tree, notes = _read_tree(args.schedule, args.tree, t)
-    opt = optimum(t, args.collective)
-    cut = set(opt.cut or ())
-    pos = _layout(t)
-    n = len(t.nodes)
-    fig_w = min(4 + 0.45 * max(len(t.compute_nodes), 8), 40)
-    fig, ax = plt.subplots(figsize=(fig_w, 6 + 0.4 * max(p[1] for p in pos.values())))
-    cmax = max(t.capacity.values())
-    drawn = set()
-    for (u, v), c in t.capacity.items():
-        if (v, u) in drawn:
-            continue
-        drawn.add((u, v))
-        leaving = (u in cut) != (v in cut)
-        (x1, y1), (x2, y2) = pos[u], pos[v]
-        ax.plot([x1, x2], [y1, y2], color="tab:red" if leaving else "0.75",
-                linewidth=0.6 + 2.5 * float(c / cmax), zorder=1)
-    if tree is not None:
-        by_text = {str(v): v for v in t.nodes}
-        for e in tree["edges"]:
-            p = [x if x in t.index else by_text[str(x)] for x in e["path"]]
-            for a, b in zip(p, p[1:]):
-                ax.add_patch(FancyArrowPatch(pos[a], pos[b], arrowstyle="-|>", mutation_scale=12,
-                                             color="tab:blue", linewidth=1.6, zorder=3,
-                                             connectionstyle="arc3,rad=0.12"))
-    for v in t.nodes:
-        x, y = pos[v]
-        is_root = tree is not None and str(v) == str(tree["root"])
-        marker = "o" if t.is_compute(v) else "s"
-        face = "tab:orange" if is_root else ("#f6d3d3" if v in cut else "white")
-        ax.scatter([x], [y], s=260 if n < 60 else 90, marker=marker, facecolor=face,
-                   edgecolor="black", zorder=4)
-        if n <= 80:
-            ax.annotate(str(v), (x, y), textcoords="offset points", xytext=(0, -14 if
-                        t.is_compute(v) else 10), ha="center", fontsize=6, rotation=0)
-    title = f"{t.name or 'topology'}: bottleneck cut S* ({len(cut)} nodes, shaded; red links " \
-            f"cross it)"
-    if tree is not None:
-        title += f"\ntree {args.tree}: root {tree['root']}, multiplicity {tree['multiplicity']}" \
-                 f", direction {tree['direction']} (blue arrows)"
-    ax.set_title(title, fontsize=9)
-    ax.set_axis_off()
-    fig.tight_layout()
-    try:
-        fig.savefig(args.output, dpi=150)
-    except OSError as exc:
-        raise ScheduleError(f"cannot write {args.output}: {exc.strerror}") from None
-    finally:
-        plt.close(fig)
-    for note in notes:
+    schedule = read_schedule_for_drawing(t, args.schedule) if args.schedule else None
+    if schedule is None and (args.tree is not None or args.loads):
+        from collcert.drawing import DrawError
+
+        raise DrawError(f"{'--tree' if args.tree is not None else '--loads'} needs a "
+                        "SCHEDULE file after the topology")
+    tree = args.tree if args.tree is not None else (0 if schedule and not args.loads else None)
+    coll = args.collective or (schedule.collective if schedule else "allgather")
+    root = None
+    if args.root is not None:
+        root = t.lookup(args.root)
+    elif schedule is not None and coll in ("broadcast", "reduce"):
+        root = schedule.root
+    cut = None if args.no_cut else cut_info(t, coll, root)
+    name = t.name or "topology"
+    if schedule is None:
+        title = f"{name}: the bottleneck cut of {cut.collective}" if cut else name
+    elif tree is not None:
+        tr = schedule.trees[tree] if 0 <= tree < len(schedule.trees) else None
+        title = (f"{name}: tree {tree} of {len(schedule.trees)} ({args.schedule}), root "
+                 f"{tr.root}" if tr else name)
+    else:
+        title = f"{name}: link loads of {args.schedule} ({schedule.collective}, " \
+                f"{len(schedule.trees)} trees)"
+    what = draw_network(t, args.output, cut=cut, schedule=schedule, tree=tree,
+                        loads=args.loads, detail=args.detail, title=title)
+    for note in schedule.notes if schedule else []:
         print(note)
-    print(f"Drew {t.name or 'topology'} to {args.output}"
-          + (f" with tree {args.tree} of {args.schedule}" if tree is not None else "") + ".")
+    print(f"Drew {what} of {name} to {args.output}.")
     return 0

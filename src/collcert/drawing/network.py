@@ -1,0 +1,412 @@
+"""Pictures of a topology: its bottleneck cut, one schedule tree, or every link's load.
+
+:func:`draw_network` makes one of three pictures (layouts: :mod:`.layout`):
+
+* **cut** — the topology with the certified bottleneck cut S*: nodes in S*
+  shaded, the links the bound counts in red with arrowheads and capacities,
+  and a caption saying what the cut proves;
+* **tree** — one tree of a schedule: its paths on the network (arrows, root
+  marked) beside the same tree drawn as a tree (root on top, edges coloured by
+  the way they go: direct link, through a box's switch, between boxes);
+* **loads** — all trees at once as a heat map: each direction of each link
+  coloured by the share of the schedule's time it is busy (1 = a bottleneck).
+
+Large topologies (more than ``AGGREGATE_ABOVE`` compute nodes, or
+``detail="boxes"``) are drawn one node per box, links between boxes and global
+switches summed.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from fractions import Fraction
+from typing import Any
+
+from collcert.reference.exact import decimal_str, fraction_str
+from collcert.reference.topology import Link, Node, Topology
+
+from . import DrawError, require_matplotlib, save
+from .layout import Layout, aggregate, group_loads, layout
+from .model import CutInfo, DrawnSchedule, DrawnTree
+from .treeplot import draw_tree_panel
+
+AGGREGATE_ABOVE = 256
+CUT_COLOUR, TREE_COLOUR, ROOT_COLOUR = "#d62728", "#1f5fbf", "#ff9f1c"
+SHADE, NODE_EDGE, LINK_GREY = "#f6c9c9", "#333333", "#b8b8b8"
+
+
+def _fmt(x: Fraction) -> str:
+    return fraction_str(x) if x.denominator == 1 else decimal_str(x, 2)
+
+
+def _short(v: Node, lay: Layout) -> str:
+    text = str(v)
+    box = lay.box_of.get(v)
+    if box and text.startswith(box + "."):
+        return text[len(box) + 1:]
+    return text
+
+
+def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
+                 schedule: DrawnSchedule | None = None, tree: int | None = None,
+                 loads: bool = False, detail: str = "auto", title: str = "") -> str:
+    """Draw ``t`` to ``path``; returns a one-line description of the picture."""
+    plt = require_matplotlib()
+    lay = layout(t)
+    if detail == "boxes" and lay.kind != "boxes":
+        raise DrawError("--detail boxes: this topology's node ids show no boxes (ids such as "
+                        "'b0.gpu3' do); draw it in full")
+    agg = lay.kind == "boxes" and (detail == "boxes" or (
+        detail == "auto" and t.num_compute > AGGREGATE_ABOVE))
+    chosen: DrawnTree | None = None
+    if schedule is not None and tree is not None:
+        if not 0 <= tree < len(schedule.trees):
+            raise DrawError(f"--tree {tree}: the schedule has trees 0..{len(schedule.trees) - 1}")
+        chosen = schedule.trees[tree]
+    x0, x1, y0, y1 = lay.extent()
+    if agg:
+        x0, x1, y0, y1 = x0 - 1.5, x1 + 1.5, y0 - 1.5, y1 + 1.5
+    span = max(x1 - x0, y1 - y0, 1.0)
+    width = min(max(7.0, 0.75 * span + 4), 17.0)
+    aspect = (y1 - y0 + 1) / (x1 - x0 + 1)
+    drawing = max(3.5, min(width * aspect, 15.0))
+    caption = []
+    if cut is not None:
+        caption.append(cut.text)
+    if loads and schedule is not None:
+        caption.append(_busiest(schedule, len(t.capacity)))
+    extra = 0.0
+    if chosen is not None:
+        leaves = max(2, sum(1 for v in t.compute_nodes
+                            if not any(s == v for s, _, _ in chosen.edges)))
+        extra = min(max(4.0, 0.55 * leaves + 2.0), 14.0)
+    chars = int(12.5 * (width + extra))
+    lines = [ln for c in caption for ln in textwrap.wrap(c, chars)]
+    below = 0.75 + 0.17 * len(lines)  # legend + caption, inches
+    height = drawing + 0.6 + below
+    if chosen is not None:
+        fig, (ax, ax_tree) = plt.subplots(1, 2, figsize=(width + extra, height),
+                                          gridspec_kw={"width_ratios": [width, extra]})
+    else:
+        fig, ax = plt.subplots(figsize=(width + (1.3 if loads else 0.0), height))
+        ax_tree = None
+    ax.set_aspect("equal")
+    ax.set_axis_off()
+    handles: list[Any] = []
+    if agg:
+        what = _draw_aggregate(ax, t, lay, cut, schedule, chosen, loads, handles)
+    else:
+        what = _draw_full(ax, t, lay, cut, schedule, chosen, loads, handles)
+    if loads and schedule is not None:
+        from matplotlib.cm import ScalarMappable
+        from matplotlib.colors import Normalize
+
+        sm = ScalarMappable(norm=Normalize(0, 100), cmap=_cmap())
+        bar = fig.colorbar(sm, ax=ax, fraction=0.035, pad=0.01, shrink=0.75)
+        bar.set_label("busy: % of the schedule's time the link carries data")
+    if ax_tree is not None and chosen is not None:
+        draw_tree_panel(ax_tree, t, chosen, lay.box_of, detail_labels=t.num_compute <= 40,
+                        chars=int(13 * extra))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
+              frameon=False, ncol=min(4, len(handles)))
+    ax.set_title(title, fontsize=11, loc="left")
+    if lines:
+        fig.text(0.01, 0.01, "\n".join(lines), fontsize=8.5, ha="left", va="bottom")
+    fig.tight_layout(rect=(0, (0.17 * len(lines) + 0.1) / height, 1, 1))
+    save(fig, path)
+    return what
+
+
+def _cmap() -> Any:
+    from matplotlib import colormaps
+
+    return colormaps["YlOrRd"]
+
+
+def _busy_colour(x: Fraction) -> Any:
+    return _cmap()(0.12 + 0.88 * float(x))
+
+
+def _busiest(s: DrawnSchedule, total_links: int) -> str:
+    if not s.busy:
+        return ""
+    top = max(s.busy.values())
+    full = [e for e, x in s.busy.items() if x == top]
+    names = ", ".join(f"{u} → {v}" for u, v in full[:4]) + (
+        f" and {len(full) - 4} more" if len(full) > 4 else "")
+    idle = total_links - len(s.busy)
+    return (f"The schedule uses {len(s.busy)} of the {total_links} directed links"
+            + (f" ({idle} in grey carry nothing)" if idle else "")
+            + f". Busiest ({decimal_str(100 * top, 1)}% of the time, they decide the time): "
+            f"{names}.")
+
+
+def _sizes(n: int) -> tuple[float, float]:
+    """(compute marker area, label font size) for n drawn nodes."""
+    area = max(18.0, min(300.0, 5200.0 / max(n, 1)))
+    return area, (7.0 if n <= 40 else 6.0 if n <= 90 else 5.0)
+
+
+def _arrow(ax: Any, p: tuple[float, float], q: tuple[float, float], colour: Any, lw: float,
+           rad: float = 0.0, shrink: float = 7.0, z: int = 3, scale: float = 11.0,
+           style: str = "-|>") -> None:
+    from matplotlib.patches import FancyArrowPatch
+
+    ax.add_patch(FancyArrowPatch(p, q, arrowstyle=style, mutation_scale=scale, color=colour,
+                                 linewidth=lw, connectionstyle=f"arc3,rad={rad}",
+                                 shrinkA=shrink, shrinkB=shrink, zorder=z))
+
+
+def _label(ax: Any, p: tuple[float, float], q: tuple[float, float], text: str, colour: str,
+           at: float = 0.5, size: float = 7.0) -> None:
+    x = p[0] + at * (q[0] - p[0])
+    y = p[1] + at * (q[1] - p[1])
+    ax.text(x, y, text, fontsize=size, color=colour, ha="center", va="center", zorder=6,
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": colour, "lw": 0.5,
+                  "alpha": 0.9})
+
+
+def _proxy(kind: str, label: str, colour: str = "black", face: str = "white") -> Any:
+    from matplotlib.lines import Line2D
+
+    if kind == "line":
+        return Line2D([], [], color=colour, lw=2.2, label=label, marker=">", markersize=6)
+    if kind == "grey":
+        return Line2D([], [], color=LINK_GREY, lw=2, label=label)
+    marker = {"compute": "o", "switch": "s", "box": "s"}[kind]
+    return Line2D([], [], marker=marker, linestyle="", markersize=9 if kind == "box" else 8,
+                  markerfacecolor=face, markeredgecolor=NODE_EDGE, label=label)
+
+
+def _pairs(caps: dict[Any, Fraction]) -> dict[tuple[Any, Any], Fraction]:
+    """Undirected pairs with the larger of the two directions' capacities."""
+    out: dict[tuple[Any, Any], Fraction] = {}
+    for (u, v), c in caps.items():
+        key = (u, v) if (v, u) not in out else (v, u)
+        out[key] = max(out.get(key, Fraction(0)), c)
+    return out
+
+
+def _plain_links(ax: Any, pos: dict[Any, tuple[float, float]], caps: dict[Any, Fraction],
+                 skip: set[Any], grid: bool, faint: bool) -> None:
+    from matplotlib.collections import LineCollection
+
+    pairs = _pairs(caps)
+    cmax = max(pairs.values())
+    segs, widths, curved = [], [], []
+    for (u, v), c in pairs.items():
+        if (u, v) in skip or (v, u) in skip:
+            continue
+        w = (0.5 + 2.6 * math.sqrt(float(c / cmax))) * (0.6 if faint else 1.0)
+        (xa, ya), (xb, yb) = pos[u], pos[v]
+        if grid and math.hypot(xa - xb, ya - yb) > 1.5:
+            curved.append((u, v, w))
+            continue
+        segs.append([pos[u], pos[v]])
+        widths.append(w)
+    ax.add_collection(LineCollection(segs, linewidths=widths, colors=LINK_GREY, zorder=1,
+                                     alpha=0.55 if faint else 0.9))
+    for u, v, w in curved:  # torus wrap-around links: arcs, not lines through the grid
+        _arrow(ax, pos[u], pos[v], LINK_GREY, w, rad=0.12 * 4 / max(
+            math.dist(pos[u], pos[v]), 1), style="-", shrink=0, z=1)
+
+
+def _nodes(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None, root: Node | None,
+           labels: bool) -> float:
+    area, font = _sizes(len(t.nodes))
+    for v in t.nodes:
+        x, y = lay.pos[v]
+        compute = t.is_compute(v)
+        face = ROOT_COLOUR if v == root else SHADE if cut and v in cut.nodes else "white"
+        big = any(v in b.hubs for b in lay.boxes)
+        ax.scatter([x], [y], s=area * (1.6 if big else 1.0 if compute else 0.7),
+                   marker="o" if compute else "s", facecolor=face, edgecolor=NODE_EDGE,
+                   linewidths=0.8, zorder=4)
+        if labels and (compute or big or len(t.nodes) <= 60):
+            dx, dy = _label_direction(v, lay, compute, big)
+            off = math.sqrt(area) / 2 + 3
+            ax.annotate(_short(v, lay), (x, y), textcoords="offset points",
+                        xytext=(dx * off, dy * off), ha="center", va="center",
+                        fontsize=font, zorder=5,
+                        bbox={"boxstyle": "round,pad=0.05", "fc": "white", "ec": "none",
+                              "alpha": 0.7})
+    return area
+
+
+def _label_direction(v: Node, lay: Layout, compute: bool, hub: bool) -> tuple[float, float]:
+    """Unit offset of a node's label: GPUs of a box inward, its switches outward, ring and
+    circle nodes outward, grid nodes below, layered compute below and switches above."""
+    if hub:
+        return (0.0, -1.6)
+    centre: tuple[float, float] | None = None
+    for b in lay.boxes:
+        if v in b.compute or v in b.switches:
+            centre = b.center
+    if centre is None and lay.kind in ("ring", "circle"):
+        centre = (0.0, 0.0)
+    if centre is None:
+        return (0.0, -1.3) if compute or lay.kind == "grid" else (0.0, 1.3)
+    x, y = lay.pos[v]
+    d = math.hypot(x - centre[0], y - centre[1]) or 1.0
+    ux, uy = (x - centre[0]) / d, (y - centre[1]) / d
+    sign = -1.0 if compute and lay.kind == "boxes" else 1.0
+    return (sign * ux * 1.9, sign * uy * 1.5)
+
+
+def _frames(ax: Any, lay: Layout, fills: dict[str, str] | None = None) -> None:
+    from matplotlib.patches import Circle
+
+    for b in lay.boxes:
+        face = (fills or {}).get(b.name, "#f3f5fa")
+        ax.add_patch(Circle(b.center, b.frame, facecolor=face, edgecolor="#8a94a6",
+                            linewidth=1.0, zorder=0))
+        ax.text(b.center[0], b.center[1] + b.frame * 1.02, b.name, ha="center",
+                va="bottom", fontsize=9, fontweight="bold", color="#44506a")
+
+
+def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
+               schedule: DrawnSchedule | None, chosen: DrawnTree | None, loads: bool,
+               handles: list[Any]) -> str:
+    _frames(ax, lay)
+    grid = lay.kind == "grid"
+    busy = schedule.busy if (loads and schedule is not None) else None
+    skip: set[Any] = set(busy or {})
+    if cut is not None and busy is None and chosen is None:
+        skip |= set(cut.links)
+    _plain_links(ax, lay.pos, dict(t.capacity), skip, grid, faint=chosen is not None)
+    area = _nodes(ax, t, lay, cut, chosen.root if chosen else None,
+                  labels=t.num_compute <= 128)
+    shrink = math.sqrt(area) / 2 + 1
+    what = "the topology"
+    if busy is not None:
+        for (u, v), x in busy.items():
+            _arrow(ax, lay.pos[u], lay.pos[v], _busy_colour(x), 0.6 + 1.6 * float(x),
+                   rad=0.13, shrink=shrink, scale=7 + 3 * float(x))
+        handles.append(_proxy("line", "link direction, coloured by load", "#e8590c"))
+        handles.append(_proxy("grey", "link carrying nothing"))
+        what = f"the loads of all {len(schedule.trees)} trees" if schedule else what
+    elif chosen is not None:
+        hops: dict[Link, int] = {}
+        for _, _, p in chosen.edges:
+            for h in zip(p, p[1:]):
+                hops[h] = hops.get(h, 0) + 1
+        for (u, v), m in hops.items():
+            _arrow(ax, lay.pos[u], lay.pos[v], TREE_COLOUR, 1.3 + 0.5 * min(m, 4),
+                   rad=0.1 if (v, u) in hops else 0.0, shrink=shrink)
+        if cut is not None:
+            for u, v in cut.links:
+                _arrow(ax, lay.pos[u], lay.pos[v], CUT_COLOUR, 1.0, style="-", shrink=shrink,
+                       z=2)
+            handles.append(_proxy("grey", "bottleneck cut link"))
+            handles[-1].set_color(CUT_COLOUR)
+        handles.append(_proxy("line", "tree path (data direction)", TREE_COLOUR))
+        handles.append(_proxy("compute", "tree root", face=ROOT_COLOUR))
+        what = "one tree"
+    elif cut is not None:
+        labelled = len(cut.links) <= 16
+        for u, v in cut.links:
+            c = t.capacity[(u, v)]
+            _arrow(ax, lay.pos[u], lay.pos[v], CUT_COLOUR, 1.6 + 1.6 * float(c / max(
+                t.capacity[e] for e in cut.links)), rad=0.08 if (v, u) in t.capacity else 0.0,
+                shrink=shrink, z=5, scale=13)
+            if labelled:
+                _label(ax, lay.pos[u], lay.pos[v], f"{_fmt(c)}", CUT_COLOUR, at=0.62)
+        handles.append(_proxy("line", f"cut link, labelled with its capacity ({t.unit})"
+                              if labelled else "cut link", CUT_COLOUR))
+        what = "the topology and its bottleneck cut"
+    handles.append(_proxy("compute", "compute node (GPU)"))
+    handles.append(_proxy("switch", "switch / NIC"))
+    if cut is not None:
+        handles.append(_proxy("compute", "in the bottleneck cut S*", face=SHADE))
+    if lay.boxes:
+        handles.append(_proxy("box", "box (grouped by id prefix)", face="#f3f5fa"))
+    handles.append(_proxy("grey", "link (width ~ capacity)"))
+    ax.autoscale_view()
+    ax.margins(0.06)
+    return what
+
+
+def _draw_aggregate(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
+                    schedule: DrawnSchedule | None, chosen: DrawnTree | None, loads: bool,
+                    handles: list[Any]) -> str:
+    ag = aggregate(t, lay)
+    fills: dict[str, str] = {}
+    partial: list[str] = []
+    if cut is not None:
+        for b in lay.boxes:
+            inside = sum(1 for v in b.compute if v in cut.nodes)
+            if inside == len(b.compute):
+                fills[b.name] = SHADE
+            elif inside:
+                fills[b.name] = "#fbe6e6"
+                partial.append(f"{b.name}: {inside} of {len(b.compute)} GPUs in S*")
+    from matplotlib.patches import FancyBboxPatch
+
+    n = len(ag.nodes)
+    r = lay.boxes[0].radius if lay.boxes else 1.0
+    half = r * (0.9 if n < 40 else 1.25)
+    for b in lay.boxes:
+        x, y = b.center
+        ax.add_patch(FancyBboxPatch((x - half, y - half), 2 * half, 2 * half,
+                                    boxstyle=f"round,pad={0.15 * half}",
+                                    facecolor=fills.get(b.name, "#eef1f7"),
+                                    edgecolor="#555f73", linewidth=0.9, zorder=4))
+        font = 8 if n <= 40 else 6 if n <= 80 else 4.5
+        ax.text(x, y, f"{b.name}\n{len(b.compute)} GPUs" if n <= 80 else b.name,
+                ha="center", va="center", fontsize=font, zorder=5)
+    for w in lay.global_switches:
+        x, y = ag.pos[str(w)]
+        face = SHADE if cut is not None and w in cut.nodes else "white"
+        ax.scatter([x], [y], s=220, marker="s", facecolor=face, edgecolor=NODE_EDGE, zorder=4)
+        ax.annotate(str(w), (x, y), textcoords="offset points", xytext=(0, 9), ha="center",
+                    fontsize=8, zorder=5)
+    busy = None
+    if loads and schedule is not None:
+        load = group_loads(ag, schedule.loads)
+        busy = {e: x / ag.capacity[e] / schedule.time_per_unit for e, x in load.items()}
+    skip = set(busy or {})
+    caps = {e: c for e, c in ag.capacity.items()}
+    _plain_links(ax, ag.pos, caps, skip, False, faint=False)
+    if busy is not None:
+        for (u, v), x in busy.items():
+            _arrow(ax, ag.pos[u], ag.pos[v], _busy_colour(x), 0.6 + 2 * float(x), rad=0.1,
+                   shrink=8)
+        handles.append(_proxy("line", "links between boxes, coloured by load", "#e8590c"))
+    elif chosen is not None:
+        hops: dict[tuple[str, str], int] = {}
+        for _, _, p in chosen.edges:
+            for x, y in zip(p, p[1:]):
+                ga, gb = ag.group[x], ag.group[y]
+                if ga != gb:
+                    hops[(ga, gb)] = hops.get((ga, gb), 0) + 1
+        for (u, v), m in hops.items():
+            _arrow(ax, ag.pos[u], ag.pos[v], TREE_COLOUR, 1.0 + 0.4 * min(m, 5), rad=0.08,
+                   shrink=8)
+        handles.append(_proxy("line", "tree path between boxes", TREE_COLOUR))
+    elif cut is not None:
+        crossing = [(ag.group[u], ag.group[v]) for u, v in cut.links
+                    if ag.group[u] != ag.group[v]]
+        for u, v in set(crossing):
+            _arrow(ax, ag.pos[u], ag.pos[v], CUT_COLOUR, 2.0, shrink=8, z=5)
+        handles.append(_proxy("line", "cut link between boxes", CUT_COLOUR))
+        inner = [(u, v) for u, v in cut.links if ag.group[u] == ag.group[v]]
+        if inner:
+            listed = ", ".join(f"{u} → {v} ({_fmt(t.capacity[(u, v)])} {t.unit})"
+                               for u, v in inner[:4])
+            more = f" and {len(inner) - 4} more" if len(inner) > 4 else ""
+            partial.append(f"cut links inside boxes: {listed}{more}")
+    if partial:
+        ax.text(0.0, -0.02, "; ".join(partial[:6]), transform=ax.transAxes, fontsize=8,
+                color=CUT_COLOUR, va="top", wrap=True)
+    handles.append(_proxy("box", "a box (all its GPUs and switches)", face="#eef1f7"))
+    handles.append(_proxy("switch", "global switch"))
+    if SHADE in fills.values():
+        handles.append(_proxy("box", "box inside the bottleneck cut S*", face=SHADE))
+    if "#fbe6e6" in fills.values():
+        handles.append(_proxy("box", "box partly inside S*", face="#fbe6e6"))
+    handles.append(_proxy("grey", "links, summed per box (width ~ capacity)"))
+    ax.autoscale_view()
+    ax.margins(0.05)
+    return f"one node per box ({len(lay.boxes)} boxes)"
+

@@ -1,0 +1,168 @@
+"""Picture of a steady-state broadcast schedule (seed 001): its trees and one period.
+
+Left: the platform, nodes in layers by hop distance from the source, every
+link with its cost; each weighted broadcast tree in its own colour (the DAG
+method: the links in use, labelled with their messages per batch). Right: a
+Gantt chart of one period, one row per port (a node's send port and its
+receive port): every transfer is a bar from its start to its end, one segment
+per block of messages in the colour of the tree the block belongs to,
+labelled with the receiver (send rows) or the sender (receive rows) and the
+number of messages. No two bars
+of one row overlap: that is the one-port rule.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from collcert.reference.exact import fraction_str
+
+from . import check_output, require_matplotlib, save
+
+
+def _layers(platform: Any, source: Any) -> dict[Any, tuple[float, float]]:
+    depth = {source: 0}
+    frontier = [source]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            for v in platform.out_adj[u]:
+                if v not in depth:
+                    depth[v] = depth[u] + 1
+                    nxt.append(v)
+        frontier = nxt
+    rows: dict[int, list[Any]] = {}
+    for v in platform.nodes:
+        rows.setdefault(depth.get(v, max(depth.values()) + 1), []).append(v)
+    pos = {}
+    for d, vs in rows.items():
+        for i, v in enumerate(vs):
+            pos[v] = ((i + 0.5) / len(vs), -float(d))
+    return pos
+
+
+def draw_steady(platform: Any, doc: dict[str, Any], output: str) -> None:
+    """Draw the schedule ``doc`` (a collcert-steady-broadcast/1 dict) on ``platform``."""
+    from collcert.certify.base import InputError
+    from collcert.certify.oneport_events import check_steady_broadcast
+    from collcert.reference.errors import ScheduleError
+
+    check_output(output)
+    plt = require_matplotlib()
+    from matplotlib.patches import FancyArrowPatch, Patch
+
+    try:  # draw only what the checker accepts: the picture must not show an invalid schedule
+        verdict = check_steady_broadcast(platform.to_json(), doc)
+    except InputError as exc:
+        raise ScheduleError(f"the schedule cannot be read: {exc}") from None
+    if not verdict.ok:
+        raise ScheduleError("the schedule is INVALID (run collcert audit for the reasons): "
+                            + "; ".join(verdict.all_reasons()[:3]))
+    by_text = {str(v): v for v in platform.nodes}
+    source = by_text[str(doc["source"])]
+    trees = doc.get("trees") or []
+    cmap = plt.get_cmap("tab10" if len(trees) <= 10 else "tab20")
+    colours = [cmap(i % cmap.N) for i in range(max(len(trees), 1))]
+    # which tree a message number belongs to: tree l has messages [stretch·off_l, stretch·off_{l+1})
+    stretch = int(doc.get("packing", {}).get("stretch", 1))
+    bounds = []
+    off = 0
+    for t in trees:
+        off += int(t["weight"])
+        bounds.append(stretch * off)
+
+    def tree_of(first: int) -> int:
+        for k, b in enumerate(bounds):
+            if first < b:
+                return k
+        return 0
+
+    pos = _layers(platform, source)
+    n = len(platform.nodes)
+    period = Fraction(str(doc["period"]))
+    steps = doc["steps"]
+    height = max(4.0, min(0.32 * 2 * n + 1.5, 40.0))
+    fig, (ax_g, ax_t) = plt.subplots(1, 2, figsize=(14, height),
+                                     gridspec_kw={"width_ratios": [1, 1.6]})
+    # ---- the platform and its trees
+    for (u, v), c in platform.cost.items():
+        ax_g.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>", mutation_scale=9,
+                                       color="0.8", linewidth=0.8, zorder=1,
+                                       connectionstyle="arc3,rad=0.08", shrinkA=9, shrinkB=9))
+        if n <= 20:
+            mx, my = (pos[u][0] + pos[v][0]) / 2, (pos[u][1] + pos[v][1]) / 2
+            ax_g.annotate(f"c={fraction_str(c)}", (mx, my - 0.07), fontsize=6, color="0.45",
+                          ha="center")
+    if trees:
+        for k, t in enumerate(trees[:20]):
+            rad = 0.08 + 0.05 * (k + 1)
+            for u_raw, v_raw in t["edges"]:
+                u, v = by_text[str(u_raw)], by_text[str(v_raw)]
+                ax_g.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>",
+                                               mutation_scale=10, color=colours[k],
+                                               linewidth=1.5, zorder=2, shrinkA=9, shrinkB=9,
+                                               connectionstyle=f"arc3,rad={rad}"))
+    else:
+        for u_raw, v_raw, m in doc.get("packing", {}).get("loads", []):
+            u, v = by_text[str(u_raw)], by_text[str(v_raw)]
+            ax_g.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>", mutation_scale=10,
+                                           color="tab:blue", linewidth=1.5, zorder=2,
+                                           shrinkA=9, shrinkB=9,
+                                           connectionstyle="arc3,rad=0.08"))
+            mx, my = (pos[u][0] + pos[v][0]) / 2, (pos[u][1] + pos[v][1]) / 2
+            ax_g.annotate(f"×{m}", (mx, my + 0.05), fontsize=7, color="tab:blue", ha="center")
+    for v, (x, y) in pos.items():
+        ax_g.scatter([x], [y], s=300 if n <= 30 else 80, zorder=3,
+                     facecolor="tab:orange" if v == source else "white", edgecolor="black")
+        ax_g.annotate(str(v), (x, y), ha="center", va="center", fontsize=7 if n <= 30 else 5,
+                      zorder=4)
+    ax_g.set_xlim(-0.05, 1.05)
+    ax_g.set_ylim(min(p[1] for p in pos.values()) - 0.5, 0.5)
+    ax_g.set_axis_off()
+    what = (f"{len(trees)} weighted broadcast tree{'s' if len(trees) != 1 else ''} (colours), "
+            "link costs in grey" if trees
+            else "DAG schedule: ×messages per batch on each link in use, c = cost")
+    ax_g.set_title(f"{platform.name or 'platform'}, source {source}\n{what}", fontsize=9)
+    if trees:
+        ax_g.legend(handles=[Patch(color=colours[k], label=f"tree {k}: λ = {t['weight']}")
+                             for k, t in enumerate(trees[:20])], fontsize=7, loc="lower left")
+    # ---- one period as a Gantt chart of the ports
+    rows = {}
+    labels = []
+    for i, v in enumerate(platform.nodes):
+        rows[(v, "send")] = 2 * i
+        rows[(v, "recv")] = 2 * i + 1
+        labels += [f"{v} send", f"{v} recv"]
+    T = float(period)
+    for st in steps:
+        start = Fraction(str(st["start"]))
+        for tr in st["transfers"]:
+            u, v = by_text[str(tr["src"])], by_text[str(tr["dst"])]
+            c = platform.cost[(u, v)]
+            count = sum(int(b["count"]) for b in tr["blocks"])
+            end = start + count * c
+            for (node, port), other in (((u, "send"), f"→{v}"), ((v, "recv"), f"←{u}")):
+                y = rows[(node, port)]
+                at = start
+                for b in tr["blocks"]:  # one segment per block, in its tree's colour
+                    length = int(b["count"]) * c
+                    colour = colours[tree_of(int(b["first"]))] if trees else "tab:blue"
+                    ax_t.barh(y, float(length), left=float(at), height=0.8, color=colour,
+                              edgecolor="black", linewidth=0.3)
+                    at += length
+                if float(end - start) > T / 25 and n <= 30:
+                    ax_t.annotate(f"{other} ×{count}", (float(start + (end - start) / 2), y),
+                                  ha="center", va="center", fontsize=6)
+        ax_t.axvline(float(start), color="0.85", linewidth=0.6, zorder=0)
+    ax_t.set_yticks(range(len(labels)))
+    ax_t.set_yticklabels(labels, fontsize=7 if n <= 30 else 4)
+    ax_t.invert_yaxis()
+    ax_t.set_xlim(0, T)
+    ax_t.set_xlabel(f"time within one period (T = {fraction_str(period)}; {len(steps)} steps, "
+                    "one matching each, grey lines)", fontsize=8)
+    ax_t.set_title(f"one period: {doc['messages_per_period']} messages, throughput "
+                   f"{doc['throughput']} = 1/T* (optimal); bars are transfers, ×k messages",
+                   fontsize=9)
+    fig.tight_layout()
+    save(fig, output)
