@@ -31,7 +31,7 @@ from fractions import Fraction
 from typing import Any
 
 from collcert.reference.errors import ScheduleError
-from collcert.reference.exact import decimal_str, fraction_str, show
+from collcert.reference.exact import fraction_str, show
 from collcert.reference.execplan import Mismatch, Plan, describe_cell, explain_value
 
 from .runtime import INSTALL_HINT, RankResult, SmokeError, gpu_kind, require_torch
@@ -286,7 +286,3 @@ def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:
         res = msccl.simulate(parsed)
         for reason in res.verdict.reasons[:4]:
             report.failures.append(f"  the MSCCL simulator says: {reason}")
-
-
-def decimal(x: Fraction) -> str:
-    return decimal_str(x)

@@ -83,8 +83,9 @@ def run(plan: Plan, ce: int, iters: int, device: str | None = None, seed: int = 
     pristine = [{b: t.clone() for b, t in mine.items()} for mine in bufs]
     results = [RankResult(r, device_name(torch, dev)) for r in range(plan.nranks)]
     ops = plan.ops
+    cuda: Any = torch.cuda
     if dev.type == "cuda":
-        streams = {k: torch.cuda.Stream(dev) for k in dict.fromkeys(keys)}
+        streams = {k: cuda.Stream(dev) for k in dict.fromkeys(keys)}
         needed = {d for i, ds in enumerate(deps) for d in ds if keys[d] != keys[i]}
     for it in range(iters + 1):
         for mine, orig in zip(bufs, pristine):
@@ -93,7 +94,7 @@ def run(plan: Plan, ce: int, iters: int, device: str | None = None, seed: int = 
         stage: dict[int, Any] = {}
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
-            start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+            start, end = (cuda.Event(enable_timing=True) for _ in range(2))
             start.record()
             for s in streams.values():
                 s.wait_event(start)
@@ -106,7 +107,7 @@ def run(plan: Plan, ce: int, iters: int, device: str | None = None, seed: int = 
                 with torch.cuda.stream(s):
                     apply(op, bufs[op.rank], stage, ce)
                 if i in needed:
-                    ev = torch.cuda.Event()
+                    ev = cuda.Event()
                     ev.record(s)
                     events[i] = ev
             main = torch.cuda.current_stream(dev)
