@@ -201,7 +201,8 @@ def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
             return msccl_latency(topo, prog, _ranks(topo, ranks), alpha), None
         from collcert.certify.readers import forestcoll_xml, schedule_json
 
-        data = schedule_json(text) if fmt == "json" else forestcoll_xml(text)
+        data = (schedule_json(text) if fmt == "json"
+                else forestcoll_xml(text, node_ids=[str(v) for v in topo.nodes]))
     except InputError as exc:
         raise ScheduleError(str(exc)) from None
     root = data.get("root")

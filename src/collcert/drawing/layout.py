@@ -227,6 +227,18 @@ def layout(t: Topology) -> Layout:
         return Layout("grid", grid)
     if not t.switch_nodes:
         return Layout("circle", _circle(list(t.compute_nodes), max(1.0, t.num_compute / 6)))
+    adj = neighbours(t)
+    compute = set(t.compute_nodes)
+    if all(adj[w] & compute for w in t.switch_nodes):
+        # one level of switches (an NVSwitch box, GPUs with NICs): a single unnamed box
+        box = Box("", list(t.compute_nodes), list(t.switch_nodes))
+        box.hubs = [w for w in box.switches
+                    if len(adj[w] & compute) >= max(2, (len(compute) + 1) // 2)]
+        box.radius = max(1.0, t.num_compute / 8)
+        box.frame = box.radius * (FRAME if box.outer else BARE)
+        pos: dict[Node, Point] = {}
+        _place_box(box, t, adj, pos)
+        return Layout("boxes", pos, [box], [], {})
     return Layout("layered", _layered(t))
 
 
@@ -255,7 +267,7 @@ def _layered(t: Topology) -> dict[Node, Point]:
         row.sort(key=key)
         for j, v in enumerate(row):
             x = key(v) if len(row) == 1 else width * (j + 0.5) / len(row)
-            pos[v] = (x, 1.5 * lev * max(1.0, width / 12))
+            pos[v] = (x, lev * max(2.0, width / 3))
     return pos
 
 

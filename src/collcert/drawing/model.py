@@ -126,7 +126,7 @@ def read_schedule_for_drawing(t: Topology, path: str) -> DrawnSchedule:
                 raise ScheduleError(f"{path} is an MSCCL program: draw shows tree schedules "
                                     "(collcert JSON, ForestColl XML); audit it with "
                                     "'collcert audit'")
-            data = forestcoll_xml(text, origin=path)
+            data = forestcoll_xml(text, origin=path, node_ids=[str(v) for v in t.nodes])
         else:
             raise ScheduleError(f"{path}: neither a JSON nor an XML schedule")
         sched = read_schedule(topo, data)

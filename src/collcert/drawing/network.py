@@ -80,7 +80,7 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
     if chosen is not None:
         leaves = max(2, sum(1 for v in t.compute_nodes
                             if not any(s == v for s, _, _ in chosen.edges)))
-        extra = min(max(4.0, 0.55 * leaves + 2.0), 14.0)
+        extra = min(max(5.0, 0.55 * leaves + 2.0), 14.0)
     chars = int(12.5 * (width + extra))
     lines = [ln for c in caption for ln in textwrap.wrap(c, chars)]
     below = 0.75 + 0.17 * len(lines)  # legend + caption, inches
@@ -107,7 +107,7 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
         bar.set_label("busy: % of the schedule's time the link carries data")
     if ax_tree is not None and chosen is not None:
         draw_tree_panel(ax_tree, t, chosen, lay.box_of, detail_labels=t.num_compute <= 40,
-                        chars=int(13 * extra))
+                        chars=int(10 * extra))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
               frameon=False, ncol=min(4, len(handles)))
     ax.set_title(title, fontsize=11, loc="left")
@@ -258,6 +258,8 @@ def _frames(ax: Any, lay: Layout, fills: dict[str, str] | None = None) -> None:
     from matplotlib.patches import Circle
 
     for b in lay.boxes:
+        if not b.name:  # the whole topology as one box: no outline
+            continue
         face = (fills or {}).get(b.name, "#f3f5fa")
         ax.add_patch(Circle(b.center, b.frame, facecolor=face, edgecolor="#8a94a6",
                             linewidth=1.0, zorder=0))
@@ -319,7 +321,7 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
     handles.append(_proxy("switch", "switch / NIC"))
     if cut is not None:
         handles.append(_proxy("compute", "in the bottleneck cut S*", face=SHADE))
-    if lay.boxes:
+    if any(b.name for b in lay.boxes):
         handles.append(_proxy("box", "box (grouped by id prefix)", face="#f3f5fa"))
     handles.append(_proxy("grey", "link (width ~ capacity)"))
     ax.autoscale_view()

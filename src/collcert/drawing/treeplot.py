@@ -16,12 +16,15 @@ from .model import DrawnTree
 
 KINDS = {"direct": ("#2b8a3e", "direct GPU-GPU link"),
          "box": ("#1f5fbf", "through a switch in the box"),
+         "switch": ("#1f5fbf", "through switches"),
          "between": ("#c2255c", "between boxes (NIC / network switch)")}
 
 
 def _kind(path: list[Node], box_of: Mapping[Node, str]) -> str:
     if len(path) == 2:
         return "direct"
+    if not box_of:
+        return "switch"
     homes = {box_of.get(v) for v in path}
     return "box" if len(homes) == 1 and None not in homes else "between"
 
