@@ -36,6 +36,8 @@ from __future__ import annotations
 
 import heapq
 import math
+import operator
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -215,6 +217,14 @@ def top_down(parent: Sequence[int]) -> list[int]:
     return order
 
 
+def bottom_up(parent: Sequence[int]) -> Sequence[int]:
+    """Machines, every one after all its senders (raises on a non-tree)."""
+    n = len(parent)
+    if parent.count(-1) == 1 and parent[0] == -1 and all(map(operator.lt, parent, range(n))):
+        return range(n - 1, -1, -1)  # trees built by the greedy algorithms: p < i
+    return top_down(parent)[::-1]
+
+
 def evaluate(parent: Sequence[int], D: int, C: int, overlap: bool = True
              ) -> tuple[list[int], list[int | None]]:
     """Eager dates of a tree (Prop 3) on integer costs: ``(ready, send_time)``.
@@ -226,26 +236,33 @@ def evaluate(parent: Sequence[int], D: int, C: int, overlap: bool = True
     without, each element costs D + C in turn. The length is ``ready[sink]``.
     """
     n = len(parent)
-    order = top_down(parent)
-    kids, start = children_of(parent)
     ready = [0] * n
     send: list[int | None] = [None] * n
-    for v in reversed(order):
-        lo, hi = start[v], start[v + 1]
-        if lo == hi:
-            continue
-        senders = sorted(kids[lo:hi], key=lambda k: (ready[k], -k))
-        port = finish = 0
-        for k in senders:
-            if overlap:
-                at = max(ready[k], port)
-                port = at + D
-                finish = max(finish, port) + C
+    pending: dict[int, list[int]] = {}  # receiver -> keys ready·n + (n-1-sender)
+    for v in bottom_up(parent):
+        keys = pending.pop(v, None)
+        if keys:
+            keys.sort()
+            port = finish = 0
+            for key in keys:
+                r, k = divmod(key, n)
+                k = n - 1 - k
+                if overlap:
+                    at = r if r > port else port
+                    port = at + D
+                    finish = (finish if finish > port else port) + C
+                else:
+                    at = r if r > finish else finish
+                    finish = at + D + C
+                send[k] = at
+            ready[v] = finish
+        p = parent[v]
+        if p >= 0:
+            lst = pending.get(p)
+            if lst is None:
+                pending[p] = [ready[v] * n + n - 1 - v]
             else:
-                at = max(ready[k], finish)
-                finish = at + D + C
-            send[k] = at
-        ready[v] = finish
+                lst.append(ready[v] * n + n - 1 - v)
     return ready, send
 
 
@@ -289,22 +306,29 @@ def _schedule(n: int, d: Fraction, c: Fraction, scale: int, parent: list[int],
                              algorithm=algorithm, **kw)  # type: ignore[arg-type]
 
 
+def reversed_dates(created: list[int], T: int) -> list[int | None]:
+    """Forward dates T - s_i of the reversed schedule (Figure 1: t4 = 0, t3 = d,
+    t2 = 2d). Every machine sends as late as the reversed schedule allows; the
+    sink finishes at T."""
+    out: list[int | None] = [T - s for s in created]
+    out[0] = None
+    return out
+
+
 def algorithm1(n: int, transfer: object, compute: object) -> ReductionSchedule:
-    """Algorithm 1 (Thm 4: optimal); dates of Prop 3."""
+    """Algorithm 1 (Thm 4: optimal), with the dates of its reversed schedule."""
     n, d, c = check_problem(n, transfer, compute)
     D, C, L = scaled(d, c)
-    parent, _, _ = greedy_reversed(n, D, C)
-    ready, send = evaluate(parent, D, C)
-    return _schedule(n, d, c, L, parent, send, ready[0], "Algorithm 1 (Thm 4)")
+    parent, created, T = greedy_reversed(n, D, C)
+    return _schedule(n, d, c, L, parent, reversed_dates(created, T), T, "Algorithm 1 (Thm 4)")
 
 
 def algorithm3(n: int, transfer: object, compute: object, reducers: int) -> ReductionSchedule:
     """Algorithm 3: at most ``reducers`` machines reduce (Thm 9: optimal)."""
     n, d, c = check_problem(n, transfer, compute, reducers, "--max-reducers K")
     D, C, L = scaled(d, c)
-    parent, _, _ = greedy_reversed(n, D, C, reducers)
-    ready, send = evaluate(parent, D, C)
-    return _schedule(n, d, c, L, parent, send, ready[0], "Algorithm 3 (Thm 9)",
+    parent, created, T = greedy_reversed(n, D, C, reducers)
+    return _schedule(n, d, c, L, parent, reversed_dates(created, T), T, "Algorithm 3 (Thm 9)",
                      max_reducers=reducers)
 
 
@@ -433,20 +457,29 @@ def fibonacci(k: int) -> int:
 def operand_order(parent: Sequence[int], send: Sequence[int | None]) -> list[int]:
     """Machines (0-based) in the order their elements appear in the result.
 
-    Each machine appends what it receives, in arrival order, on the right of
-    its own element: a pre-order walk with senders in arrival order. Relabelling
-    the elements this way keeps any schedule valid for a non-commutative
-    operator (section 4.1).
+    Each machine appends what it receives, in arrival order (ties: the higher
+    index first), on the right of its own element: a pre-order walk with
+    senders in arrival order. Relabelling the elements this way keeps any
+    schedule valid for a non-commutative operator (section 4.1).
     """
-    kids, start = children_of(parent)
-    root = next(i for i, p in enumerate(parent) if p < 0)
+    n = len(parent)
+    when = [-1 if t is None else t for t in send]
+    ranked = sorted(range(n - 1, -1, -1), key=when.__getitem__)
+    ranked.sort(key=parent.__getitem__)  # stable: by receiver, then arrival
+    first: dict[int, int] = {}
+    for k in range(n - 1, 0, -1):  # ranked[0] is the sink (parent -1)
+        first[parent[ranked[k]]] = k
     out: list[int] = []
-    stack = [root]
+    stack = [ranked[0]]
     while stack:
         v = stack.pop()
         out.append(v)
-        ks = sorted(kids[start[v]:start[v + 1]], key=lambda k: (send[k] or 0, -k))
-        stack.extend(reversed(ks))
+        lo = first.get(v)
+        if lo is not None:
+            end = lo
+            while end < n and parent[ranked[end]] == v:
+                end += 1
+            stack.extend(ranked[end - 1:lo - 1:-1])
     return out
 
 
@@ -454,8 +487,11 @@ def tree_shape(parent: Sequence[int]) -> tuple[int, int]:
     """(depth counted in machines, maximum number of senders of one machine)."""
     n = len(parent)
     depth = [1] * n
-    for v in top_down(parent)[1:]:
-        depth[v] = depth[parent[v]] + 1
-    kids, start = children_of(parent)
-    degree = max((start[v + 1] - start[v] for v in range(n)), default=0)
+    order = bottom_up(parent)
+    for v in reversed(order):  # top-down
+        if parent[v] >= 0:
+            depth[v] = depth[parent[v]] + 1
+    counts = Counter(parent)
+    counts.pop(-1, None)
+    degree = max(counts.values(), default=0)
     return max(depth), degree
