@@ -20,7 +20,7 @@ from collections.abc import Sequence
 EXIT_OK, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "fuzz", "prove", "check",
-                   "broadcast_steady")
+                   "broadcast_steady", "reduce_tree", "smoke")
 
 
 def is_bad_input(exc: BaseException) -> bool:

@@ -59,6 +59,10 @@ def run(args: argparse.Namespace) -> int:
 
     if draw_hook(args):
         return 0
+    from ._reduction_draw import draw_file, is_reduction_file  # reduction trees (seed 002)
+
+    if is_reduction_file(args.topology):
+        return draw_file(args.topology, args.output)
     from collcert.drawing import check_output, require_matplotlib
     from collcert.drawing.model import cut_info, read_schedule_for_drawing
     from collcert.drawing.network import draw_network
