@@ -108,10 +108,11 @@ def test_msccl_ranks_mapping(tmp_path: pathlib.Path) -> None:
 def test_route_lp_is_certified() -> None:
     t = platforms.two_box_example()
     demands = {("c1.1", "c2.1"): Fraction(1), ("c1.2", "c2.2"): Fraction(1, 2)}
-    time, lower, how, verdict = route(t, demands)
+    time, lower, how, verdict, bottleneck = route(t, demands)
     # 3/2 units must cross to box 2 over the four w0 up-links of box 1 (capacity 1 each;
     # c1.1 spreads over its box through w1): time 3/8, and the LP dual proves no better
     assert time == lower == Fraction(3, 8) and verdict is not None and verdict.ok
+    assert "carries 3/8 per unit of data at capacity 1" in bottleneck
 
 
 def _cli(*args: str) -> tuple[int, str]:

@@ -25,10 +25,10 @@ from collcert.certify import msccl as msccl_mod
 from collcert.certify import msccl_sim
 from collcert.certify.base import InputError, Topo, Verdict
 from collcert.certify.base import frac_str as fraction_str
-from collcert.certify.optimum import check_optimum
 from collcert.certify.readers import forestcoll_xml, load_json, schedule_json
 from collcert.certify.schedule import check_schedule, read_schedule
 
+from .audit_optimum import OptimumInfo, certified_optimum
 from .routing import route
 
 if TYPE_CHECKING:
@@ -55,6 +55,11 @@ class AuditReport:
     notes: list[str] = field(default_factory=list)
     checks: list[dict[str, Any]] = field(default_factory=list)
     lower_bound_time_per_unit: Fraction | None = None
+    bottleneck: list[str] = field(default_factory=list)  # the schedule's busiest link(s)
+    proven_time_per_unit: Fraction | None = None  # no run of this schedule is faster
+    bound_algbw: Fraction | None = None  # no schedule of the collective is faster
+    bound_witness: str = ""  # the proof of bound_algbw, in words
+    multicast: bool = False
 
     def to_json(self) -> dict[str, Any]:
         def q(x: Fraction | None) -> str | None:
@@ -72,6 +77,10 @@ class AuditReport:
             "optimum_algbw": q(self.optimum_algbw),
             "ratio": q(self.ratio),
             "lower_bound_time_per_unit": q(self.lower_bound_time_per_unit),
+            "proven_time_per_unit": q(self.proven_time_per_unit),
+            "bottleneck": list(self.bottleneck),
+            "bound_algbw": q(self.bound_algbw),
+            "bound_witness": self.bound_witness,
             "routing": self.routing,
             "notes": list(self.notes),
             "checks": self.checks,
@@ -241,26 +250,6 @@ def audit_file(
 # --------------------------------------------------------------------------- #
 # tree schedules (collcert JSON, ForestColl XML)
 # --------------------------------------------------------------------------- #
-def _optimum(topology: Topology, topo: Topo, collective: str, root: Any, weights: Any,
-             check: bool) -> tuple[Fraction | None, Fraction | None, list[str], Verdict | None]:
-    """(certified optimum algbw, lower bound time for allreduce, notes, verdict)."""
-    from collcert.reference.errors import ScheduleError, TopologyError
-    from collcert.reference.optimum import optimum
-
-    try:
-        opt = optimum(topology, collective, root=root, weights=weights)
-    except (TopologyError, ScheduleError) as exc:
-        return None, None, [f"no optimum: {exc}"], None
-    if not check:
-        return opt.algbw, opt.extra.get("lower_bound_time_per_unit"), [], None
-    cert = opt.certificate()
-    verdict = check_optimum(topo, cert)
-    if not verdict.ok:
-        return None, None, ["internal: the optimum's certificate did not check: "
-                            + "; ".join(verdict.all_reasons()[:3])], verdict
-    return verdict.facts["algbw"], verdict.facts.get("lower_bound_time_per_unit"), [], verdict
-
-
 def _audit_trees(topology: Topology, topo: Topo, data: Any, fmt: str,
                  check_opt: bool) -> AuditReport:
     sched = read_schedule(topo, data)
@@ -269,25 +258,26 @@ def _audit_trees(topology: Topology, topo: Topo, data: Any, fmt: str,
     weights = None
     if sched.weights is not None:
         weights = [sched.weights[c] for c in topo.compute]
-    opt_bw, lower, opt_notes, opt_verdict = _optimum(topology, topo, sched.collective,
-                                                     sched.root, weights, check_opt)
-    notes += opt_notes
+    opt = certified_optimum(topology, topo, sched.collective, sched.root, weights, check_opt)
+    notes += opt.notes
     own = verdict.facts.get("certified_optimum_algbw")
-    if own is not None and opt_bw is not None and own != opt_bw and verdict.ok:
+    if own is not None and opt.algbw is not None and own != opt.algbw and verdict.ok:
         notes.append(f"the schedule's own optimum certificate proves algbw {fraction_str(own)} "
                      "best for its setting (for example a fixed number of trees k)")
-    if topology.multicast_switches and opt_bw is not None:
+    if topology.multicast_switches and opt.algbw is not None:
         notes.append("the optimum assumes no in-network multicast; with multicast switches "
                      "a schedule may exceed it (003 §5.6)")
-    return _report(verdict, sched.collective, fmt, topology.unit, opt_bw, lower, notes,
-                   "paths given by the schedule", opt_verdict,
-                   multicast=bool(topology.multicast_switches))
+    report = _report(verdict, sched.collective, fmt, topology.unit, opt, notes,
+                     "paths given by the schedule", multicast=bool(topology.multicast_switches))
+    report.bottleneck = list(verdict.facts.get("bottleneck", []))
+    report.proven_time_per_unit = report.time_per_unit  # the paths are given: no other way
+    return report
 
 
-def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt_bw: Fraction | None,
-            lower: Fraction | None, notes: list[str], routing: str,
-            opt_verdict: Verdict | None, extra_checks: Sequence[Verdict] = (),
+def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt: OptimumInfo,
+            notes: list[str], routing: str, extra_checks: Sequence[Verdict] = (),
             multicast: bool = False) -> AuditReport:
+    opt_bw, lower, opt_verdict = opt.algbw, opt.lower, opt.verdict
     valid = verdict.ok
     time = verdict.facts.get("time_per_unit") if valid else None
     algbw = 1 / time if time else None
@@ -295,12 +285,12 @@ def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt_bw: Frac
     if collective == "allreduce" and opt_bw is not None and lower is not None:
         notes.append(f"allreduce: optimum algbw is that of RS+AG; the proven lower bound on "
                      f"the time is {fraction_str(lower)}")
-    if ratio is not None and ratio > 1 and collective != "allreduce" and not multicast:
+    if ratio is not None and ratio > 1 and collective != "allreduce" and opt.bound:
         # without in-network multicast no valid schedule beats a certified optimum
         raise RuntimeError(f"internal: a schedule judged valid runs at {fraction_str(ratio)} × "
                            "the certified optimum; a checker or the optimum is wrong")
     if (collective == "allreduce" and time is not None and lower is not None and time < lower
-            and not multicast):
+            and opt.bound):
         raise RuntimeError(f"internal: an allreduce judged valid takes {fraction_str(time)} per "
                            f"unit, below the certified lower bound {fraction_str(lower)}; a "
                            "checker or the bound is wrong")
@@ -310,7 +300,8 @@ def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt_bw: Frac
     for c in checks:
         c.get("facts", {}).pop("notes", None)
     return AuditReport(valid, verdict.all_reasons(), algbw, time, opt_bw, ratio, routing, fmt,
-                       collective, unit, notes, checks, lower)
+                       collective, unit, notes, checks, lower, bound_algbw=opt.bound,
+                       bound_witness=opt.witness, multicast=multicast)
 
 
 # --------------------------------------------------------------------------- #
@@ -339,8 +330,10 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
     if len(nodes) != topology.num_compute:
         notes.append("the program uses only some compute nodes; the optimum is for all")
     routing = "none"
+    lower: Fraction | None = None
+    bottleneck = ""
     if demands:
-        time, lower, routing, lp_verdict = route(topology, demands)
+        time, lower, routing, lp_verdict, bottleneck = route(topology, demands)
         if lp_verdict is not None:
             extra.append(lp_verdict)
         verdict.facts["time_per_unit"] = time
@@ -349,10 +342,20 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
                          f"{fraction_str(time)} (time per unit); the time shown is achievable")
     else:
         verdict.fail("the program moves no data between ranks")
-    opt_bw, low, opt_notes, opt_verdict = _optimum(topology, topo, prog.collective, None, None,
-                                                   check_opt)
-    notes += opt_notes
+    opt = certified_optimum(topology, topo, prog.collective, None, None, check_opt)
+    notes += opt.notes
+    if len(nodes) != topology.num_compute:
+        opt.bound = None  # a collective on fewer ranks is another problem
     notes.append("bandwidth model: time = max over links of traffic / capacity; step "
                  "dependencies and latency are not modelled")
-    return _report(verdict, prog.collective, "msccl-xml", topology.unit, opt_bw, low, notes,
-                   routing, opt_verdict, extra)
+    if prog.proto in ("LL", "LL128"):
+        share = "half of each 8-byte line" if prog.proto == "LL" else "120 of each 128 bytes"
+        notes.append(f"protocol {prog.proto}: data fills only {share} on the wire (the rest "
+                     "are flags); the time counts data only, so the wire time is longer")
+    report = _report(verdict, prog.collective, "msccl-xml", topology.unit, opt, notes,
+                     routing, extra, multicast=bool(topology.multicast_switches))
+    if report.valid:
+        report.proven_time_per_unit = lower
+        report.bottleneck = [bottleneck + (" (and no routing of this traffic is faster)"
+                                           if lower == report.time_per_unit else "")]
+    return report

@@ -11,26 +11,39 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from collcert.certify.base import Verdict
+from collcert.certify.base import frac_str as fraction_str
 from collcert.certify.lp import check_lp
 
 if TYPE_CHECKING:
     from collcert.reference.topology import Topology
 
 
-def route(
-    topology: Topology, demands: Mapping[tuple[Any, Any], Fraction]
-) -> tuple[Fraction, Fraction | None, str, Verdict | None]:
+class Routing(NamedTuple):
+    time: Fraction  # achieved by an exact routing, per unit of data
+    lower: Fraction | None  # proven: no routing of this traffic is faster
+    how: str  # the routing used, in words
+    verdict: Verdict | None  # the LP certificate's check, when an LP was solved
+    bottleneck: str  # the busiest link of the routing and its load
+
+
+def busiest(topology: Topology, load: Mapping[tuple[Any, Any], Fraction]) -> str:
+    """The link with the highest load / capacity, in words."""
+    e = max(load, key=lambda e: (load[e] / topology.capacity[e], -topology.index[e[0]]))
+    return (f"{e[0]} -> {e[1]} carries {fraction_str(load[e])} per unit of data at capacity "
+            f"{fraction_str(topology.capacity[e])}")
+
+
+def route(topology: Topology, demands: Mapping[tuple[Any, Any], Fraction]) -> Routing:
     """Exact time of ``demands`` (data per unit of M between compute nodes) on G.
 
     Directly linked pairs use their link. The rest is routed by a minimum-
     congestion multicommodity flow: GLOP solves it in floats; an exact
     feasible routing is rebuilt from the float solution (its time is
     achievable) and an exact dual from the float duals (its value is a lower
-    bound); :func:`collcert.certify.lp.check_lp` checks both. Returns
-    (time, proven lower bound or None, routing description, LP verdict).
+    bound); :func:`collcert.certify.lp.check_lp` checks both.
     """
     fixed: dict[tuple[Any, Any], Fraction] = {}
     rest: dict[tuple[Any, Any], Fraction] = {}
@@ -41,14 +54,15 @@ def route(
             rest[(p, q)] = d
     if not rest:
         time = max(d / topology.capacity[e] for e, d in fixed.items())
-        return time, time, "direct links only (every transfer is between linked ranks)", None
+        return Routing(time, time, "direct links only (every transfer is between linked ranks)",
+                       None, busiest(topology, fixed))
     return _min_congestion(topology, fixed, rest)
 
 
 def _min_congestion(
     topology: Topology, fixed: Mapping[tuple[Any, Any], Fraction],
     rest: Mapping[tuple[Any, Any], Fraction],
-) -> tuple[Fraction, Fraction | None, str, Verdict | None]:
+) -> Routing:
     """min T s.t. one commodity per source, Σ_s f_se + fixed_e ≤ c_e·T (see :func:`route`)."""
     import heapq
 
@@ -185,7 +199,7 @@ def _min_congestion(
     if fixed:
         how = "direct links where ranks are linked; otherwise " + how
     verdict.check = "routing LP certificate"
-    return time, lower, how, verdict
+    return Routing(time, lower, how, verdict, busiest(topology, load))
 
 
 def _float_path(s: Any, t: Any, fl: Mapping[tuple[Any, Any], float],

@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from collcert.audit import FORMATS, audit_file
+from collcert.claims import judge, parse_claim
 
 from . import _sizes
 from ._common import add_topology_argument, load_topology, print_json
@@ -22,7 +23,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "the busiest link decides), and compare it with the certified optimum. The checks are "
         "done by collcert.certify, small exact checkers independent of the code that builds "
         "schedules. Prints VALID or INVALID with reasons.",
-        epilog="Exit codes: 0 VALID, 1 INVALID, 2 unreadable input (malformed or hostile file, "
+        epilog="Exit codes: 0 VALID (and the claim, if any, not refuted), 1 INVALID or claim "
+        "refuted, 2 unreadable input (malformed or hostile file, "
         "unknown nodes, absurd sizes), 3 internal error. Example: collcert audit dgx_a100:2 "
         "ag.json; collcert audit ring:8 ring.xml --format msccl-xml --json",
     )
@@ -40,22 +42,41 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="print one JSON object; algbw, time_per_unit and ratio are exact "
                    '"p/q" strings')
     _sizes.add_size_arguments(p)
+    g = p.add_argument_group(
+        "claims (docs/auditing.md#claims)",
+        "refute a reported speed: exit 1 with the reason when the claim beats the schedule's "
+        "own bandwidth-model time (its busiest link) or the certified optimum (its cut). "
+        "Exact numbers; plain numbers are in the topology's units, or give units: 400GB/s, "
+        "1GiB, 2.5ms")
+    g.add_argument("--claim-algbw", metavar="X",
+                   help="claimed algbw (data size / time), e.g. 400 or 400GB/s")
+    g.add_argument("--claim-time", metavar="T",
+                   help="claimed time for data size --size, e.g. 2.5ms")
+    g.add_argument("--size", "--claim-size", dest="claim_size", metavar="M",
+                   help="the data size the claimed time is for (nccl-tests' size: allgather "
+                   "the whole output, reduce-scatter the whole input), e.g. 1GB")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     topo = load_topology(args.topology)
+    claim = parse_claim(args.claim_algbw, args.claim_time, args.claim_size, topo.unit)
     report = audit_file(topo, args.schedule, args.format, args.ranks)
+    verdict = None if claim is None else judge(report, *claim)
     if args.json:
         out = report.to_json()
         out["topology_name"] = topo.name
+        if verdict is not None:
+            out["claim"] = verdict.to_json()
         if _sizes.wanted(args):
             out["sizes"] = _sizes.audit_view(args, topo, report)
         print_json(out)
     else:
         print(report.summary())
+        if verdict is not None:
+            print(verdict.summary(topo.unit))
         if _sizes.wanted(args):
             print()
             _sizes.audit_view(args, topo, report)
         sys.stdout.flush()
-    return 0 if report.valid else 1
+    return 0 if report.valid and not (verdict and verdict.refuted) else 1
