@@ -146,37 +146,25 @@ class AlphaBeta:
 # --------------------------------------------------------------------------- #
 # tree schedules
 # --------------------------------------------------------------------------- #
-def tree_schedule_latency(topology: Topology, schedule: Mapping[str, Any],
+def tree_schedule_latency(topology: Topology, phases: Sequence[Any],
                           alpha: Mapping[Link, Fraction]) -> Latency:
-    """Latency term of a ``collcert-schedule/1`` dict (see the module docstring).
+    """Latency term of a tree schedule (see the module docstring).
 
-    The schedule should have passed the audit; node references are matched by
-    id or string form, and a path hop that is not a link raises ScheduleError.
+    ``phases``: the schedule as read by ``collcert.certify.schedule.read_schedule``
+    (objects with ``.trees``; a tree has ``.root``, ``.direction`` and ``.edges``,
+    an edge a ``.path`` of topology nodes). The schedule should have passed the
+    audit; a path hop that is not a link raises ScheduleError.
     """
-    by_text = {str(v): v for v in topology.nodes}
-
-    def node(x: Any) -> Node:
-        if isinstance(x, str | int) and not isinstance(x, bool) and x in topology.index:
-            return x
-        got = by_text.get(str(x))
-        if got is None:
-            raise ScheduleError(f"the schedule names {x!r}, which is not a node of the topology")
-        return got
-
     total = Fraction(0)
     total_hops = 0
     phase_lat: list[Fraction] = []
     route: list[Any] = []
-    for p_i, phase in enumerate(schedule.get("phases", [])):
+    for p_i, phase in enumerate(phases):
         best: tuple[Fraction, int, list[Node]] = (Fraction(-1), -1, [])  # latency, hops, route
-        for tree in phase.get("trees", []):
-            out = tree.get("direction", "out") != "in"
-            paths = []
-            for e in tree.get("edges", []):
-                p = [node(x) for x in e.get("path", [e.get("src"), e.get("dst")])]
-                paths.append(p if out else p[::-1])
-            root = node(tree.get("root"))
-            lat, hops, far = _tree_routes(root, paths, alpha, out, topology)
+        for tree in phase.trees:
+            out = tree.direction != "in"
+            paths = [list(e.path) if out else list(e.path)[::-1] for e in tree.edges]
+            lat, hops, far = _tree_routes(tree.root, paths, alpha, out, topology)
             for v in topology.compute_nodes:
                 if v in lat and (lat[v], hops[v]) > best[:2]:
                     best = (lat[v], hops[v], far[v] if out else far[v][::-1])
@@ -251,7 +239,9 @@ def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
     for tb in tbs:
         for i, st in enumerate(tb.steps):
             step_id[(tb.gpu, tb.tbid, i)] = len(where)
-            where.append(st.where)
+            where.append(f"gpu {tb.gpu} tb {tb.tbid} step {i}"
+                         + (f" (line {st.line})" if isinstance(getattr(st, "line", None), int)
+                            else ""))
     n = len(where)
     preds: list[list[tuple[int, int | None]]] = [[] for _ in range(n)]  # (pred, transfer p->q)
     sends: dict[tuple[int, int, int], list[int]] = {}

@@ -203,9 +203,15 @@ def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
 
         data = (schedule_json(text) if fmt == "json"
                 else forestcoll_xml(text, node_ids=[str(v) for v in topo.nodes]))
+        sched = read_tree_schedule(topo, data)
     except InputError as exc:
         raise ScheduleError(str(exc)) from None
-    root = data.get("root")
-    if root is not None:
-        root = topo.lookup(root)
-    return tree_schedule_latency(topo, data, alpha), root
+    return tree_schedule_latency(topo, sched.phases, alpha), sched.root
+
+
+def read_tree_schedule(topo: Topology, data: Any) -> Any:
+    """A collcert-schedule/1 dict read by ``collcert.certify`` (trees with node paths)."""
+    from collcert.certify.base import Topo
+    from collcert.certify.schedule import read_schedule
+
+    return read_schedule(Topo(topo.to_json()), data)
