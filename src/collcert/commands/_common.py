@@ -24,7 +24,7 @@ def platform_names() -> list[str]:
     return [n for n in platforms.__all__ if callable(getattr(platforms, n))]
 
 
-def load_topology(spec: str | None) -> Topology:
+def load_topology(spec: str | None, *, strict: bool = True) -> Topology:
     """A topology from a JSON file, or from a built-in platform spec.
 
     Platform specs: ``NAME`` or ``NAME:ARG[,ARG...]`` with a builder of
@@ -33,9 +33,9 @@ def load_topology(spec: str | None) -> Topology:
     """
     spec = DEFAULT_TOPOLOGY if spec is None else spec
     if spec == "-":
-        return Topology.from_json(sys.stdin.read())
+        return Topology.from_json(sys.stdin.read(), strict=strict)
     if os.path.exists(spec) or spec.endswith(".json") or "/" in spec:
-        return Topology.from_json(spec)
+        return Topology.from_json(spec, strict=strict)
     m = _SPEC.match(spec)
     names = platform_names()
     if not m or m.group(1) not in names:

@@ -38,6 +38,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.collective == "allreduce":  # every allreduce rate, any directed graph
+        from . import _allreduce
+
+        return _allreduce.run(args)
     topo = load_topology(args.topology)
     root = None if args.root is None else topo.lookup(args.root)
     started = time.monotonic()
