@@ -301,30 +301,34 @@ def owner_of(spec: Spec, cell: int) -> int | None:
 
 def describe_cell(plan: Plan, rank: int, cell: int) -> list[str]:
     """Which root's shard and which tree(s) the global cell belongs to, and why
-    ``rank`` may lack it."""
+    ``rank`` may lack it (the trees that fail it; all of them when none does)."""
     out = []
     spec = plan.spec
     hits = [s for s in plan.segments if s.lo <= cell < s.hi]
     phases = sorted({s.phase for s in plan.segments})
+    bad: list[str] = []
     for ph in phases:
         mine = [s for s in hits if s.phase == ph]
         if not mine:
             root = owner_of(spec, cell)
-            whose = f"rank {root}'s shard" if root is not None else "the data"
-            out.append(f"cell {cell} of {whose} is carried by no tree in phase {ph + 1} "
+            whose = f"{plan.label(root)}'s shard" if root is not None else "the data"
+            bad.append(f"cell {cell} of {whose} is carried by no tree in phase {ph + 1} "
                        "(that root's multiplicities sum to less than k)")
             continue
         for s in mine:
-            where = s.collective
             if s.collective in ("allgather", "broadcast"):
-                why = ("which never reaches " + plan.label(rank)) if rank not in s.covered \
-                    else f"which reaches {plan.label(rank)}"
+                lost = rank not in s.covered
+                why = (f"which never reaches {plan.label(rank)}" if lost
+                       else f"which reaches {plan.label(rank)}")
             else:
-                lost = sorted(set(range(spec.nranks)) - s.covered)
+                missing = sorted(set(range(spec.nranks)) - s.covered)
+                lost = bool(missing)
                 why = ("in which the contributions of rank(s) "
-                       f"{', '.join(map(str, lost[:8]))} never reach the root" if lost
+                       f"{', '.join(map(str, missing[:8]))} never reach the root" if missing
                        else "which collects every contribution")
-            out.append(f"{where}: {plan.label(s.root)}'s data, {s.tree}, {why}")
+            line = f"{s.collective}: {plan.label(s.root)}'s data, {s.tree}, {why}"
+            (bad if lost else out).append(line)
+    return bad or out
     return out
 
 

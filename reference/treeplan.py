@@ -158,9 +158,9 @@ def plan_from_schedule(doc: Any, origin: str = "schedule") -> Plan:
             label = f"tree #{tree.get('index', t)} (multiplicity {m} of k = {k})"
             if start + m > k:
                 plan.problems.append(
-                    f"phase {ph + 1}: the trees of {plan.label(r)} carry {start + m}/{k} of "
-                    f"its shard (multiplicities sum to more than k = {k}); {label} has "
-                    f"{min(m, start + m - k)} part(s) beyond the end of the shard")
+                    f"phase {ph + 1}: the multiplicities of {plan.label(r)}'s trees sum to "
+                    f"more than k = {k} (at least {start + m}): {label} would carry "
+                    f"{min(m, start + m - k)}/{k} of the shard beyond its end")
             if hi > lo:
                 builder.tree(ph, phase["collective"], t, r, label, pairs,
                              shards[r][0] + lo, hi - lo)
