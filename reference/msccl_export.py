@@ -114,8 +114,8 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
             break
     raise ScheduleError(f"the MSCCL runtime could not load this program: {last}. MSCCL runs "
                         "one threadblock per peer and channel with a fixed step budget "
-                        "(003 §6.3 names this its scalability limit); try --fixed-k with a "
-                        "smaller k, or a smaller topology")
+                        "(003 §6.3 names this its scalability limit); try more --msccl-channels "
+                        "(or leave it out), --fixed-k with a smaller k, or a smaller topology")
 
 
 def _analyse(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
@@ -326,3 +326,17 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
         lines.append("  </gpu>")
     lines.append("</algo>")
     return "\n".join(lines) + "\n"
+
+
+def write_text(text: str, path: str) -> None:
+    """Write ``text`` to ``path`` ('-': stdout); ScheduleError when it cannot be written."""
+    import sys
+
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ScheduleError(f"cannot write {path}: {exc.strerror}") from None

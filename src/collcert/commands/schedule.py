@@ -42,8 +42,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write the schedule here ('-' for stdout); without it only the "
                    "summary is printed")
-    p.add_argument("--format", default="json", choices=("json", "forestcoll-xml"),
-                   help="file format (default: json, collcert-schedule/1)")
+    p.add_argument("--format", default="json", choices=("json", "forestcoll-xml", "msccl-xml"),
+                   help="file format (default: json, collcert-schedule/1); msccl-xml: an MSCCL "
+                   "algorithm program for the MSCCL runtime (allgather, reduce-scatter, "
+                   "allreduce; docs/smoke.md)")
+    p.add_argument("--msccl-channels", type=int, metavar="C",
+                   help="msccl-xml: spread the trees over C channels (default: the fewest that "
+                   "keep every threadblock within the runtime's 64 steps)")
     p.add_argument("--no-certificates", action="store_true",
                    help="leave out the G*, routing and flow certificates (smaller file)")
     p.add_argument("--no-multicast", action="store_true",
@@ -78,7 +83,13 @@ def run(args: argparse.Namespace) -> int:
     s = sched_mod.schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k,
                            weights=weights, multicast=not args.no_multicast,
                            engine=args.engine, progress=progress)
-    if args.output == "-":
+    if args.format == "msccl-xml":
+        from collcert.reference.msccl_export import msccl_xml, write_text
+
+        text = msccl_xml(s, channels=args.msccl_channels)
+        if args.output:
+            write_text(text, args.output)
+    elif args.output == "-":
         sys.stdout.write(render(s, args.format, certificates=not args.no_certificates))
     elif args.output:
         write_schedule(s, args.output, args.format, certificates=not args.no_certificates)

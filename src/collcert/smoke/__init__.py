@@ -36,7 +36,8 @@ from collcert.reference.execplan import Mismatch, Plan, describe_cell, explain_v
 
 from .runtime import INSTALL_HINT, RankResult, SmokeError, gpu_kind, require_torch
 
-__all__ = ["smoke", "load_plan", "SmokeReport", "SmokeError", "INSTALL_HINT", "BACKENDS"]
+__all__ = ["smoke", "load_plan", "SmokeReport", "SmokeError", "INSTALL_HINT", "BACKENDS",
+           "require_torch"]
 
 BACKENDS = ("auto", "gloo", "nccl", "single-gpu")
 FORMATS = ("json", "forestcoll-xml", "msccl-xml")
@@ -64,6 +65,7 @@ class SmokeReport:
     model_from: str = ""
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    wrong_ranks: int = 0
 
     def median_time(self) -> float | None:
         return statistics.median(self.times) if self.times else None
@@ -87,20 +89,21 @@ class SmokeReport:
             "measured_algbw_GBps": None if bw is None else f"{bw:.6g}",
             "model_algbw": None if self.model_algbw is None else fraction_str(self.model_algbw),
             "model_unit": self.model_unit, "model_from": self.model_from,
-            "failures": self.failures, "notes": self.notes,
+            "wrong_ranks": self.wrong_ranks, "failures": self.failures, "notes": self.notes,
         }
 
     def summary(self) -> str:
         head = "PASS" if self.passed else "FAIL"
+        verdict = ("every element of every rank's output is right" if self.passed else
+                   f"wrong data on {self.wrong_ranks} rank(s)" if self.wrong_ranks else
+                   "the schedule is inconsistent")
         lines = [f"{head} {self.collective} on {self.nranks} ranks ({self.name}, {self.fmt}): "
-                 + ("every element of every rank's output is right" if self.passed else
-                    "the result is wrong")]
+                 + verdict]
         for f in self.failures:
             lines.append(f"  {f}")
         lines.append(f"  backend : {self.backend} on {', '.join(dict.fromkeys(self.devices))}")
-        lines.append(f"  data    : {self.size_bytes} bytes per rank buffer (int64; "
-                     f"{self.cells} cells of {self.cell_elems} elements), {self.messages} "
-                     f"messages per iteration")
+        lines.append(f"  data    : M = {self.size_bytes} bytes of int64 ({self.cells} cells of "
+                     f"{self.cell_elems} elements), {self.messages} messages per iteration")
         t = self.median_time()
         if t is not None:
             lines.append(f"  time    : {t * 1e3:.3f} ms per iteration (median of {len(self.times)};"
@@ -245,6 +248,7 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
     n_iter = len(results[0].times) if results else 0
     report.times = [max(r.times[i] for r in results) for i in range(n_iter)]
     bad = [r.mismatch for r in results if r.mismatch]
+    report.wrong_ranks = len(bad)
     if bad:
         _explain(report, plan, bad, ce, parsed)
     report.passed = not report.failures
