@@ -155,6 +155,7 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
             cache[key] = got
         return got
 
+    walks = _read_walks(raw.get("walks"), label, node, budget)
     trees: list[Tree] = []
     for j, t in enumerate(trees_raw):
         where = f"{label} tree {j}"
@@ -176,6 +177,9 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
         if budget[1] < 0:
             raise InputError(f"the schedule has more than {MAX_EDGES} tree edges; that is "
                              "beyond what collcert audits")
+        if walks is not None:  # compact trees: indices into the phase's walks
+            trees.append(Tree(root, mult, direction, _walk_refs(walks, edges_raw, where), where))
+            continue
         edges: list[Edge] = []
         if topo.string_ids:
             fast = _fast_edges(topo.lookup, edges_raw)
@@ -202,6 +206,42 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
     return Phase(coll, k, u, trees, label, certs, claimed_time)
 
 
+def _read_walks(raw: Any, label: str, node: Any, budget: list[int]) -> list[Edge] | None:
+    """A compact phase's table of walks (docs/schedule-format.md), one Edge each;
+    None when the phase has none (explicit edges)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise InputError(f"{label}: 'walks' must be an array of {{src, dst, path}} objects")
+    budget[1] -= len(raw)
+    if budget[1] < 0:
+        raise InputError(f"the schedule has more than {MAX_EDGES} walks and tree edges; that "
+                         "is beyond what collcert audits")
+    out = []
+    for m, e in enumerate(raw):
+        where = f"{label} walk {m}"
+        if not isinstance(e, Mapping):
+            raise InputError(f"{where} is not an object with src, dst, path")
+        path_raw = e.get("path")
+        if not isinstance(path_raw, list) or not 2 <= len(path_raw) <= MAX_PATH:
+            raise InputError(f"{where}: path must be an array of 2 to {MAX_PATH} node ids")
+        out.append(Edge(node(e.get("src"), f"{where} src"), node(e.get("dst"), f"{where} dst"),
+                        [node(p, f"{where} path") for p in path_raw]))
+    return out
+
+
+def _walk_refs(walks: list[Edge], refs: list[Any], where: str) -> list[Edge]:
+    """The edges of a compact tree: each entry an index into the phase's walks."""
+    try:
+        if all(type(i) is int for i in refs) and (not refs or 0 <= min(refs)):
+            return [walks[i] for i in refs]
+    except IndexError:
+        pass
+    bad = next((i for i in refs if type(i) is not int or not 0 <= i < len(walks)), None)
+    raise InputError(f"{where}: edge {bad!r} is not an index into the phase's "
+                     f"{len(walks)} walks (compact trees list walk indices)")
+
+
 def _fast_edges(lookup: Mapping[object, Node], edges_raw: list[Any]) -> list[Edge] | None:
     """The edges when every reference is a known id (string ids only); else None."""
     out = []
@@ -214,6 +254,52 @@ def _fast_edges(lookup: Mapping[object, Node], edges_raw: list[Any]) -> list[Edg
     except (KeyError, TypeError):
         return None
     return out
+
+
+class _PlainPaths:
+    """The common case of :func:`_check_paths`, fast: a tree whose every path is a
+    walk in G from its edge's src to its dst through switches only (no multicast
+    start). Each distinct edge object is judged once (compact schedules share them
+    between trees) and its load is summed per edge, then spread over its links."""
+
+    def __init__(self, topo: Topo) -> None:
+        self.topo = topo
+        self.ok: dict[tuple[int, bool], bool] = {}
+        self.amount: dict[int, int] = {}
+        self.edge: dict[int, Edge] = {}
+
+    def _plain(self, e: Edge, out: bool) -> bool:
+        p = e.path
+        if len(p) < 2 or p[0] != e.src or p[-1] != e.dst:
+            return False
+        cap = self.topo.cap
+        if any(h not in cap for h in zip(p, p[1:])):
+            return False
+        return all(w in self.topo.switch_set for w in p[1:-1])
+
+    def add(self, tree: Tree, amount: int) -> bool:
+        """Book the tree's loads if all its paths are plain (else book nothing: False)."""
+        out = tree.direction == "out"
+        ok = self.ok
+        for e in tree.edges:
+            key = (id(e), out)
+            good = ok.get(key)
+            if good is None:
+                good = ok[key] = self._plain(e, out)
+                self.edge[id(e)] = e
+            if not good:
+                return False
+        sums = self.amount
+        for e in tree.edges:
+            i = id(e)
+            sums[i] = sums.get(i, 0) + amount
+        return True
+
+    def loads(self, load: dict[Link, int]) -> None:
+        for i, amount in self.amount.items():
+            p = self.edge[i].path
+            for h in zip(p, p[1:]):
+                load[h] = load.get(h, 0) + amount
 
 
 def _check_paths(
@@ -327,6 +413,7 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
             roots = list(topo.compute)
             w_int, w_sum = _int_weights(topo, sched.weights)
         load: dict[Link, int] = {}
+        plain = _PlainPaths(topo)
         for tree in phase.trees:
             if tree.direction != DIRECTION[phase.collective]:
                 pv.fail(f"{tree.label} is an {tree.direction}-tree, but a "
@@ -334,7 +421,10 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
                 continue
             if not check_shape(topo, tree, pv):
                 continue
-            _check_paths(topo, tree, pv, load, tree.multiplicity * w_int.get(tree.root, 0))
+            amount = tree.multiplicity * w_int.get(tree.root, 0)
+            if not plain.add(tree, amount):
+                _check_paths(topo, tree, pv, load, amount)
+        plain.loads(load)
         what = ("shard" if phase.collective in ("allgather", "reduce-scatter") else "data")
         check_multiplicities(topo, phase.trees, phase.k, roots, pv, what)
         certs = phase.certificates or (sched.certificates if len(sched.phases) == 1 else {})

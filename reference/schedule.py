@@ -114,14 +114,39 @@ class Phase:
             out["on"] = "transposed"
         return out
 
-    def to_json(self, certificates: bool = False) -> dict[str, Any]:
+    def to_json(self, certificates: bool = False, compact: bool = False) -> dict[str, Any]:
         out: dict[str, Any] = {
             "collective": self.collective,
             "k": self.k,
             "U": fraction_str(self.U),
             "time_per_unit": fraction_str(self.time_per_unit),
-            "trees": [t.to_json() for t in self.trees],
         }
+        if compact:
+            # docs/schedule-format.md "Compact trees": each distinct edge (src, dst, path)
+            # once in "walks", a tree's edges as indices into it
+            ids: dict[int, int] = {}  # id(TreeEdge) -> walk index (orbit trees share edges)
+            by_key: dict[tuple[Node, Node, Path], int] = {}
+            walks: list[dict[str, Any]] = []
+            trees = []
+            for tr in self.trees:
+                refs = []
+                for e in tr.edges:
+                    w = ids.get(id(e))
+                    if w is None:
+                        key = (e.src, e.dst, e.path)
+                        w = by_key.get(key)
+                        if w is None:
+                            w = by_key[key] = len(walks)
+                            walks.append({"src": e.src, "dst": e.dst, "path": list(e.path)})
+                        ids[id(e)] = w
+                    refs.append(w)
+                trees.append({"root": tr.root, "multiplicity": tr.multiplicity,
+                              "direction": tr.direction, "height": tr.height,
+                              "index": tr.index, "edges": refs})
+            out["walks"] = walks
+            out["trees"] = trees
+        else:
+            out["trees"] = [t.to_json() for t in self.trees]
         if certificates:
             out["certificates"] = self.certificates()
         return out
@@ -189,8 +214,9 @@ class Schedule:
                 f"{k} {v:.2f} s" for k, v in self.timings.items()) + ")"
         return text + "."
 
-    def to_json(self, *, certificates: bool = True) -> dict[str, Any]:
-        """The ``collcert-schedule/1`` document (docs/schedule-format.md)."""
+    def to_json(self, *, certificates: bool = True, compact: bool = False) -> dict[str, Any]:
+        """The ``collcert-schedule/1`` document (docs/schedule-format.md); ``compact``:
+        tree edges as indices into a per-phase table of walks (what files hold)."""
         t = self.topology
         out: dict[str, Any] = {
             "format": FORMAT,
@@ -202,7 +228,8 @@ class Schedule:
             "root": self.root,
             "weights": None if self.weights is None else
             {str(u): fraction_str(w) for u, w in self.weights.items()},
-            "phases": [p.to_json(certificates and len(self.phases) > 1) for p in self.phases],
+            "phases": [p.to_json(certificates and len(self.phases) > 1, compact)
+                       for p in self.phases],
             "claimed": {"algbw": fraction_str(self.algbw),
                         "time_per_unit": fraction_str(self.time_per_unit)},
         }

@@ -1,18 +1,35 @@
-"""Writers for schedules: the ForestColl tree XML (003 §6.1) and JSON files.
+"""Schedule files: the ForestColl tree XML (003 §6.1), JSON writing, gzip, compact trees.
 
 The JSON document itself is built by :meth:`Schedule.to_json`
-(docs/schedule-format.md); here are the file-level helpers.
+(docs/schedule-format.md); here are the file-level helpers:
+
+- files are written with compact trees (a per-phase table of walks, tree
+  edges as indices into it) and one tree, walk or flow per line;
+- a path ending in ``.gz`` is written gzip-compressed, and every reader of
+  schedules here (:func:`read_text`) recognises gzip by its magic bytes,
+  whatever the file is called; decompression stops at a size cap, so a
+  "zip bomb" is refused, not unpacked;
+- :func:`expand` turns compact trees back into the explicit
+  ``{"src", "dst", "path"}`` edges for tools that want them.
 """
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 import os
-from typing import TYPE_CHECKING, Any
+import zlib
+from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
 if TYPE_CHECKING:
     from .schedule import Phase, Schedule
+
+MAX_SCHEDULE_BYTES = 512 * 1024 * 1024
+"""Largest (decompressed) schedule text read; a 1024-GPU schedule is well below it."""
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 def _phase_xml(phase: Phase, indent: str) -> list[str]:
@@ -52,25 +69,134 @@ def forestcoll_xml(schedule: Schedule) -> str:
     return "\n".join(lines) + "\n"
 
 
+def dump_json(doc: Any, fh: IO[str], *, depth: int = 4) -> None:
+    """Write ``doc`` as JSON: objects and arrays of objects/arrays above ``depth``
+    one item per line, everything at ``depth`` on one line (a tree, a walk, a flow)."""
+
+    def write(value: Any, level: int, pad: str) -> None:
+        if level < depth and isinstance(value, Mapping) and value:
+            inner = pad + " "
+            fh.write("{")
+            for i, (key, item) in enumerate(value.items()):
+                fh.write(("," if i else "") + "\n" + inner + json.dumps(str(key)) + ": ")
+                write(item, level + 1, inner)
+            fh.write("\n" + pad + "}")
+        elif (level < depth and isinstance(value, list) and value
+              and isinstance(value[0], Mapping | list)):
+            inner = pad + " "
+            fh.write("[")
+            for i, item in enumerate(value):
+                fh.write(("," if i else "") + "\n" + inner)
+                write(item, level + 1, inner)
+            fh.write("\n" + pad + "]")
+        else:
+            fh.write(json.dumps(value, separators=(",", ":")))
+
+    write(doc, 0, "")
+    fh.write("\n")
+
+
 def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = "json",
-                   *, certificates: bool = True) -> None:
-    """Write ``schedule`` to ``path`` as ``json`` (collcert-schedule/1) or ``forestcoll-xml``.
+                   *, certificates: bool = True, compact: bool = True) -> None:
+    """Write ``schedule`` to ``path`` as ``json`` (collcert-schedule/1, compact trees
+    unless ``compact=False``) or ``forestcoll-xml``; gzip-compressed when ``path``
+    ends in ``.gz``.
 
     Raises :class:`~collcert.ScheduleError` when the file cannot be written."""
     from .errors import ScheduleError
 
-    text = render(schedule, fmt, certificates=certificates)
+    p = os.fspath(path)
+    if fmt not in ("json", "forestcoll-xml"):
+        raise ValueError(f"unknown schedule format {fmt!r}: use json or forestcoll-xml")
     try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        raw: Any = (gzip.open(p, "wb", compresslevel=6) if p.endswith(".gz")
+                    else open(p, "wb"))
+        with raw, io.TextIOWrapper(raw, encoding="utf-8", write_through=False) as fh:
+            if fmt == "json":
+                dump_json(schedule.to_json(certificates=certificates, compact=compact), fh)
+            else:
+                fh.write(forestcoll_xml(schedule))
     except OSError as exc:
-        raise ScheduleError(f"cannot write {os.fspath(path)}: {exc.strerror}") from None
+        raise ScheduleError(f"cannot write {p}: {exc.strerror or exc}") from None
 
 
-def render(schedule: Schedule, fmt: str = "json", *, certificates: bool = True) -> str:
+def render(schedule: Schedule, fmt: str = "json", *, certificates: bool = True,
+           compact: bool = True) -> str:
+    """The file text :func:`write_schedule` would write (uncompressed)."""
     if fmt == "json":
-        doc: Any = schedule.to_json(certificates=certificates)
-        return json.dumps(doc, indent=1) + "\n"
+        buf = io.StringIO()
+        dump_json(schedule.to_json(certificates=certificates, compact=compact), buf)
+        return buf.getvalue()
     if fmt == "forestcoll-xml":
         return forestcoll_xml(schedule)
     raise ValueError(f"unknown schedule format {fmt!r}: use json or forestcoll-xml")
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_SCHEDULE_BYTES) -> bytes:
+    """The contents of a schedule file, gunzipped when it starts with gzip's magic
+    bytes; at most ``limit`` bytes after decompression. Raises ScheduleError naming
+    the file on any problem (missing, a directory, too large, corrupt gzip)."""
+    from .errors import ScheduleError
+
+    p = os.fspath(path)
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(2)
+            fh.seek(0)
+            if head == GZIP_MAGIC:
+                data = _gunzip(fh, limit, p)
+            else:
+                data = fh.read(limit + 1)
+    except FileNotFoundError:
+        raise ScheduleError(f"{p}: no such file") from None
+    except IsADirectoryError:
+        raise ScheduleError(f"{p}: is a directory, not a schedule file") from None
+    except OSError as exc:
+        raise ScheduleError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    if len(data) > limit:
+        how = " after decompression" if head == GZIP_MAGIC else ""
+        raise ScheduleError(f"{p}: more than {limit} bytes{how}; that is beyond what "
+                            "collcert reads")
+    return data
+
+
+def _gunzip(fh: IO[bytes], limit: int, p: str) -> bytes:
+    """At most ``limit + 1`` decompressed bytes (GzipFile.read stops there, so a
+    small file that would unpack to gigabytes costs only that much)."""
+    from .errors import ScheduleError
+
+    try:
+        with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
+            return gz.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ScheduleError(f"{p}: not a readable gzip file ({exc})") from None
+
+
+def read_text(path: str | os.PathLike[str], limit: int = MAX_SCHEDULE_BYTES) -> str:
+    """:func:`read_bytes` decoded as UTF-8 (ScheduleError naming the byte if not)."""
+    from .errors import ScheduleError
+
+    data = read_bytes(path, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScheduleError(f"{os.fspath(path)}: not UTF-8 text (byte {exc.start})") from None
+
+
+def expand(doc: Any) -> Any:
+    """The same schedule document with compact trees written out as explicit
+    ``{"src", "dst", "path"}`` edges (in place; returns ``doc``). Documents without
+    compact trees are returned unchanged; malformed ones are left for the checker."""
+    if not isinstance(doc, dict):
+        return doc
+    for ph in doc.get("phases") or []:
+        if not isinstance(ph, dict) or not isinstance(ph.get("walks"), list):
+            continue
+        walks = ph["walks"]
+        for tr in ph.get("trees") or []:
+            edges = tr.get("edges") if isinstance(tr, dict) else None
+            if isinstance(edges, list) and all(type(i) is int and 0 <= i < len(walks)
+                                               for i in edges):
+                tr["edges"] = [dict(walks[i]) for i in edges]
+        del ph["walks"]
+    return doc
