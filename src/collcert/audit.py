@@ -222,6 +222,7 @@ def audit_file(
 ) -> AuditReport:
     """Audit the schedule file at ``path`` (format detected when ``fmt`` is None)."""
     from collcert.reference.errors import ScheduleError
+    from collcert.reference.schedule_io import read_text
 
     p = os.fspath(path)
     try:
@@ -229,18 +230,11 @@ def audit_file(
         if size > MAX_FILE_BYTES:
             raise ScheduleError(f"{p}: {size} bytes is more than collcert audits "
                                 f"({MAX_FILE_BYTES})")
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise ScheduleError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise ScheduleError(f"{p}: is a directory, not a schedule file") from None
-    except OSError as exc:
-        raise ScheduleError(f"{p}: cannot read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ScheduleError(f"{p}: not UTF-8 text (byte {exc.start})") from None
+    except OSError:
+        pass  # read_text names the problem
+    text = read_text(p, MAX_FILE_BYTES)  # gzip recognised by its magic bytes, size capped
     try:
         return audit(topology, text, fmt, ranks)
     except ScheduleError as exc:
