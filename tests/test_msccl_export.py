@@ -1,0 +1,140 @@
+"""`collcert schedule --format msccl-xml`: the exported programs load within the MSCCL
+runtime's limits, the project's MSCCL simulator audits them VALID at the schedule's
+algbw, and they compute the collective when run."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import collcert
+from collcert.audit import audit
+from collcert.certify import msccl
+from collcert.cli import main
+from collcert.commands._common import load_topology
+from collcert.reference.errors import ScheduleError
+from collcert.reference.execplan import first_mismatch, run_host
+from collcert.reference.msccl_export import msccl_xml
+from collcert.smoke.mscclplan import plan_from_program
+
+# What Azure/msccl-executor-nccl's parser (src/misc/msccl/msccl_parser.cc) reads with
+# mscclXmlGetAttr*, which fail when an attribute is absent; and its limits
+# (src/include/msccl/msccl_struct.h, makefiles/common.mk, src/include/device.h).
+REQUIRED = {
+    "algo": {"nchunksperloop", "nchannels", "ngpus", "proto", "coll", "minBytes", "maxBytes",
+             "inplace", "outofplace"},
+    "gpu": {"id", "i_chunks", "o_chunks", "s_chunks"},
+    "tb": {"id", "recv", "send", "chan"},
+    "step": {"s", "srcoff", "srcbuf", "dstoff", "dstbuf", "cnt", "type", "depid", "deps",
+             "hasdep"},
+}
+MAX_NUM_STEPS, MAX_TB_PER_CHANNEL, MAX_COUNT, MAX_CHANNELS = 64, 32, 72, 32
+COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter", "allreduce": "allreduce"}
+
+
+def _runtime_loads(text: str, collective: str, nranks: int) -> None:
+    root = ET.fromstring(text)
+    for el in root.iter():
+        assert REQUIRED[el.tag] <= set(el.attrib), (el.tag, el.attrib)
+    assert root.get("coll") == COLL[collective] and root.get("proto") == "Simple"
+    assert root.get("inplace") == "0" and root.get("outofplace") == "1"
+    assert int(root.get("ngpus", 0)) == nranks and len(root.findall("gpu")) == nranks
+    nch = int(root.get("nchannels", 0))
+    assert 1 <= nch <= MAX_CHANNELS
+    for gpu in root.findall("gpu"):
+        tbs = gpu.findall("tb")
+        assert [int(t.get("id", -1)) for t in tbs] == list(range(len(tbs)))
+        for way in ("send", "recv"):
+            for ch in range(nch):
+                n = sum(1 for t in tbs if int(t.get(way, -1)) >= 0 and int(t.get("chan", 0)) == ch)
+                assert n <= MAX_TB_PER_CHANNEL
+        waited = set()
+        for t in tbs:
+            steps = t.findall("step")
+            assert len(steps) <= MAX_NUM_STEPS
+            assert [int(s.get("s", -1)) for s in steps] == list(range(len(steps)))
+            for s in steps:
+                assert int(s.get("cnt", 0)) < MAX_COUNT
+                if int(s.get("depid", -1)) >= 0:
+                    waited.add((int(s.get("depid", -1)), int(s.get("deps", -1))))
+        for tid, step in waited:  # a wait is released only by a hasdep step
+            assert tbs[tid].findall("step")[step].get("hasdep") == "1"
+
+
+TOPOS = ["two_box_example", "dgx_a100:1", "torus:3x3", "complete:4", "dgx_a100:2"]
+
+
+@pytest.mark.parametrize("topo", TOPOS)
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce"])
+def test_exported_program_is_valid_at_the_schedules_algbw(topo: str, collective: str) -> None:
+    t = load_topology(topo)
+    s = collcert.schedule(t, collective)
+    text = msccl_xml(s)
+    _runtime_loads(text, collective, len(t.compute_nodes))
+    rep = audit(t, text, fmt="msccl-xml")
+    assert rep.valid, rep.reasons
+    assert rep.algbw == s.algbw
+    prog = msccl.read(text)
+    assert not prog.refusals and not prog.notes
+    plan = plan_from_program(prog)
+    outs = run_host(plan, 2)
+    assert all(first_mismatch(plan.spec, r, o, 2) is None for r, o in enumerate(outs))
+
+
+def test_fixed_k_export_and_channels() -> None:
+    t = load_topology("dgx_a100:1")
+    s = collcert.schedule(t, "allgather", fixed_k=3)
+    text = msccl_xml(s, channels=2)
+    root = ET.fromstring(text)
+    assert root.get("nchannels") == "2"
+    assert {tb.get("chan") for tb in root.iter("tb")} == {"0", "1"}
+    rep = audit(t, text, fmt="msccl-xml")
+    assert rep.valid and rep.algbw is not None and rep.algbw >= s.algbw
+
+
+def test_many_trees_need_more_channels() -> None:
+    t = load_topology("mi250:2")  # k = 83: 107 trees
+    s = collcert.schedule(t, "allgather")
+    text = msccl_xml(s)
+    assert int(ET.fromstring(text).get("nchannels", 0)) > 1
+    _runtime_loads(text, "allgather", 32)
+    with pytest.raises(ScheduleError, match="64 steps"):
+        msccl_xml(s, channels=1)
+
+
+def test_dependencies_are_needed() -> None:
+    """Drop one emitted dependency: the simulator finds the race it prevented."""
+    t = load_topology("two_box_example")
+    text = msccl_xml(collcert.schedule(t, "allreduce"))
+    lines = text.splitlines()
+    i = next(i for i, line in enumerate(lines) if 'depid="-1"' not in line and "<step" in line)
+    lines[i] = lines[i].replace(lines[i][lines[i].index("depid="):lines[i].index(" hasdep")],
+                                'depid="-1" deps="-1"')
+    rep = audit(t, "\n".join(lines), fmt="msccl-xml")
+    assert not rep.valid and any("race" in r for r in rep.reasons)
+
+
+@pytest.mark.parametrize("collective,kw,msg", [
+    ("broadcast", {"root": "c1.1"}, "not broadcast"),
+    ("reduce", {"root": "c1.1"}, "not reduce"),
+    ("allgather", {"weights": [1, 2, 1, 2, 1, 2, 1, 2]}, "equal shards"),
+])
+def test_unsupported_schedules_are_refused(collective: str, kw: Any, msg: str) -> None:
+    s = collcert.schedule(load_topology("two_box_example"), collective, **kw)
+    with pytest.raises(ScheduleError, match=msg):
+        msccl_xml(s)
+
+
+def test_cli_writes_msccl_xml(tmp_path: Path, capsys: Any) -> None:
+    out = tmp_path / "ar.xml"
+    assert main(["schedule", "dgx_a100:1", "-c", "allreduce", "--format", "msccl-xml",
+                 "-o", str(out)]) == 0
+    assert "(msccl-xml)" in capsys.readouterr().out
+    assert main(["audit", "dgx_a100:1", str(out)]) == 0
+    assert "VALID" in capsys.readouterr().out
+    assert main(["schedule", "two_box_example", "-c", "broadcast", "--root", "c1.1",
+                 "--format", "msccl-xml", "-o", str(tmp_path / "b.xml")]) == 2
+    assert "not broadcast" in capsys.readouterr().err
