@@ -26,6 +26,7 @@ against the allreduce lower bounds (000 eqs. (6), (7)).
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
@@ -166,6 +167,8 @@ class Schedule:
     timings: dict[str, float] = field(default_factory=dict)
     multicast_saved: Fraction = Fraction(0)
     extra: dict[str, Any] = field(default_factory=dict)
+    memory: dict[str, float] = field(default_factory=dict)
+    """Peak resident memory of the process (MiB) at the end of each stage."""
 
     @property
     def time_per_unit(self) -> Fraction:
@@ -325,6 +328,7 @@ def _phase(
     t: Topology, collective: str, caps: dict[tuple[Node, Node], int], supply: dict[Node, int],
     k: int, U: Fraction, transposed: bool, engine: str, progress: StageProgress | None,
     timings: dict[str, float], multicast: bool, sym: Symmetry | None = None,
+    memory: dict[str, float] | None = None,
 ) -> tuple[Phase, Fraction]:
     """Split, pack, map back on ``t`` (already transposed for in-tree phases).
 
@@ -337,14 +341,19 @@ def _phase(
     pack_cb = (lambda d, n: progress(f"{label}: tree packing", d, n)) if progress else None
     if multicast and t.multicast_switches:
         sym = None  # multicast trimming edits paths tree by tree; orbit trees share them
+    if memory is None:
+        memory = {}
+    mem_split = mem_pack = 0.0
     t0 = time.monotonic()
     if sym is not None:
         try:
             split = remove_switches_orbits(t.compute_nodes, t.switch_nodes, caps, supply, sym,
                                            engine=engine, progress=split_cb)
             t1 = time.monotonic()
+            mem_split = peak_memory_mb()
             orb = pack_orbits(split, sym, supply, progress=pack_cb)
             t2 = time.monotonic()
+            mem_pack = peak_memory_mb()
         except SymmetryFailed as exc:
             sym_note = f"general algorithms ({exc})"
             sym = None
@@ -361,9 +370,11 @@ def _phase(
         split = remove_switches(t.compute_nodes, t.switch_nodes, caps, supply, engine=engine,
                                 progress=split_cb)
         t1 = time.monotonic()
+        mem_split = peak_memory_mb()
         packing = pack_trees(t.compute_nodes, split.capacity, supply, engine=engine,
                              progress=pack_cb)
         t2 = time.monotonic()
+        mem_pack = peak_memory_mb()
         trees = _map_back(split, packing.batches, direction)
         stats = dict(split.stats)
         stats.update({"packing_maxflows": packing.maxflows, "packing_rejected": packing.rejected,
@@ -384,6 +395,9 @@ def _phase(
     t3 = time.monotonic()
     for key, dt in (("switch removal", t1 - t0), ("packing", t2 - t1), ("mapping back", t3 - t2)):
         timings[key] = timings.get(key, 0.0) + dt
+    memory["switch removal"] = max(memory.get("switch removal", 0.0), mem_split)
+    memory["packing"] = max(memory.get("packing", 0.0), mem_pack)
+    memory["mapping back"] = peak_memory_mb()
     phase = Phase(collective, k, U, trees, split, transposed, stats=stats)
     return phase, saved
 
@@ -517,6 +531,7 @@ def schedule(
     opt = optimum(t, coll, root=root, fixed_k=fixed_k, weights=weights, engine=engine,
                   progress=opt_progress)
     timings["optimum"] = time.monotonic() - t0
+    memory: dict[str, float] = {"optimum": peak_memory_mb()}
     phases: list[Phase] = []
     saved = Fraction(0)
     sym: Symmetry | None = None
@@ -524,6 +539,7 @@ def schedule(
         ts = time.monotonic()
         sym = find_symmetry(t)
         timings["symmetry"] = time.monotonic() - ts
+        memory["symmetry"] = peak_memory_mb()
         if progress:
             progress("symmetry", 1, 1)
     extra: dict[str, Any] = {}
@@ -555,7 +571,7 @@ def schedule(
         if fixed_k is not None and t.switch_nodes:
             _require_eulerian(g, caps, fixed_k, U)
         ph, sv = _phase(g, phase_coll, caps, supply, k, U, transposed, engine, progress,
-                        timings, multicast, sym)
+                        timings, multicast, sym, memory)
         total = sum(supply.values())
         per_root = {c: Fraction(supply[c], total) for c in t.compute_nodes}
         ph.time_per_unit = phase_time(t, ph, per_root)
@@ -594,13 +610,13 @@ def schedule(
         U = Fraction(t.scale, gg)
         supply = {c: (k if c == root else 0) for c in t.compute_nodes}
         ph, sv = _phase(g, coll, caps, supply, k, U, transposed, engine, progress, timings,
-                        multicast)
+                        multicast, None, memory)
         ph.time_per_unit = phase_time(t, ph, {root: Fraction(1)})
         saved += sv
         phases.append(ph)
         target = opt.time_per_unit
     sched = Schedule(coll, t, phases, opt, root=root, weights=weight_map, fixed_k=fixed_k,
-                     timings=timings, multicast_saved=saved, extra=extra)
+                     timings=timings, multicast_saved=saved, extra=extra, memory=memory)
     sched.extra["target_time_per_unit"] = target
     if sched.time_per_unit != target:
         raise RuntimeError(
@@ -637,3 +653,13 @@ def find_symmetry(t: Topology) -> Symmetry | None:
     arcs = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
     return box_symmetry(t.nodes, t.num_compute, arcs,
                         frozenset(idx[v] for v in t.multicast_switches))
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process so far, in MiB (0 where unknown)."""
+    try:
+        import resource
+    except ImportError:  # not on this platform
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak / (1 << 20) if sys.platform == "darwin" else peak / 1024

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from typing import Any
 
 from collcert.reference.errors import ScheduleError
 from collcert.reference.exact import fraction_str
@@ -59,6 +60,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="max-flow engine (default: ortools when capacities fit in int64)")
     p.add_argument("--progress", action="store_true",
                    help="show the progress bar even when stderr is not a terminal")
+    p.add_argument("--check", action="store_true",
+                   help="check the schedule with the independent checkers of collcert.certify "
+                   "before writing it (exit 3 if they reject it); --json reports the time")
+    p.add_argument("--expanded", action="store_true",
+                   help="write every tree edge as {src, dst, path} instead of the compact walk "
+                   "table (docs/schedule-format.md; for readers of the older form)")
+    p.add_argument("--no-symmetry", action="store_true",
+                   help="do not build by orbits of the topology's box symmetry (the general "
+                   "algorithms of seed 000 only; slower on large machines, same optimum)")
     p.set_defaults(func=run)
 
 
@@ -75,14 +85,20 @@ def run(args: argparse.Namespace) -> int:
     bars: dict[str, Progress] = {}
 
     def progress(stage: str, done: int, total: int) -> None:
-        if stage not in bars:
-            bars[stage] = Progress(stage, force=args.progress)
+        if stage not in bars:  # stages numbered as they start; each bar shows its time left
+            bars[stage] = Progress(f"[{len(bars) + 1}] {stage}", force=args.progress)
         bars[stage](done, total)
 
     started = time.monotonic()
     s = sched_mod.schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k,
                            weights=weights, multicast=not args.no_multicast,
-                           engine=args.engine, progress=progress)
+                           engine=args.engine, progress=progress,
+                           symmetry=False if args.no_symmetry else None)
+    stages = [{"stage": k, "seconds": round(v, 3),
+               "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
+    if args.check:
+        _check(s, args, stages, progress)
+    t_write = time.monotonic()
     if args.format == "msccl-xml":
         from collcert.reference.msccl_export import msccl_xml, write_text
 
@@ -90,9 +106,16 @@ def run(args: argparse.Namespace) -> int:
         if args.output:
             write_text(text, args.output)
     elif args.output == "-":
-        sys.stdout.write(render(s, args.format, certificates=not args.no_certificates))
+        sys.stdout.write(render(s, args.format, certificates=not args.no_certificates,
+                                compact=not args.expanded))
     elif args.output:
-        write_schedule(s, args.output, args.format, certificates=not args.no_certificates)
+        progress("writing", 0, 1)
+        write_schedule(s, args.output, args.format, certificates=not args.no_certificates,
+                       compact=not args.expanded)
+        progress("writing", 1, 1)
+    if args.output:
+        stages.append({"stage": "writing", "seconds": round(time.monotonic() - t_write, 3),
+                       "peak_memory_mb": round(sched_mod.peak_memory_mb(), 1)})
     elapsed = time.monotonic() - started
     out = sys.stderr if args.output == "-" else sys.stdout
     if args.json:
@@ -113,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
             "output": args.output,
             "format": args.format,
             "seconds": round(elapsed, 3),
+            "stages": stages,
+            "peak_memory_mb": round(sched_mod.peak_memory_mb(), 1),
+            "symmetry": [p.stats.get("symmetry") for p in s.phases],
         }
         if s.collective == "allreduce":
             summary["lower_bound_time_per_unit"] = fraction_str(
@@ -125,3 +151,22 @@ def run(args: argparse.Namespace) -> int:
         elif not args.output:
             print("Use -o FILE to save the schedule.", file=out)
     return 0
+
+
+def _check(s: Any, args: argparse.Namespace, stages: list[dict[str, Any]],
+           progress: Any) -> None:
+    """--check: the emitted document through collcert.certify (no reference code)."""
+    from collcert.certify.base import Topo
+    from collcert.certify.schedule import check_schedule
+    from collcert.reference.schedule import peak_memory_mb
+
+    t0 = time.monotonic()
+    progress("checking (collcert.certify)", 0, 1)
+    doc = s.to_json(certificates=not args.no_certificates, compact=not args.expanded)
+    verdict = check_schedule(Topo(s.topology.to_json()), doc)
+    progress("checking (collcert.certify)", 1, 1)
+    stages.append({"stage": "checking", "seconds": round(time.monotonic() - t0, 3),
+                   "peak_memory_mb": round(peak_memory_mb(), 1)})
+    if not verdict.ok or verdict.facts.get("time_per_unit") != s.time_per_unit:
+        raise RuntimeError("internal: collcert.certify rejects the schedule just built: "
+                           + "; ".join(verdict.all_reasons()[:3]))
