@@ -188,10 +188,13 @@ def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
                      alpha: dict[Any, Fraction]) -> tuple[Latency, Any]:
     """(latency term, root or None) of the schedule file at ``path`` (already audited)."""
     from collcert.certify.base import InputError
+    from collcert.certify.files import read_text
     from collcert.reference.errors import ScheduleError
 
-    with open(path, "rb") as fh:
-        text = fh.read().decode("utf-8")
+    try:
+        text = read_text(path, 512 * 1024 * 1024)  # gzip by its magic bytes, size capped
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
     try:
         if fmt == "msccl-xml":
             from collcert.audit import _ranks

@@ -17,6 +17,7 @@ from typing import Any
 
 from collcert.certify.base import InputError, Topo, frac_str
 from collcert.certify.dispatch import KINDS, check_certificate
+from collcert.certify.files import read_text
 from collcert.certify.readers import load_json
 
 MAX_BYTES = 512 * 1024 * 1024
@@ -55,18 +56,11 @@ def _read(path: str, what: str) -> Any:
         size = os.path.getsize(path)
         if size > MAX_BYTES:
             raise InputError(f"{path}: {size} bytes is more than collcert reads ({MAX_BYTES})")
-        with open(path, "rb") as fh:
-            raw = fh.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a directory, not a {what} file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except OSError:
+        pass  # read_text names the problem
+    text = read_text(path, MAX_BYTES)  # gzip by its magic bytes, size capped
     if text.lstrip().startswith("<"):
         raise InputError(f"{path}: an XML file is a schedule, not a certificate; check it "
                          "with 'collcert audit TOPOLOGY SCHEDULE'")

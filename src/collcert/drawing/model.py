@@ -99,20 +99,14 @@ class DrawnSchedule:
 def read_schedule_for_drawing(t: Topology, path: str) -> DrawnSchedule:
     """Read, check (as ``collcert audit`` does) and measure a tree schedule file."""
     from collcert.certify.base import InputError, Topo
+    from collcert.certify.files import read_text
     from collcert.certify.readers import forestcoll_xml, schedule_json
     from collcert.certify.schedule import DIRECTION, check_schedule, read_schedule
 
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(512 * 1024 * 1024 + 1)
-    except FileNotFoundError:
-        raise ScheduleError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ScheduleError(f"{path}: cannot read ({exc.strerror})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ScheduleError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        text = read_text(path, 512 * 1024 * 1024)  # gzip by its magic bytes, size capped
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
     head = text.lstrip()[:4096]
     try:
         topo = Topo(t.to_json())

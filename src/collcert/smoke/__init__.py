@@ -121,13 +121,13 @@ def _read(source: str | os.PathLike[str]) -> tuple[str, str]:
     p = os.fspath(source)
     if "\n" in p or p.lstrip().startswith(("{", "<")):
         return p, "schedule text"
+    from collcert.certify.base import InputError
+    from collcert.certify.files import read_text
+
     try:
-        with open(p, encoding="utf-8") as fh:
-            return fh.read(512 * 1024 * 1024), p
-    except FileNotFoundError:
-        raise ScheduleError(f"{p}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ScheduleError(f"{p}: cannot read ({exc})") from None
+        return read_text(p, 512 * 1024 * 1024), p  # gzip by its magic bytes, size capped
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
 
 
 def _detect(text: str) -> str:
