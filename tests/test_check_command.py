@@ -50,6 +50,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
           "rows": [{"name": "r", "coefs": {"x": 1, "y": 1}, "sense": ">=", "rhs": 3}]}
     (d / "lp.json").write_text(json.dumps({"lp": lp, "primal": {"x": 3, "y": 0},
                                            "dual": {"r": 1}}))
+    from collcert.reference.alltoall import alltoall_optimum
+
+    (d / "a2a.json").write_text(json.dumps(alltoall_optimum(t).certificate()))
     return {p.stem: p for p in d.iterdir()}
 
 
@@ -64,7 +67,8 @@ def _run_blocked(files: dict[str, Path], *args: str) -> tuple[int, dict[str, Any
 
 
 @pytest.mark.parametrize("name, kind", [("opt", "optimum"), ("sched", "schedule"),
-                                        ("split", "splitting"), ("lp", "lp")])
+                                        ("split", "splitting"), ("lp", "lp"),
+                                        ("a2a", "alltoall-optimum")])
 def test_check_runs_without_the_reference(files: dict[str, Path], name: str, kind: str) -> None:
     code, out, err = _run_blocked(files, str(files["topo"]), str(files[name]))
     assert code == 0, err

@@ -20,9 +20,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "bottleneck cut that proves it. Numbers are exact fractions.",
     )
     add_topology_argument(p)
-    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES,
+    p.add_argument("--collective", "-c", default="allgather",
+                   choices=(*COLLECTIVES, "alltoall"),
                    help="collective whose optimum to compute (default: allgather); "
-                   "broadcast and reduce need --root")
+                   "broadcast and reduce need --root; alltoall is a maximum concurrent flow "
+                   "(exact LP)")
     p.add_argument("--root", help="root compute node (broadcast, reduce)")
     p.add_argument("--fixed-k", type=int, metavar="K",
                    help="best time with K trees per compute node (000 §2.4)")
@@ -38,6 +40,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.collective == "alltoall":  # a multicommodity flow LP, not trees
+        from . import _alltoall
+
+        return _alltoall.run(args)
     if args.collective == "allreduce":  # every allreduce rate, any directed graph
         from . import _allreduce
 
