@@ -111,14 +111,19 @@ def reducers_upper(n: int, d: Fraction, c: Fraction, K: int) -> Fraction:
     """[derived] A schedule of :func:`star_then_binomial`: the n − K other
     machines send to the K reducers (at most m = ⌈(n − K)/K⌉ each), then the
     reducers combine in a binomial tree: [m ≥ 1]·(d + (m − 1)·max(d, c) + c)
-    + ⌈log2 K⌉·(d + c). When K ≥ ⌈n/2⌉, a binomial tree (Prop 6) fits too."""
-    d, c = Fraction(d), Fraction(c)
-    m = -(-(n - K) // K)
-    star = d + (m - 1) * max(d, c) + c if m else Fraction(0)
-    value = star + ceil_log2(K) * (d + c)
+    + ⌈log2 K⌉·(d + c). When 2K ≥ n, the binomial steps of Prop 6 fit too (at
+    most ⌈n/2⌉ machines receive). :func:`reducers_schedule` builds the better."""
+    value = _star_value(n, d, c, K)
     if 2 * K >= n:
         value = min(value, prop6(n, d, c))
     return value
+
+
+def _star_value(n: int, d: Fraction | int, c: Fraction | int, K: int) -> Fraction:
+    d, c = Fraction(d), Fraction(c)
+    m = -(-(n - K) // K)
+    star = d + (m - 1) * max(d, c) + c if m else Fraction(0)
+    return star + ceil_log2(K) * (d + c)
 
 
 def bounds(n: int, d: Fraction, c: Fraction, *, max_transfers: int | None = None,
@@ -186,6 +191,13 @@ def step_schedule(n: int, D: int, C: int, K: int) -> tuple[list[int], list[int |
     if made != n:  # pragma: no cover - step_count guarantees room
         raise ReductionError("internal: the step schedule lacks steps")
     return parent, send
+
+
+def reducers_schedule(n: int, D: int, C: int, K: int) -> tuple[list[int], list[int | None]]:
+    """The schedule behind :func:`reducers_upper` (integer costs)."""
+    if 2 * K >= n and prop6(n, Fraction(D), Fraction(C)) <= _star_value(n, D, C, K):
+        return step_schedule(n, D, C, n)
+    return star_then_binomial(n, D, C, K)
 
 
 def star_then_binomial(n: int, D: int, C: int, K: int) -> tuple[list[int], list[int | None]]:
