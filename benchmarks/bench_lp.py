@@ -2,7 +2,7 @@
 
 The LP: maximum concurrent flow on a k×k bidirectional torus, one aggregated
 flow per source (every source sends λ to every other node), unit capacities.
-Prints rows, columns, seconds of the HiGHS solve, seconds of the exact proof,
+Prints rows, columns, seconds of the float (GLOP) solve, seconds of the exact proof,
 how the proof was obtained, and the optimum λ (exact).
 
     python benchmarks/bench_lp.py [k ...]

@@ -4,8 +4,8 @@ The design card's rule for fast engines: *use the fastest sound tool for the
 heavy work, then prove the result exactly*. An LP is solved here in three
 steps:
 
-1. **Float solve** by HiGHS (dual simplex), which returns an optimal *basis*
-   as well as float values.
+1. **Float solve** by OR-Tools' GLOP (dual simplex), which returns an
+   optimal *basis* as well as float values.
 2. **Exact proof.** The values a basis determines are computed in rationals
    (:mod:`collcert.reference.lp_exact`: the triangular parts of the basis
    matrix are peeled off by singletons, the remaining core goes to
@@ -178,11 +178,11 @@ class LPResult:
         }
 
 
-def solve_lp(lp: LinearProgram, *, engine: str = "highs", max_repair_pivots: int = 100000,
+def solve_lp(lp: LinearProgram, *, engine: str = "glop", max_repair_pivots: int = 100000,
              ) -> LPResult:
     """Solve ``lp`` and prove the optimum exactly (see the module docstring).
 
-    ``engine="highs"`` (default) starts from HiGHS's float basis;
+    ``engine="glop"`` (default) starts from the float basis of OR-Tools' GLOP;
     ``engine="exact"`` skips the float solve and runs the exact simplex from the
     all-slack basis (slow; for tests and tiny LPs). Raises :class:`LPError` for
     an infeasible or unbounded LP.
@@ -194,10 +194,10 @@ def solve_lp(lp: LinearProgram, *, engine: str = "highs", max_repair_pivots: int
                              "repair_pivots": 0, "proof": ""}
     basis: lp_exact.Basis | None = None
     guess: tuple[list[Fraction], list[Fraction]] | None = None
-    if engine == "highs" and lp.num_variables and lp.num_rows:
-        basis, guess = _highs_solve(lp)
-    elif engine not in ("highs", "exact"):
-        raise LPError(f"LP engine {engine!r}: use 'highs' or 'exact'")
+    if engine == "glop" and lp.num_variables and lp.num_rows:
+        basis, guess = _glop_solve(lp)
+    elif engine not in ("glop", "exact"):
+        raise LPError(f"LP engine {engine!r}: use 'glop' or 'exact'")
     t1 = time.perf_counter()
     stats["float_seconds"] = t1 - t0
     sol: lp_exact.Solution | None = None
@@ -215,64 +215,48 @@ def solve_lp(lp: LinearProgram, *, engine: str = "highs", max_repair_pivots: int
     return LPResult(lp, sol.objective, x, y, stats)
 
 
-def _highs_solve(lp: LinearProgram) -> tuple[Any, tuple[list[Fraction], list[Fraction]] | None]:
-    """Solve with HiGHS in floating point; return its basis and float values.
+def _glop_solve(lp: LinearProgram) -> tuple[Any, tuple[list[Fraction], list[Fraction]] | None]:
+    """Solve with OR-Tools' GLOP (dual simplex) in floating point; return its
+    optimal basis and float values. The floats only choose a basis and a
+    guess; nothing here is trusted.
 
-    The floats only choose a basis and a guess; nothing here is trusted.
+    GLOP, not the highspy wheel: OR-Tools (the max-flow engine) and highspy
+    ship different ``libhighs`` builds, and whichever is imported second in a
+    process fails with an undefined symbol, so an LP layer on highspy would
+    break every process that also computes max-flows.
     """
-    import highspy
-    import numpy as np
+    from ortools.linear_solver import pywraplp
 
     from . import lp_exact
 
-    n, m = lp.num_variables, lp.num_rows
-    inf = highspy.kHighsInf
-    h = highspy.Highs()  # type: ignore[no-untyped-call]
-    h.setOptionValue("output_flag", False)
-    # Large LPs: interior point with crossover (a basis at the end) is much
-    # faster than simplex on the flow LPs collcert builds (8x8 torus
-    # concurrent flow: 2 s against 27 s); small ones: simplex.
-    h.setOptionValue("solver", "ipm" if n > 1000 else "simplex")
-    h.setOptionValue("run_crossover", "on")
-    model = highspy.HighsLp()
-    model.num_col_, model.num_row_ = n, m
-    model.sense_ = highspy.ObjSense.kMaximize if lp.sense == "max" else highspy.ObjSense.kMinimize
-    model.col_cost_ = np.array([c.numerator / c.denominator for c in lp.cost], dtype=np.float64)
-    model.col_lower_ = np.array([-inf if f else 0 for f in lp.free], dtype=np.float64)
-    model.col_upper_ = np.full(n, inf, dtype=np.float64)
-    b = [r.numerator / r.denominator for r in lp.rhs]
-    model.row_lower_ = np.array([-inf if s == "<=" else v for s, v in zip(lp.row_sense, b)],
-                                dtype=np.float64)
-    model.row_upper_ = np.array([inf if s == ">=" else v for s, v in zip(lp.row_sense, b)],
-                                dtype=np.float64)
-    starts, index, value = [0], [], []
-    for col in lp.cols:
+    s = pywraplp.Solver.CreateSolver("GLOP")
+    inf = s.infinity()
+    variables = [s.NumVar(-inf if free else 0.0, inf, "") for free in lp.free]
+    rows = []
+    for sense, b in zip(lp.row_sense, lp.rhs):
+        v = b.numerator / b.denominator
+        rows.append(s.Constraint(-inf if sense == "<=" else v, inf if sense == ">=" else v))
+    for j, col in enumerate(lp.cols):
+        var = variables[j]
         for i, a in col.items():
-            index.append(i)
-            value.append(a.numerator / a.denominator)
-        starts.append(len(index))
-    model.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    model.a_matrix_.start_ = np.array(starts, dtype=np.int32)
-    model.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    model.a_matrix_.value_ = np.array(value, dtype=np.float64)
-    h.passModel(model)
-    h.run()
-    status = h.getModelStatus()
-    if status == highspy.HighsModelStatus.kInfeasible:
-        raise LPError("the LP is infeasible (HiGHS); no exact proof of infeasibility is kept")
-    if status in (highspy.HighsModelStatus.kUnbounded,
-                  highspy.HighsModelStatus.kUnboundedOrInfeasible):
-        raise LPError("the LP is unbounded or infeasible (HiGHS)")
-    if status != highspy.HighsModelStatus.kOptimal:
-        return None, None  # let the exact simplex start from scratch
-    hb = h.getBasis()
-    if not hb.valid:
+            rows[i].SetCoefficient(var, a.numerator / a.denominator)
+    obj = s.Objective()
+    for var, c in zip(variables, lp.cost):
+        if c:
+            obj.SetCoefficient(var, c.numerator / c.denominator)
+    if lp.sense == "max":
+        obj.SetMaximization()
+    else:
+        obj.SetMinimization()
+    if s.Solve() != s.OPTIMAL:
+        # Infeasible, unbounded or failed: GLOP's word is not taken; the exact
+        # simplex, started from scratch, decides (and finds the ray).
         return None, None
-    basic = highspy.HighsBasisStatus.kBasic
+    basic = s.BASIC
     basis = lp_exact.Basis(
-        cols={j for j, s in enumerate(hb.col_status) if s == basic},
-        rows={i for i, s in enumerate(hb.row_status) if s == basic},
+        cols={j for j, var in enumerate(variables) if var.basis_status() == basic},
+        rows={i for i, row in enumerate(rows) if row.basis_status() == basic},
     )
-    sol = h.getSolution()
-    guess = (lp_exact.snap_all(list(sol.col_value)), lp_exact.snap_all(list(sol.row_dual)))
+    guess = (lp_exact.snap_all([var.solution_value() for var in variables]),
+             lp_exact.snap_all([row.dual_value() for row in rows]))
     return basis, guess

@@ -4,8 +4,8 @@ Work is done on the *minimisation form* of the LP (a ``max`` LP has its costs
 negated, and its duals negated back at the end). Each row ``a_i·x  sense  b_i``
 has a logical variable r_i = a_i·x bounded by its sense (≤: r_i ≤ b_i,
 ≥: r_i ≥ b_i, =: r_i = b_i); structural variables are ≥ 0 or free. A *basis*
-is a set of m basic variables among structurals and logicals (HiGHS's own
-formulation, so its basis maps over one to one). Nonbasic structurals are 0
+is a set of m basic variables among structurals and logicals (the simplex codes' own
+formulation, so a float solver's basis maps over one to one). Nonbasic structurals are 0
 and nonbasic logicals sit at b_i: their rows are *tight*. The basic
 structurals J then solve the square system A[T, J]·x_J = b_T over the tight
 rows T, and the duals solve A[T, J]ᵀ·y_T = c_J (y = 0 on the other rows).
