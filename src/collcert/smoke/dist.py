@@ -159,28 +159,32 @@ def run(jobs: list[tuple[Plan, int, int]], backend: str, timeout: float = 120.0
             if launcher.poll() is None:  # the launcher and the ranks it forked
                 os.killpg(launcher.pid, signal.SIGKILL)
                 launcher.wait()
+        missing = [r for r in range(nranks)
+                   if not os.path.exists(os.path.join(tmp, f"rank{r}.pkl"))]
+        if missing:
+            # the rank that failed first wrote why; the others were stopped after it
+            r = next((r for r in missing
+                      if os.path.exists(os.path.join(tmp, f"rank{r}.err"))), missing[0])
+            tail = _tail(tmp, r)
+            if code is None:
+                raise SmokeError(f"the {backend} run did not finish within {timeout + 30:.0f} s;"
+                                 " the ranks were stopped" + (f". Rank {r}: {tail}" if tail
+                                                              else ""))
+            raise SmokeError(f"rank {r} of the {backend} run failed"
+                             + (f": {tail}" if tail else " without a message"))
         results = []
         for r in range(nranks):
-            path = os.path.join(tmp, f"rank{r}.pkl")
-            if not os.path.exists(path):
-                tail = _tail(tmp, r)
-                if code is None:
-                    raise SmokeError(f"the {backend} run did not finish within "
-                                     f"{timeout + 30:.0f} s; the ranks were stopped"
-                                     + (f". Rank {r} said: {tail}" if tail else ""))
-                raise SmokeError(f"rank {r} of the {backend} run failed"
-                                 + (f": {tail}" if tail else " without a message"))
-            with open(path, "rb") as fh:
+            with open(os.path.join(tmp, f"rank{r}.pkl"), "rb") as fh:
                 results.append(pickle.load(fh))
     return [[results[r][j] for r in range(nranks)] for j in range(len(jobs))]
 
 
 def _tail(tmp: str, r: int) -> str:
     text = ""
-    for name in (f"rank{r}.log", "launcher.log"):
+    for name in (f"rank{r}.err", "launcher.log"):
         try:
             with open(os.path.join(tmp, name), encoding="utf-8", errors="replace") as fh:
-                text = fh.read()[-1500:].strip()
+                text = fh.read()[-600:].strip()
         except OSError:
             continue
         if text:
@@ -213,10 +217,13 @@ def _main(argv: list[str]) -> int:
                     pickle.dump(out, fh)
                 os.replace(part, os.path.join(tmp, f"rank{rank}.pkl"))
                 code = 0
-            except BaseException:
-                import traceback
+            except BaseException as exc:
+                with open(os.path.join(tmp, f"rank{rank}.err"), "w", encoding="utf-8") as fh:
+                    fh.write(f"{type(exc).__name__}: {exc}"[:1000])
+                if os.environ.get("COLLCERT_DEBUG"):
+                    import traceback
 
-                traceback.print_exc()
+                    traceback.print_exc()
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
