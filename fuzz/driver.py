@@ -1,13 +1,15 @@
 """The differential driver: run another implementation on random topologies and audit it.
 
 For each case the driver writes the topology to ``topology.json`` in a fresh
-temporary folder, runs the user's command with ``{topology}`` and
-``{schedule}`` replaced by the (shell-quoted) paths, and audits the schedule
+temporary folder, runs the user's command in the current directory (so that
+``python mygen.py ...`` finds ``mygen.py``) with ``{topology}`` and
+``{schedule}`` replaced by the (shell-quoted, absolute) paths in that temporary
+folder, and audits the schedule
 the command wrote with ``collcert.audit.audit_file(topology, path, fmt)``.
 A case fails when the command crashes (non-zero exit, no schedule written,
 timeout) or the audit finds the schedule invalid. Failing topologies are
 shrunk (:func:`collcert.fuzz.shrink.shrink`) and saved with a command that
-reproduces the failure.
+reproduces the failure (with ``shrink_failures=False``, saved as found).
 """
 
 from __future__ import annotations
@@ -100,8 +102,10 @@ class CaseResult:
 
     def line(self) -> str:
         t = self.topology
+        switches = len(t.switch_nodes)
         head = (f"case {self.index} (seed {self.seed}, {t.name or 'topology'}: "
-                f"{t.num_compute} compute, {len(t.switch_nodes)} switches): {self.status.upper()}")
+                f"{t.num_compute} compute, {switches} switch{'' if switches == 1 else 'es'}): "
+                f"{self.status.upper()}")
         if self.algbw is not None:
             head += f", algbw {fraction_str(self.algbw)}"
         if self.optimum is not None:
@@ -112,7 +116,8 @@ class CaseResult:
         if len(self.reasons) > 8:
             lines.append(f"    - … and {len(self.reasons) - 8} more")
         if self.saved is not None:
-            lines.append(f"    shrunk to {self.shrunk!r}, saved as {self.saved}")
+            how = f"shrunk to {self.shrunk!r}" if self.shrunk is not None else "not shrunk"
+            lines.append(f"    {how}, saved as {self.saved}")
             lines.append(f"    reproduce: {self.reproduce}")
         return "\n".join(lines)
 
@@ -134,13 +139,17 @@ def check_template(template: str) -> None:
 
 
 def run_impl(template: str, topology: Topology, workdir: str, fmt: str, timeout: float,
-             collective: str) -> tuple[str, list[str], str]:
-    """Run the command once: (status, reasons, schedule path); status "ok" if it wrote one."""
+             collective: str, cwd: str | None = None) -> tuple[str, list[str], str]:
+    """Run the command once: (status, reasons, schedule path); status "ok" if it wrote one.
+
+    The files live in ``workdir``; the command runs in ``cwd`` (default: the current
+    directory, where the user's own scripts are)."""
+    workdir = os.path.abspath(workdir)
     topo_path = os.path.join(workdir, "topology.json")
     sched_path = os.path.join(workdir, "schedule" + FORMATS.get(fmt, ".out"))
     topology.save(topo_path)
     cmd = substitute(template, topology=topo_path, schedule=sched_path, collective=collective)
-    proc = subprocess.Popen(cmd, shell=True, cwd=workdir, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, shell=True, cwd=cwd, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         _, err = proc.communicate(timeout=timeout)
@@ -222,8 +231,10 @@ def shrink_and_save(
     save_dir: str | os.PathLike[str] | None,
     max_calls: int = 60,
     time_limit: float = 120.0,
+    shrink_it: bool = True,
 ) -> None:
-    """Shrink a failing case (same failure kind or any failure) and save it."""
+    """Shrink a failing case (same failure kind or any failure) and save it
+    (``shrink_it=False``: save it as found)."""
 
     def still_fails(t: Topology) -> bool:
         try:
@@ -233,11 +244,15 @@ def shrink_and_save(
             return False
         return again.failed
 
-    small = shrink(result.topology, still_fails, max_calls=max_calls, time_limit=time_limit)
-    result.shrunk = small
+    small = result.topology
+    if shrink_it:
+        small = shrink(result.topology, still_fails, max_calls=max_calls, time_limit=time_limit)
+        result.shrunk = small
     command = reproducer(template, fmt, collective, timeout)
     what = f"impl-{result.status}"
     reason = result.reasons[0] if result.reasons else result.status
+    if not shrink_it:
+        reason = f"(not shrunk) {reason}"
     path = save_regression(small, f"{what}: {reason}"[:200], command, directory=save_dir)
     result.saved = path
     result.reproduce = command.replace("{file}", str(path))
@@ -256,7 +271,8 @@ def campaign(
     progress: Callable[..., None] | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
 ) -> list[CaseResult]:
-    """Run every (seed, topology) case; shrink and save the failing ones."""
+    """Run every (seed, topology) case; save the failing ones in ``save_dir``, shrunk
+    first unless ``shrink_failures`` is False."""
     check_template(template)
     audit = auditor or default_auditor()
     results = []
@@ -266,9 +282,8 @@ def campaign(
                        auditor=audit, index=i, seed=seed)
         if res.failed:
             failures += 1
-            if shrink_failures:
-                shrink_and_save(res, template, fmt=fmt, collective=collective,
-                                timeout=timeout, auditor=audit, save_dir=save_dir)
+            shrink_and_save(res, template, fmt=fmt, collective=collective, timeout=timeout,
+                            auditor=audit, save_dir=save_dir, shrink_it=shrink_failures)
         results.append(res)
         if on_result:
             on_result(res)

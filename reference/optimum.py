@@ -39,6 +39,7 @@ from typing import Any
 
 from .errors import TopologyError
 from .exact import fraction_str
+from .limits import check_solvable
 from .maxflow import FlowNetwork
 from .topology import Topology
 
@@ -567,6 +568,7 @@ def optimum(
     topology.require_forestcoll(
         "the RS+AG allreduce time and bounds (6), (7)" if coll == "allreduce"
         else f"the ForestColl {coll} optimum")
+    check_solvable(topology, engine)  # refuse what cannot fit in memory or time (limits.py)
     if coll in ("broadcast", "reduce"):
         if fixed_k is not None:
             raise TopologyError(f"fixed_k applies to allgather and reduce-scatter, not {coll}")
@@ -611,5 +613,5 @@ def _parse_weights(t: Topology, weights: Sequence[object]) -> list[int]:
         if f <= 0:
             raise TopologyError(f"weight of compute node {c!r} is {w!r}: weights must be positive")
         vals.append(f)
-    den = lcm_of_denominators(vals)
+    den = lcm_of_denominators(vals, what="the weights")
     return [int(f * den) for f in vals]

@@ -23,7 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import TopologyError
-from .exact import fraction_str, lcm_of_denominators, parse_number
+from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
+from .limits import Size, check_size, read_text
 
 FORMAT = "collcert-topology/1"
 
@@ -176,8 +177,9 @@ class Topology:
             try:
                 cap = parse_number(raw)
             except ValueError as exc:
+                shown = f" has capacity {raw!r}:" if len(repr(raw)) <= 40 else ": capacity"
                 raise TopologyError(
-                    f"{loc} ({_name(src)} -> {_name(dst)}) has capacity {raw!r}: {exc}; "
+                    f"{loc} ({_name(src)} -> {_name(dst)}){shown} {exc}; "
                     "capacities must be positive finite numbers"
                 ) from None
             if cap == 0 and not strict:
@@ -235,7 +237,11 @@ class Topology:
             )
 
         self.capacity: dict[Link, Fraction] = dict(sorted(capacity.items(), key=self._link_key))
-        self.scale: int = lcm_of_denominators(list(self.capacity.values()))
+        try:
+            self.scale: int = lcm_of_denominators(list(self.capacity.values()),
+                                                  what="the link capacities")
+        except NumberError as exc:
+            raise TopologyError(str(exc)) from None
         self.int_capacity: dict[Link, int] = {
             e: int(c * self.scale) for e, c in self.capacity.items()
         }
@@ -437,11 +443,14 @@ class Topology:
 
     @classmethod
     def from_json(cls, source: str | os.PathLike[str] | Mapping[str, Any], *,
-                  strict: bool = True) -> Topology:
+                  strict: bool = True, solve: bool = False) -> Topology:
         """Read a topology from a JSON file path, a JSON text, or an already-parsed dict.
 
         Errors name the file, the link (with its line in the file) and the fix.
         ``strict=False`` accepts any directed graph (see :class:`Topology`).
+        Files and texts are read in bounded memory, and a topology too big to build
+        (or, with ``solve=True``, too big for its optimum to fit in this machine's
+        memory) is refused before it is built (:mod:`collcert.reference.limits`).
         """
         where: dict[int, str] = {}
         origin = "topology"
@@ -456,6 +465,12 @@ class Topology:
                 raise TopologyError(
                     f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
                 ) from None
+            except RecursionError:
+                raise TopologyError(f"{origin}: JSON nested too deeply to be a topology") from None
+            except ValueError as exc:  # an integer beyond Python's 4300-digit limit
+                why = ("a number has more than 4300 digits" if "digits" in str(exc)
+                       else str(exc))
+                raise TopologyError(f"{origin}: not readable JSON: {why}") from None
             for i, line in enumerate(_array_item_lines(text, "links")):
                 where[i] = f"{origin}: links[{i}] (line {line})"
         if not isinstance(data, Mapping):
@@ -484,6 +499,11 @@ class Topology:
         for key in ("compute_nodes", "switch_nodes", "multicast_switches", "links"):
             if key in data and not isinstance(data[key], list):
                 raise TopologyError(f"{origin}: {key!r} must be a JSON array")
+        num_links = sum(2 if isinstance(link, Mapping) and link.get("bidirectional") is True
+                        else 1 for link in data["links"])
+        num_compute = len(data["compute_nodes"])
+        check_size(Size(num_compute, num_compute + len(data.get("switch_nodes", [])), num_links),
+                   origin, solve=solve)
         for key in ("compute_nodes", "switch_nodes", "multicast_switches"):
             for v in data.get(key, []):
                 if not isinstance(v, str | int) or isinstance(v, bool):
@@ -602,17 +622,7 @@ def _read_text(source: str | os.PathLike[str]) -> tuple[str, str]:
     if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
         return source, "topology"
     path = os.fspath(source)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return fh.read(), str(path)
-    except FileNotFoundError:
-        raise TopologyError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise TopologyError(f"{path}: is a directory, not a topology file") from None
-    except UnicodeDecodeError as exc:
-        raise TopologyError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except OSError as exc:
-        raise TopologyError(f"{path}: cannot read ({exc.strerror})") from None
+    return read_text(path, str(path)), str(path)  # bounded size, no binary (limits.py)
 
 
 def _line_of(text: str, pos: int) -> int:
@@ -655,5 +665,5 @@ def _array_item_lines(text: str, key: str) -> list[int]:
                 last = i
                 lines.append(line)
                 _, i = dec.raw_decode(text, i)
-    except (ValueError, IndexError):
+    except (ValueError, IndexError, RecursionError):
         return []

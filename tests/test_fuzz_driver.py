@@ -201,7 +201,10 @@ def test_cli_run_reports_and_exits(toy, fake_audit, tmp_path, capsys) -> None:
 def test_cli_run_bad_input(fake_audit, capsys) -> None:
     assert main(["fuzz", "run", "--impl", "mygen --in x --out y", "--count", "1"]) == 2
     assert "{topology}" in capsys.readouterr().err
-    assert main(["fuzz", "run", "--impl", "g {topology} {schedule}", "--timeout", "0"]) == 2
+    with pytest.raises(SystemExit) as exc:  # argparse refuses the option itself
+        main(["fuzz", "run", "--impl", "g {topology} {schedule}", "--timeout", "0"])
+    assert exc.value.code == 2
+    assert "--timeout" in capsys.readouterr().err
 
 
 def test_real_audit_accepts_the_toy_when_available(toy) -> None:

@@ -9,9 +9,11 @@ hardware facts come from ``shared/platforms/README.md`` (003 §6.2-6.3) and the
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 
 from collcert.reference.errors import TopologyError
+from collcert.reference.limits import Size, check_size
 from collcert.reference.topology import Topology
 
 __all__ = [
@@ -70,13 +72,79 @@ def _both(links: list[tuple[object, object, object]], u: object, v: object, c: o
 
 def _check_count(name: str, value: int, least: int = 1) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < least:
-        raise TopologyError(f"{name} must be an integer ≥ {least}, got {value!r}")
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:40] + "…"
+        raise TopologyError(f"{name} must be an integer ≥ {least}, got {shown}")
+
+
+def _boxes_size(gpus: int, ib_switches: int) -> Callable[..., Size]:
+    def size(boxes: int = 2) -> Size:
+        if boxes == 1:
+            return Size(gpus, gpus + 1, 2 * gpus)
+        return Size(gpus * boxes, (2 * gpus + 1) * boxes + ib_switches, 6 * gpus * boxes)
+    return size
+
+
+def _mi250_size(boxes: int = 2, gpus_per_box: int = 16) -> Size:
+    pairs = sum(1 for i, j in itertools.combinations(range(gpus_per_box), 2)
+                if MI250_LINKS[i][j])
+    multi = boxes > 1
+    return Size(boxes * gpus_per_box, boxes * gpus_per_box + multi,
+                boxes * (2 * pairs + 2 * gpus_per_box * multi))
+
+
+def _torus_size(dims: Sequence[int], capacity: object = 1) -> Size:
+    n = math.prod(dims)
+    return Size(n, n, 2 * len(dims) * n)
+
+
+def _fat_tree_size(k: int = 4, capacity: object = 1) -> Size:
+    return Size(k**3 // 4, k**3 // 4 + k * k + k * k // 4, 3 * k**3 // 2)
+
+
+_SIZES: dict[str, Callable[..., Size]] = {
+    "dgx_a100": _boxes_size(8, 2),
+    "dgx_h100": _boxes_size(8, 1),
+    "mi250": _mi250_size,
+    "dgx1": lambda *a: Size(8, 8, 2 * sum(1 for r in DGX1_LINKS for c in r if c) // 2),
+    "two_box_example": lambda *a: Size(8, 11, 32),
+    "ring": lambda n, *a, **k: Size(n, n, 2 * n),
+    "complete": lambda n, *a: Size(n, n, n * (n - 1)),
+    "hypercube": lambda dim, *a: Size(2**dim, 2**dim, dim * 2**dim),
+    "torus": _torus_size,
+    "fat_tree": _fat_tree_size,
+}
+
+
+def size_of(name: str, *args: object, **kwargs: object) -> Size | None:
+    """The counts (compute nodes, nodes, links) that ``name(*args)`` would build, from
+    the arguments alone, or None when the arguments are not valid (the builder then
+    says why). Used to refuse a platform too big to build or solve before building it."""
+    fn = _SIZES.get(name)
+    if fn is None:
+        return None
+    if any(type(a) is not int and not isinstance(a, tuple) for a in args[:1]):
+        return None  # the size-giving argument is not an integer: the builder says so
+    try:
+        size = fn(*args, **kwargs)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    counts = (size.compute, size.nodes, size.links)
+    if any(type(c) is not int or c < 0 for c in counts):
+        return None
+    return size
+
+
+def _guard(name: str, *args: object, **kwargs: object) -> None:
+    size = size_of(name, *args, **kwargs)
+    if size is not None:
+        check_size(size, f"{name}({', '.join(map(repr, args))})")
 
 
 def _nvswitch_boxes(
     name: str, boxes: int, nvswitch_bw: int, nic_bw: int, ib_switch_of: Sequence[str]
 ) -> Topology:
     _check_count("boxes", boxes)
+    _guard("dgx_h100" if nvswitch_bw == 450 else "dgx_a100", boxes)
     compute: list[str] = []
     switches: list[str] = []
     links: list[tuple[object, object, object]] = []
@@ -118,6 +186,7 @@ def mi250(boxes: int = 2, gpus_per_box: int = 16) -> Topology:
     _check_count("boxes", boxes)
     if gpus_per_box not in (8, 16):
         raise TopologyError(f"gpus_per_box must be 8 or 16, got {gpus_per_box!r}")
+    _guard("mi250", boxes, gpus_per_box)
     compute: list[str] = []
     links: list[tuple[object, object, object]] = []
     for b in range(boxes):
@@ -169,6 +238,7 @@ def two_box_example(b: object = 1) -> Topology:
 def ring(n: int, capacity: object = 1, *, bidirectional: bool = True) -> Topology:
     """n compute nodes ``0 .. n-1`` in a ring (one direction or both)."""
     _check_count("n", n, 2)
+    _guard("ring", n)
     links: list[tuple[object, object, object]] = []
     for i in range(n):
         j = (i + 1) % n
@@ -181,6 +251,7 @@ def ring(n: int, capacity: object = 1, *, bidirectional: bool = True) -> Topolog
 def complete(n: int, capacity: object = 1) -> Topology:
     """n compute nodes with a link of ``capacity`` between every ordered pair."""
     _check_count("n", n, 2)
+    _guard("complete", n)
     links = [(i, j, capacity) for i in range(n) for j in range(n) if i != j]
     return Topology(range(n), links, name=f"complete({n})", unit="GB/s")
 
@@ -188,6 +259,7 @@ def complete(n: int, capacity: object = 1) -> Topology:
 def hypercube(dim: int, capacity: object = 1) -> Topology:
     """2**dim compute nodes; nodes differing in one bit are linked both ways."""
     _check_count("dim", dim)
+    _guard("hypercube", dim)
     n = 2**dim
     links = [(i, i ^ (1 << d), capacity) for i in range(n) for d in range(dim)]
     return Topology(range(n), links, name=f"hypercube({dim})", unit="GB/s")
@@ -201,6 +273,7 @@ def torus(dims: Sequence[int], capacity: object = 1) -> Topology:
         raise TopologyError("torus needs at least one dimension")
     for d in dims:
         _check_count("each torus dimension", d, 2)
+    _guard("torus", dims)
     nodes = list(itertools.product(*(range(d) for d in dims)))
 
     def nid(p: tuple[int, ...]) -> str:
@@ -226,6 +299,7 @@ def fat_tree(k: int = 4, capacity: object = 1) -> Topology:
     _check_count("k", k, 2)
     if k % 2:
         raise TopologyError(f"fat_tree needs an even k, got {k}")
+    _guard("fat_tree", k)
     half = k // 2
     hosts: list[str] = []
     switches: list[str] = []

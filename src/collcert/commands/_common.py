@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import json
 import os
 import re
 import sys
 import time
+from fractions import Fraction
 from typing import Any, TextIO
 
 from collcert.reference.errors import TopologyError
+from collcert.reference.exact import NumberError, parse_number
+from collcert.reference.limits import check_size, read_text
 from collcert.reference.topology import Topology
 
 DEFAULT_TOPOLOGY = "dgx_a100:2"
@@ -24,23 +28,70 @@ def platform_names() -> list[str]:
     return [n for n in platforms.__all__ if callable(getattr(platforms, n))]
 
 
-def load_topology(spec: str | None, *, strict: bool = True) -> Topology:
-    """A topology from a JSON file, or from a built-in platform spec.
+def read_stdin(what: str = "a JSON topology") -> str:
+    """Standard input as text, in bounded memory; refuses binary data and endless
+    streams with a clear error (see :func:`collcert.reference.limits.read_text`)."""
+    return read_text(sys.stdin.buffer, "stdin", what=what)
+
+
+MAX_RANKS_BYTES = 16 * 1024 * 1024
+
+
+def read_ranks(path: str) -> list[Any]:
+    """The entries of a ``--ranks`` file: a JSON array of node ids, or one id per line.
+
+    A missing, unreadable, binary or oversized file is an error (exit 2), never ignored."""
+    text = read_text(path, f"--ranks {path}", limit=MAX_RANKS_BYTES,
+                     what="a ranks file (one node id per line, or a JSON array)")
+    if text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise TopologyError(f"--ranks {path}: not valid JSON at line {exc.lineno} column "
+                                f"{exc.colno}: {exc.msg}") from None
+        except (ValueError, RecursionError):
+            raise TopologyError(f"--ranks {path}: not readable JSON") from None
+        if not isinstance(items, list):
+            raise TopologyError(f"--ranks {path}: expected a JSON array of node ids")
+    else:
+        items = [line.strip() for line in text.splitlines() if line.strip()]
+    if not items:
+        raise TopologyError(f"--ranks {path}: the file names no node; write one compute node "
+                            "id per line, rank 0 first")
+    return items
+
+
+def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) -> Topology:
+    """A topology from a JSON file, stdin (``-``), or a built-in platform spec.
 
     Platform specs: ``NAME`` or ``NAME:ARG[,ARG...]`` with a builder of
     ``collcert.platforms``, e.g. ``dgx_a100:2``, ``mi250:2,8``, ``ring:8``,
     ``torus:4x4``. ``None`` gives the default, the 2-box DGX A100.
+
+    With ``solve`` (commands that compute an optimum), a topology whose optimum
+    cannot fit in this machine's memory is refused before it is built
+    (:func:`collcert.reference.limits.check_size`). ``strict=False`` reads any
+    directed graph from a file (the allreduce rate; see ``Topology``).
     """
     spec = DEFAULT_TOPOLOGY if spec is None else spec
     if spec == "-":
-        return Topology.from_json(sys.stdin.read(), strict=strict)
-    if os.path.exists(spec) or spec.endswith(".json") or "/" in spec:
-        return Topology.from_json(spec, strict=strict)
+        text = read_stdin()
+        if not text.strip():
+            raise TopologyError("stdin is empty: pipe a topology JSON into the command "
+                                "(docs/topology.md)")
+        if text.lstrip()[:1] not in ("{", "["):
+            raise TopologyError(f"stdin: not a JSON topology (it starts with "
+                                f"{text.lstrip()[:20]!r}); see docs/topology.md")
+        return Topology.from_json(text, solve=solve, strict=strict)
     m = _SPEC.match(spec)
     names = platform_names()
-    if not m or m.group(1) not in names:
+    is_platform = bool(m) and m.group(1) in names if m else False
+    if os.path.exists(spec) or (not is_platform and (spec.endswith(".json") or "/" in spec)):
+        return Topology.from_json(spec, solve=solve, strict=strict)
+    if not m or not is_platform:
+        shown = spec if len(spec) <= 60 else spec[:60] + "…"
         raise TopologyError(
-            f"{spec!r} is neither a topology file nor a built-in platform; platforms are "
+            f"{shown!r} is neither a topology file nor a built-in platform; platforms are "
             f"{', '.join(names)} (e.g. dgx_a100:2, mi250:2,8, torus:4x4)"
         )
     from collcert import platforms
@@ -54,8 +105,11 @@ def load_topology(spec: str | None, *, strict: bool = True) -> Topology:
                     args.append(tuple(int(p) for p in part.split("x")))
                 except ValueError:
                     raise TopologyError(
-                        f"platform {m.group(1)}: {part!r} is not a shape such as 4x4"
+                        f"platform {m.group(1)}: {part[:40]!r} is not a shape such as 4x4"
                     ) from None
+            elif part.lstrip("+-").isdigit() and len(part) > 18:
+                raise TopologyError(f"platform {m.group(1)}: the argument {part[:12]}… "
+                                    f"({len(part)} digits) is too large")
             else:
                 try:
                     args.append(int(part))
@@ -65,7 +119,13 @@ def load_topology(spec: str | None, *, strict: bool = True) -> Topology:
         inspect.signature(builder).bind(*args)
     except TypeError as exc:
         raise TopologyError(f"platform {m.group(1)}: {exc}") from None
-    result: Topology = builder(*args)
+    size = platforms.size_of(m.group(1), *args)
+    if size is not None:  # None: invalid arguments, which the builder reports
+        check_size(size, spec, solve=solve)
+    try:
+        result: Topology = builder(*args)
+    except (TopologyError, NumberError) as exc:
+        raise TopologyError(f"{spec}: {exc}") from None
     return result
 
 
@@ -77,8 +137,56 @@ def add_topology_argument(parser: Any, *, optional: bool = True) -> None:
         metavar="TOPOLOGY",
         help="topology JSON file (docs/topology.md), '-' for stdin, or a built-in platform "
         "such as dgx_a100:2, dgx_h100:4, mi250:2, mi250:2,8, dgx1, two_box_example, "
-        f"ring:8, torus:4x4, fat_tree:4 (default: {DEFAULT_TOPOLOGY})",
+        "ring:8, torus:4x4, fat_tree:4"
+        + (f" (default: {DEFAULT_TOPOLOGY})" if optional else ""),
     )
+
+
+def exact_number(text: str) -> Fraction:
+    """argparse ``type=``: an exact number read by the same bounded parser as topology
+    capacities (:func:`collcert.reference.exact.parse_number`): NaN, infinities and
+    absurd sizes are refused at once, with the CLI's exit 2."""
+    try:
+        return parse_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive_number(text: str) -> Fraction:
+    """argparse ``type=``: an exact number > 0 (see :func:`exact_number`)."""
+    value = exact_number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not positive")
+    return value
+
+
+def seconds(text: str) -> float:
+    """argparse ``type=``: a time limit in seconds, finite and positive (at most a year)."""
+    value = positive_number(text)
+    if value > 365 * 86400:
+        raise argparse.ArgumentTypeError(f"{text} seconds is more than a year")
+    return float(value)
+
+
+def bounded_int(least: int, most: int) -> Any:
+    """argparse ``type=``: an integer in [least, most]; the message names both bounds."""
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not t.lstrip("+-").isdigit() or len(t) > 30:
+            raise argparse.ArgumentTypeError(f"{t[:30]!r} is not an integer between {least} "
+                                             f"and {most}")
+        value = int(t)
+        if not least <= value <= most:
+            raise argparse.ArgumentTypeError(f"{value} is not between {least} and {most}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """``"1 switch"``, ``"3 switches"``: a number with its noun in the right form."""
+    return f"{n} {word if n == 1 else plural or word + 's'}"
 
 
 def print_json(obj: Any, stream: TextIO | None = None) -> None:

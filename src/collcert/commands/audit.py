@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from collcert.audit import FORMATS, audit_file
+from collcert.audit import FORMATS, audit, audit_file
 from collcert.claims import judge, parse_claim
+from collcert.reference.errors import ScheduleError
 
 from . import _sizes
-from ._common import add_topology_argument, load_topology, print_json
+from ._common import add_topology_argument, load_topology, print_json, read_ranks, read_stdin
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_topology_argument(p, optional=False)
     p.add_argument("schedule", metavar="SCHEDULE",
                    help="the schedule file: collcert JSON (docs/schedule-format.md), ForestColl "
-                   "tree XML, or an MSCCL algorithm XML")
+                   "tree XML, or an MSCCL algorithm XML; '-' reads it from stdin")
     p.add_argument("--format", "-f", choices=FORMATS, default=None,
                    help="the schedule's format (default: detected from the file: JSON, or XML "
                    "whose <algo> has ngpus= is MSCCL, other XML is ForestColl)")
@@ -59,9 +60,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.topology == "-" and args.schedule == "-":
+        raise ScheduleError("TOPOLOGY and SCHEDULE cannot both be '-' (stdin): give one of "
+                            "them as a file")
     topo = load_topology(args.topology)
     claim = parse_claim(args.claim_algbw, args.claim_time, args.claim_size, topo.unit)
-    report = audit_file(topo, args.schedule, args.format, args.ranks)
+    ranks = None if args.ranks is None else read_ranks(args.ranks)  # missing file: exit 2
+    if args.schedule == "-":
+        try:
+            report = audit(topo, read_stdin("a schedule"), args.format, ranks)
+        except ScheduleError as exc:
+            raise ScheduleError(f"stdin: {exc}") from None
+    else:
+        report = audit_file(topo, args.schedule, args.format, ranks)
     verdict = None if claim is None else judge(report, *claim)
     if args.json:
         out = report.to_json()

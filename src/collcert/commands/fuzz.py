@@ -17,7 +17,11 @@ from collcert.reference.errors import TopologyError
 from collcert.reference.optimum import COLLECTIVES
 from collcert.reference.topology import Topology
 
-from ._common import Progress, print_json
+from ._common import Progress, bounded_int, print_json, seconds
+
+MAX_FUZZ_NODES = 1000
+"""Largest --max-nodes: fuzzing looks for small counterexamples, and some properties
+enumerate cuts (exponential in the node count)."""
 
 _EPILOG_RUN = """\
 example:
@@ -31,9 +35,11 @@ See docs/fuzzing.md for a walk-through."""
 def _add_family_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="campaign seed: case i uses seed "
                    "'SEED:i', so the same seed always gives the same topologies (default 0)")
-    p.add_argument("--count", "-n", type=int, default=20, help="number of topologies (default 20)")
-    p.add_argument("--max-nodes", type=int, default=8, metavar="M",
-                   help="at most M nodes (compute + switches) per topology (default 8)")
+    p.add_argument("--count", "-n", type=bounded_int(0, 100_000), default=20,
+                   help="number of topologies (default 20)")
+    p.add_argument("--max-nodes", type=bounded_int(2, MAX_FUZZ_NODES), default=8, metavar="M",
+                   help=f"at most M nodes (compute + switches) per topology, 2 to "
+                   f"{MAX_FUZZ_NODES} (default 8)")
     p.add_argument("--switches", action="store_true",
                    help="also draw switch topologies (tiers, oversubscription, boxes, directed "
                    "cycles through switches); without it only direct-connect ones")
@@ -97,13 +103,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="collective the schedule must implement (default allgather; "
                    "broadcast/reduce use the first compute node as root)")
     _add_family_options(r)
-    r.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS",
+    r.add_argument("--timeout", type=seconds, default=60.0, metavar="SECONDS",
                    help="kill the command after this long (default 60)")
     r.add_argument("--replay", nargs="+", metavar="FILE",
                    help="run on these topology files (e.g. a saved failure) instead")
     r.add_argument("--save-dir", default="fuzz-failures", metavar="DIR",
-                   help="where shrunk failing topologies are saved (default ./fuzz-failures)")
-    r.add_argument("--no-shrink", action="store_true", help="save failures as found")
+                   help="where failing topologies are saved, shrunk unless --no-shrink "
+                   "(default ./fuzz-failures)")
+    r.add_argument("--no-shrink", action="store_true", help="save failures as found, "
+                   "without shrinking them")
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.add_argument("--progress", action="store_true", help="progress bar even when stderr "
                    "is not a terminal")
@@ -139,8 +147,11 @@ def run_generate(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.exists() and not out.is_dir():
         raise TopologyError(f"{out} exists and is not a folder: choose another -o")
-    out.mkdir(parents=True, exist_ok=True)
-    cases = _cases(args)
+    cases = _cases(args)  # validates the options before anything is created
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TopologyError(f"{out}: cannot create the folder ({exc.strerror})") from None
     for i, (seed, topo) in enumerate(cases):
         data = topo.to_json()
         data["source"] = (f"collcert fuzz generate --seed {args.seed} --max-nodes "

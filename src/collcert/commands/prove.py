@@ -7,10 +7,22 @@ import time
 from typing import Any
 
 from collcert.reference.errors import TopologyError
-from collcert.reference.exact import fraction_str, parse_number
+from collcert.reference.exact import fraction_str
+from collcert.reference.limits import check_prove_size
 from collcert.reference.optimum import COLLECTIVES, optimum
 
-from ._common import add_topology_argument, load_topology, print_json
+from ._common import (
+    add_topology_argument,
+    count,
+    load_topology,
+    positive_number,
+    print_json,
+    seconds,
+)
+
+# human names of the claims (the JSON keeps the short keys)
+_CLAIM_NAMES = {"inv_x": "1/x*", "bound6_min_cut": "least cut of bound (6)",
+                "bound7_time_per_unit": "bound (7) time per unit"}
 
 _EPILOG = """\
 What is proved (seed 000), each as two Z3 questions with the time each took:
@@ -46,9 +58,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "(allgather / reduce-scatter)")
     p.add_argument("--root", help="root compute node for broadcast / reduce (default: the "
                    "first compute node)")
-    p.add_argument("--claim", metavar="P/Q", help="prove this value instead of collcert's: "
+    p.add_argument("--claim", metavar="P/Q", type=positive_number, help="prove this value instead of collcert's: "
                    "1/x* for allgather / reduce-scatter, algbw for broadcast / reduce")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds, default=120.0, metavar="SECONDS",
                    help="Z3 time limit per question (default 120)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -65,16 +77,8 @@ def run(args: argparse.Namespace) -> int:
         raise TopologyError(f"--fixed-k must be a positive integer, got {args.fixed_k}")
     if args.root is not None and coll not in ("broadcast", "reduce"):
         raise TopologyError(f"{coll} has no root; --root is for broadcast and reduce")
-    if args.timeout <= 0:
-        raise TopologyError(f"--timeout must be positive, got {args.timeout:g}")
-    claim = None
-    if args.claim is not None:
-        try:
-            claim = parse_number(args.claim)
-        except ValueError as exc:
-            raise TopologyError(f"--claim: {exc}") from None
-        if claim <= 0:
-            raise TopologyError(f"--claim must be positive, got {args.claim}")
+    check_prove_size(topo, args.fixed_k)
+    claim = args.claim
     started = time.monotonic()
     steps = []
     claims: dict[str, str] = {}
@@ -116,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
                     "practical": z.PRACTICAL})
     else:
         print(f"Z3 proofs for {coll} on {topo.name or 'topology'} ({topo.num_compute} compute, "
-              f"{len(topo.switch_nodes)} switches, {len(topo.capacity)} links); claims: "
-              + ", ".join(f"{k} = {v}" for k, v in claims.items()))
+              f"{count(len(topo.switch_nodes), 'switch', 'switches')}, "
+              f"{count(len(topo.capacity), 'link')}); claims: "
+              + ", ".join(f"{_CLAIM_NAMES.get(k, k)} = {v}" for k, v in claims.items()))
         for s in steps:
             print(f"  {s.verdict:12s} {s.name}: {s.question} -> {s.result.upper()} "
                   f"(expected {s.expected.upper()}, {s.seconds:.3f} s)")
