@@ -21,13 +21,16 @@ The optimum is found without Algorithm 1-3 and without Prop 2's formula:
 
 Costs are integers (scale rationals first). Practical sizes: all trees up to
 n = 9 in well under a second per (d, c); K transfers up to n = 7 in about a
-second, n = 8 in tens of seconds.
+second, n = 8 in a few seconds, n = 9 in about a minute (all K, 12 cost pairs).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import Any
 
 Tree = tuple[int, ...]  # parent of machine i (0-based), -1 for the sink (machine 0)
 
@@ -186,3 +189,62 @@ def k_transfers_best(parent: Sequence[int], D: int, C: int, K: int) -> int:
     assert best[0] is not None
     return best[0]
 
+
+
+# ---------------------------------------------------------------------------
+# the full comparison against Algorithms 1-3 (python -m collcert.fuzz.reduction_search)
+
+GRID = ((1, 1), (1, 2), (2, 1), (1, 0), (0, 1), (0, 0), (2, 3), (3, 2), (1, 3), (3, 1),
+        (5, 1), (1, 5))
+
+
+def compare(max_n: int = 9, k_transfers_max_n: int = 9, grid: Sequence[tuple[int, int]] = GRID,
+            z3_max_n: int = 6, log: Callable[[str], None] = print) -> int:
+    """Every algorithm against the exhaustive optimum (and Z3 up to ``z3_max_n``);
+    returns the number of disagreements. Costs are integers here: the algorithms
+    scale rationals to integers first, so integer grids cover them."""
+    from collcert.reference import reduction_trees as rt
+
+    bad = 0
+    started = time.monotonic()
+    for n in range(1, max_n + 1):
+        checked = 0
+        for D, C in grid:
+            variants: list[tuple[str, dict[str, Any], Fraction]] = [
+                ("Algorithm 1", {}, rt.algorithm1(n, D, C).makespan),
+                ("non-overlapping", {"overlap": False}, rt.non_overlapping(n, D, C).makespan)]
+            best_by_tree = {t: tree_best(t, D, C) for t in trees(n)}
+            for K in range(1, n + 1):
+                best = min(v for t, v in best_by_tree.items() if reducers(t) <= K)
+                got = rt.algorithm3(n, D, C, K).makespan
+                checked += 1
+                if got != best:
+                    bad += 1
+                    log(f"MISMATCH Algorithm 3 n={n} d={D} c={C} K={K}: {got} vs {best}")
+                if n <= k_transfers_max_n and 2 * K <= n:
+                    variants.append((f"Algorithm 2 K={K}", {"max_transfers": K},
+                                     rt.algorithm2(n, D, C, K).makespan))
+            for name, kw, got in variants:
+                best, _ = optimum(n, D, C, **kw)
+                checked += 1
+                if got != best:
+                    bad += 1
+                    log(f"MISMATCH {name} n={n} d={D} c={C}: {got} vs exhaustive {best}")
+                if n <= z3_max_n:
+                    from .reduction_z3 import prove
+
+                    answers = prove(n, Fraction(D), Fraction(C), got, **kw)
+                    checked += 1
+                    if [a.result for a in answers] != ["unsat", "sat"]:
+                        bad += 1
+                        log(f"Z3 DISAGREES {name} n={n} d={D} c={C}: "
+                            f"{[a.result for a in answers]}")
+        log(f"n = {n}: {checked} comparisons, {len(trees(n))} trees, "
+            f"{time.monotonic() - started:.1f} s so far")
+    return bad
+
+
+if __name__ == "__main__":  # pragma: no cover - a long run, reported in docs/reduction-trees.md
+    import sys
+
+    sys.exit(1 if compare() else 0)

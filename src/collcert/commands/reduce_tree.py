@@ -153,7 +153,7 @@ def _print_text(doc: dict[str, Any], facts: dict[str, Any], parent: list[int]) -
         ratio = Fraction(doc["makespan"]) / opt if opt else Fraction(1)
         print(f"  optimum      {show(opt)} (Algorithm 1); ratio {show(ratio)}")
     for b in doc["bounds"]:
-        print(f"  {b['kind']} bound  {show(Fraction(b['value'])):<14} {b['name']}: "
+        print(f"  {b['kind']} bound  {show(Fraction(b['value'])):<20} {b['name']}: "
               f"{b['formula']}")
     t = doc["tree"]
     print(f"  tree         depth {t['depth']}, at most {_n(t['max_in_degree'], 'sender')} per "
