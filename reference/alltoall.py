@@ -33,7 +33,7 @@ certificate carries it as a witness that needs no LP at all.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -69,7 +69,7 @@ def alltoall_lp(topology: Topology) -> LinearProgram:
 
     for s in topology.compute_nodes:
         for v in topology.nodes:
-            coefs: dict[str, Fraction | int] = {}
+            coefs: dict[Hashable, object] = {}
             for e in outs[v]:
                 coefs[var(s, e)] = 1
             for e in ins[v]:

@@ -30,7 +30,7 @@ def is_bad_input(exc: BaseException) -> bool:
     return getattr(exc, "collcert_bad_input", False) is True
 
 
-def _unavailable(sub: argparse._SubParsersAction[argparse.ArgumentParser], name: str,
+def _unavailable(sub: argparse._SubParsersAction[_Parser], name: str,
                  exc: ImportError) -> None:
     """A placeholder for a command whose module cannot import collcert.reference."""
     p = sub.add_parser(name, help=f"(unavailable: {exc})", add_help=False)

@@ -8,7 +8,7 @@ exact dual the matching lower bound; ``collcert.certify.lp`` checks both).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -89,7 +89,7 @@ def _min_congestion(
             b = sum(sinks[s].values()) if v == s else -sinks[s].get(v, Fraction(0))
             lp.add_row(f"cons{idx[s]}:{idx[v]}", {var(s, e): a for e, a in touching[v]}, "=", b)
     for e in links:
-        coefs: dict[str, Fraction | int] = {var(s, e): -1 for s in sources}
+        coefs: dict[Hashable, object] = {var(s, e): -1 for s in sources}
         coefs["T"] = topology.capacity[e]
         lp.add_row(f"cap{idx[e[0]]}>{idx[e[1]]}", coefs, ">=", fixed.get(e, Fraction(0)))
     res = solve_lp_glop(lp)
