@@ -100,6 +100,12 @@ def _worker(rank: int, nranks: int, port: int, jobs: list[tuple[Plan, int, int]]
         if dev.type == "cuda":
             torch.cuda.synchronize(dev)
 
+    def barrier() -> None:
+        if dev.type == "cuda":
+            dist.barrier(device_ids=[rank])
+        else:
+            dist.barrier()
+
     out = []
     for plan, ce, iters in jobs:
         res = RankResult(rank, device_name(torch, dev))
@@ -110,7 +116,7 @@ def _worker(rank: int, nranks: int, port: int, jobs: list[tuple[Plan, int, int]]
             for b, t in bufs.items():
                 t.copy_(pristine[b])
             sync()
-            dist.barrier()
+            barrier()
             t0 = time.perf_counter()
             _once(torch, dist, acts, bufs, ce, dev)
             sync()
@@ -120,7 +126,7 @@ def _worker(rank: int, nranks: int, port: int, jobs: list[tuple[Plan, int, int]]
             if (it == 0 or it == iters) and res.mismatch is None:
                 res.mismatch = check(plan, rank, bufs, ce)
         out.append(res)
-    dist.barrier()
+    barrier()
     dist.destroy_process_group()
     return out
 
