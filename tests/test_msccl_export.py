@@ -105,6 +105,9 @@ def test_many_trees_need_more_channels() -> None:
     text = msccl_xml(s)
     assert int(ET.fromstring(text).get("nchannels", 0)) > 1
     _runtime_loads(text, "allgather", 32)
+    plan = plan_from_program(msccl.read(text))  # a pair's messages overtake across channels
+    outs = run_host(plan, 1)
+    assert all(first_mismatch(plan.spec, r, o, 1) is None for r, o in enumerate(outs))
     with pytest.raises(ScheduleError, match="64 steps"):
         msccl_xml(s, channels=1)
 
