@@ -48,13 +48,20 @@ def cut_info(t: Topology, collective: str, root: Node | None = None) -> CutInfo 
     if base in ("allgather", "reduce-scatter"):
         # allgather: the data of the GPUs in S* must leave S*; reduce-scatter is the same
         # on the transposed network: whichever direction gives the certified ratio
-        links, cap = leaving, out_cap
-        if inside and Fraction(n * out_cap, inside) != opt.algbw and (
-                Fraction(n * in_cap, inside) == opt.algbw):
-            links, cap = entering, in_cap
+        # allgather: S*'s data must leave S*; reduce-scatter (allgather on the reversed
+        # network): the other GPUs' contributions to S*'s shards must enter it
+        first, second = ((leaving, out_cap), (entering, in_cap))
+        if base == "reduce-scatter":
+            first, second = second, first
+        links, cap = first
+        if inside and Fraction(n * cap, inside) != opt.algbw and (
+                Fraction(n * second[1], inside) == opt.algbw):
+            links, cap = second
         verb = "leave" if links is leaving else "enter"
+        what = ("of the data" if links is leaving else
+                "of the data (contributions to the shards of S*)")
         text = (f"Bottleneck cut S* (shaded): {inside} of {n} GPUs. Only {show(cap)} {unit} "
-                f"{verb} S*, over {_links(links)}, yet {inside}/{n} of the data must cross "
+                f"{verb} S*, over {_links(links)}, yet {inside}/{n} {what} must cross "
                 f"them: time ≥ ({inside}/{n})·M / {fraction_str(cap)}, so algbw ≤ "
                 f"{show(opt.algbw)} {unit}, the certified optimum of {base}.")
     else:
