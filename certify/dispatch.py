@@ -5,18 +5,21 @@ A certificate file names its kind (``"kind"``, or ``"format":
 their keys. Each kind maps to one checker of this package, named as
 ``"module:function"`` and imported only when used, so adding a kind is one
 line. Every checker takes the topology (``Topo``) and the certificate dict and
-returns a :class:`~collcert.certify.base.Verdict`.
+returns a :class:`~collcert.certify.base.Verdict`; the topology is passed as
+read (a dict), since checkers of other models read it their own way (the
+all-reduce rate takes any directed graph, the one-port broadcast a platform).
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
+from fractions import Fraction
 from typing import Any
 
-from .base import InputError, Topo, Verdict
+from .base import InputError, Verdict
 
-Checker = Callable[[Topo, Mapping[str, Any]], Verdict]
+Checker = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
 
 # kind -> (checker "module:function" in collcert.certify, what it proves)
 KINDS: dict[str, tuple[str, str]] = {
@@ -30,7 +33,22 @@ KINDS: dict[str, tuple[str, str]] = {
     "alltoall-optimum": ("alltoall:check_alltoall_optimum",
                          "the alltoall optimum as a maximum concurrent flow (LP rebuilt "
                          "from the topology)"),
+    "allreduce-cut-set": ("allreduce_rate:check_cut_set",
+                          "the all-reduce cut-set bound: `collcert optimum -c allreduce`"),
+    "allreduce-mac-bc-lp": ("allreduce_rate:check_mac_bc_lp", "the all-reduce MAC-BC LP"),
+    "allreduce-forestcoll-lp": ("allreduce_lp:check_forestcoll_lp",
+                                "ForestColl's all-reduce LP (5)"),
+    "steady-broadcast": ("oneport_events:check_steady_broadcast",
+                         "a one-port steady-state broadcast schedule "
+                         "(`collcert broadcast-steady`; TOPOLOGY is its platform)"),
+    "reduction": ("dispatch:check_reduction_file",
+                  "a reduction-tree schedule (`collcert reduce-tree`; TOPOLOGY is not used)"),
+    "bundle": ("dispatch:check_bundle",
+               "several certificates under \"certificates\", each checked (`collcert optimum "
+               "-c allreduce --certificate`)"),
 }
+FORMATS = {"collcert-schedule/1": "schedule", "collcert-steady-broadcast/1": "steady-broadcast",
+           "collcert-reduction/1": "reduction"}
 
 
 def detect(cert: Mapping[str, Any]) -> str:
@@ -43,19 +61,21 @@ def detect(cert: Mapping[str, Any]) -> str:
             return kind
         raise InputError(f"certificate kind {kind!r} is not one collcert check knows "
                          f"({', '.join(sorted(KINDS))})")
-    if cert.get("format") == "collcert-schedule/1":
-        return "schedule"
+    fmt = cert.get("format")
+    if isinstance(fmt, str) and fmt in FORMATS:
+        return FORMATS[fmt]
     if cert.get("format") == "collcert-certificate/1" and "collective" in cert:
         return "optimum"
+    subs = cert.get("certificates")
+    if isinstance(subs, Mapping) and subs and all(isinstance(c, Mapping) for c in subs.values()):
+        return "bundle"
     if {"gstar", "routing", "flows"} <= set(cert):
         return "splitting"
     if {"lp", "primal", "dual"} <= set(cert):
         return "lp"
     keys = ", ".join(sorted(str(k) for k in cert)[:8])
     raise InputError(f"cannot tell what this certificate is (keys: {keys}); collcert check "
-                     "reads optimum certificates, schedules (collcert-schedule/1), splitting "
-                     "certificates (gstar, routing, flows) and LP certificates (lp, primal, "
-                     "dual)")
+                     f"reads: {', '.join(KINDS)} (see collcert check --help)")
 
 
 def checker(kind: str) -> Checker:
@@ -64,15 +84,20 @@ def checker(kind: str) -> Checker:
     return fn
 
 
-def check_certificate(topology: Mapping[str, Any] | Topo,
+def check_certificate(topology: Mapping[str, Any],
                       cert: Mapping[str, Any]) -> tuple[str, Verdict]:
     """(kind, verdict) for any certificate collcert writes."""
-    topo = topology if isinstance(topology, Topo) else Topo(topology)
     kind = detect(cert)
-    return kind, checker(kind)(topo, cert)
+    return kind, checker(kind)(topology, cert)
 
 
-def check_lp_file(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
+def check_reduction_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:
+    from .reduction_schedule import check_reduction
+
+    return check_reduction(cert)[0]
+
+
+def check_lp_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:
     """A generic LP certificate: it proves its LP's optimum, whatever the LP says about
     the topology (a topology-specific kind rebuilds the LP to tie the two together)."""
     from .lp import check_lp
@@ -82,3 +107,15 @@ def check_lp_file(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
             and isinstance(dual, Mapping)):
         raise InputError("an LP certificate needs objects 'lp', 'primal' and 'dual'")
     return check_lp(lp, primal, dual)
+
+
+def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:
+    """Every certificate under ``cert["certificates"]``, each by its own checker."""
+    v = Verdict("certificates")
+    for name, sub in cert["certificates"].items():
+        kind, sv = check_certificate(topology, sub)
+        v.absorb(sv, f"{name} ({kind}): ")
+        for key, value in sv.facts.items():
+            if isinstance(value, int | str | Fraction):
+                v.facts[f"{name}.{key}"] = value
+    return v

@@ -53,6 +53,14 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from collcert.reference.alltoall import alltoall_optimum
 
     (d / "a2a.json").write_text(json.dumps(alltoall_optimum(t).certificate()))
+    # the all-reduce chain writes several certificates in one file
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["optimum", str(d / "topo.json"), "-c", "allreduce", "--certificate"]) == 0
+    (d / "ar.json").write_text(buf.getvalue())
     return {p.stem: p for p in d.iterdir()}
 
 
@@ -68,7 +76,7 @@ def _run_blocked(files: dict[str, Path], *args: str) -> tuple[int, dict[str, Any
 
 @pytest.mark.parametrize("name, kind", [("opt", "optimum"), ("sched", "schedule"),
                                         ("split", "splitting"), ("lp", "lp"),
-                                        ("a2a", "alltoall-optimum")])
+                                        ("a2a", "alltoall-optimum"), ("ar", "bundle")])
 def test_check_runs_without_the_reference(files: dict[str, Path], name: str, kind: str) -> None:
     code, out, err = _run_blocked(files, str(files["topo"]), str(files[name]))
     assert code == 0, err
@@ -133,3 +141,13 @@ def test_package_import_does_not_load_the_reference() -> None:
     # ... and the names that come from the reference still resolve, lazily
     assert callable(collcert.audit) and collcert.Topology.__name__ == "Topology"
     assert collcert.ScheduleError.collcert_bad_input is True
+
+
+def test_a_bundle_fails_when_one_certificate_does(files: dict[str, Path], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    cert = json.loads(files["ar"].read_text())
+    name, sub = next((k, c) for k, c in cert["certificates"].items() if c.get("kind") == "optimum")
+    sub["algbw"] = "1000"
+    (tmp_path / "ar.json").write_text(json.dumps(cert))
+    assert main(["check", str(files["topo"]), str(tmp_path / "ar.json")]) == 1
+    assert f"{name} (optimum): " in capsys.readouterr().out

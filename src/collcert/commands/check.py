@@ -15,7 +15,7 @@ import sys
 from fractions import Fraction
 from typing import Any
 
-from collcert.certify.base import InputError, Topo, frac_str
+from collcert.certify.base import InputError, frac_str
 from collcert.certify.dispatch import KINDS, check_certificate
 from collcert.certify.files import read_text
 from collcert.certify.readers import load_json
@@ -96,7 +96,7 @@ def _show(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    topo = Topo(_topology(args.topology))
+    topo = _topology(args.topology)
     cert = _read(args.certificate, "certificate")
     kind, verdict = check_certificate(topo, cert)
     module = KINDS[kind][0].replace(":", ".")
