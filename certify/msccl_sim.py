@@ -232,10 +232,15 @@ class _Run:
                                   f"threadblock {t}, which gpu {tb.gpu} does not have: it "
                                   "would spin forever")
                     elif not any(o.signals and o.flag >= s for o in other.ops):
+                        late = [st.index for st in other.steps if st.index >= s
+                                and st.hasdep == 1 and st.kind != "nop"]
+                        why = (f"no step ≥ {s} of tb {t} has hasdep=\"1\"" if not late else
+                               f"step {late[0]} of tb {t} signals, but the kernel's step "
+                               f"counter is then only {max(o.flag for o in other.ops)}: a nop "
+                               "without a dependency is not counted")
                         self.fail(f"deadlock: {op.where(tb.gpu, tb.tbid)} waits for gpu "
-                                  f"{tb.gpu} tb {t} step {s}, which is never signalled (no "
-                                  f"step ≥ {s} of tb {t} has hasdep=\"1\"): the executor "
-                                  "would spin forever")
+                                  f"{tb.gpu} tb {t} step {s}, which is never signalled "
+                                  f"({why}): the executor would spin forever")
 
     def run(self) -> bool:
         """Run to the end or to a deadlock; False when a wait can never be released (then
