@@ -51,7 +51,13 @@ def schedule_json(text: str | bytes, origin: str = "schedule") -> Any:
     if trees > MAX_TREES:
         raise InputError(f"{origin}: more than {MAX_TREES} trees ({trees}); that is beyond "
                          "what collcert audits (a 1024-GPU schedule needs far fewer)")
-    return load_json(sample, origin)
+    data = load_json(sample, origin)
+    if (isinstance(data, dict) and data.get("format") == "collcert-schedule/1"
+            and "compute_nodes" not in data):  # the schema requires it (docs/schedule-format.md)
+        raise InputError(f"{origin}: 'compute_nodes' is missing: a collcert-schedule/1 file "
+                         "lists the topology's compute nodes in rank order "
+                         "(docs/schedule-format.md); 'collcert schedule' writes it")
+    return data
 
 
 def _int_attr(el: Element, name: str, default: int | None = None, least: int = 0) -> int:

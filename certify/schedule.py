@@ -118,6 +118,9 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
     if not isinstance(certs, Mapping):
         raise InputError("'certificates' must be an object")
     cn = data.get("compute_nodes")
+    if cn is not None and not isinstance(cn, list):
+        raise InputError(f"compute_nodes is {str(cn)[:40]!r}: it must be an array of the "
+                         "topology's compute node ids")
     if isinstance(cn, list):
         names = [str(c) for c in cn]
         if sorted(names) != sorted(str(c) for c in topo.compute):
