@@ -145,10 +145,17 @@ def plan_from_schedule(doc: Any, origin: str = "schedule") -> Plan:
             edges = tree.get("edges")
             if not isinstance(edges, list):
                 raise ScheduleError(f"{where} has no list of edges")
+            walks = phase.get("walks")
             pairs = []
             for j, e in enumerate(edges):
+                if isinstance(walks, list) and type(e) is int:  # compact trees: walk indices
+                    if not 0 <= e < len(walks):
+                        raise ScheduleError(f"{where} edge {j}: walk {e} is not one of the "
+                                            f"phase's {len(walks)} walks")
+                    e = walks[e]
                 if not isinstance(e, dict):
-                    raise ScheduleError(f"{where} edge {j} is not an object")
+                    raise ScheduleError(f"{where} edge {j} is not an object (or, in a compact "
+                                        "schedule, an index into the phase's walks)")
                 pairs.append((rank(e.get("src"), f"{where} edge {j} src"),
                               rank(e.get("dst"), f"{where} edge {j} dst")))
             start = used.get(r, 0)

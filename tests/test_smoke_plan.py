@@ -228,3 +228,17 @@ def test_dependencies_cover_every_hazard() -> None:
            Op("copy", 0, src=i0, dst=o0)]              # 4 rewrites: after 1 (WAW), 3 (WAR)
     plan = Plan(spec, [{"i": 1, "o": 2}, {"i": 1, "o": 2}], ops)
     assert dependencies(plan) == [[], [0], [0], [1], [1, 3]]
+
+
+def test_compact_schedule_files() -> None:
+    """Files written by `collcert schedule` list tree edges as indices into walks."""
+    from collcert.reference.schedule_io import render
+
+    s = collcert.schedule(platforms.two_box_example(), "allreduce")
+    doc = json.loads(render(s, "json"))
+    assert isinstance(doc["phases"][0]["trees"][0]["edges"][0], int)
+    plan = plan_from_schedule(doc)
+    assert not _wrong(plan, run_host(plan, 1), 1)
+    doc["phases"][1]["trees"][0]["edges"][0] = 10**6
+    with pytest.raises(ScheduleError, match="walk 1000000"):
+        plan_from_schedule(doc)
