@@ -26,6 +26,7 @@ from bisect import bisect_left, insort
 from collections.abc import Sequence
 from fractions import Fraction
 
+from .exact import parse_number
 from .reduction_trees import greedy_reversed, scaled, strategy_tree
 
 
@@ -60,7 +61,7 @@ def prefix_lengths(parent: Sequence[int], D: int, C: int) -> list[int]:
 def strategy_ratios(N: int, transfer: object, compute: object, strategy: str
                     ) -> list[Fraction | None]:
     """strategy length / optimum for n = 1..N (None where the optimum is 0)."""
-    d, c = Fraction(transfer), Fraction(compute)  # type: ignore[arg-type]
+    d, c = parse_number(transfer), parse_number(compute)
     D, C, _ = scaled(d, c)
     mine = prefix_lengths(strategy_tree(N, strategy), D, C)
     best = prefix_lengths(greedy_reversed(N, D, C)[0], D, C)
@@ -106,5 +107,5 @@ def theorem_bound(strategy: str, transfer: object, compute: object) -> Fraction:
     """Thm 18: 1 + min(d,c)/max(d,c) for the binomial strategy; Thm 19: 2 for Fibonacci."""
     if strategy == "fibonacci":
         return Fraction(2)
-    d, c = Fraction(transfer), Fraction(compute)  # type: ignore[arg-type]
+    d, c = parse_number(transfer), parse_number(compute)
     return 1 + min(d, c) / max(d, c) if max(d, c) else Fraction(1)
