@@ -98,16 +98,16 @@ def test_table_layout_is_nccl_tests_layout() -> None:
     text = format_table(rows, ["a comment"])
     lines = text.splitlines()
     # nccl-tests' src/util.cu header format
-    assert "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s" % (
+    assert "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s" % (  # noqa: UP031 - C's format
         "size", "count", "type", "redop", "root", "time", "algbw", "busbw") in lines
-    assert "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s" % (
+    assert "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s" % (  # noqa: UP031
         "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)") in lines
     # time(1 KiB) = 1024 B / 1e9 B·s⁻¹ per unit · 1/100 s per unit · 1e6 + 5 µs
     t = Fraction(1024, 10**9) * Fraction(1, 100) * 10**6 + 5
     assert rows[0].time == t and rows[0].algbw == Fraction(1024, 1000) / t
     assert rows[0].busbw == rows[0].algbw * Fraction(14, 8)
     assert rows[0].count == 256 and rows[0].redop == "sum" and rows[0].root == -1
-    assert "%12d  %12d  %8s  %6s  %6d" % (1024, 256, "float", "sum", -1) in text
+    assert "%12d  %12d  %8s  %6s  %6d" % (1024, 256, "float", "sum", -1) in text  # noqa: UP031
     assert f"{float(t):7.2f}" in lines[-3]
     assert lines[-1].startswith("# Avg bus bandwidth")
 

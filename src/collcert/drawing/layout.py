@@ -236,9 +236,9 @@ def layout(t: Topology) -> Layout:
                     if len(adj[w] & compute) >= max(2, (len(compute) + 1) // 2)]
         box.radius = max(1.0, t.num_compute / 8)
         box.frame = box.radius * (FRAME if box.outer else BARE)
-        pos: dict[Node, Point] = {}
-        _place_box(box, t, adj, pos)
-        return Layout("boxes", pos, [box], [], {})
+        one: dict[Node, Point] = {}
+        _place_box(box, t, adj, one)
+        return Layout("boxes", one, [box], [], {})
     return Layout("layered", _layered(t))
 
 

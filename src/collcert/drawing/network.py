@@ -378,8 +378,8 @@ def _draw_aggregate(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
     elif chosen is not None:
         hops: dict[tuple[str, str], int] = {}
         for _, _, p in chosen.edges:
-            for x, y in zip(p, p[1:]):
-                ga, gb = ag.group[x], ag.group[y]
+            for n_a, n_b in zip(p, p[1:]):
+                ga, gb = ag.group[n_a], ag.group[n_b]
                 if ga != gb:
                     hops[(ga, gb)] = hops.get((ga, gb), 0) + 1
         for (u, v), m in hops.items():
