@@ -48,8 +48,9 @@ from .topology import Topology
 Node = Hashable
 Link = tuple[Node, Node]
 
-MAX_LP_NONZEROS = 400_000
-"""Above this many constraint entries the LP is not attempted (it would take minutes)."""
+MAX_LP_NONZEROS = 120_000
+"""Above this many constraint entries LP (5) is not attempted: it grows as N·|E| (N²·N
+with switches) and would take minutes (8×8 torus: 168 000 entries, 5 min)."""
 
 
 def name(*parts: Any) -> str:
@@ -179,8 +180,8 @@ class ForestCollLP:
 
 
 def forestcoll_lp(t: Topology) -> ForestCollLP:
-    """Solve LP (5) exactly (GLOP float basis, exact proof: :mod:`.lp_glop`)."""
-    from .lp_glop import solve_lp_glop
+    """Solve LP (5) exactly (OR-Tools float basis, exact proof: :mod:`.lp_glop`)."""
+    from .lp_glop import solve_lp_ortools
 
     started = time.perf_counter()
     lp = build_lp5(t)
@@ -190,7 +191,7 @@ def forestcoll_lp(t: Topology) -> ForestCollLP:
             f"LP (5) of this topology has {nonzeros} constraint entries (more than "
             f"{MAX_LP_NONZEROS}): too large to solve exactly here; the MAC-BC LP (networks "
             "without switches) is the scalable route")
-    res = solve_lp_glop(lp)
+    res = solve_lp_ortools(lp)
     x = {v: res.x[name("x", v)] for v in t.compute_nodes}
     arcs = logical_arcs(t)
     c_re = {e: res.x[name("cre", *e)] for e in arcs}
