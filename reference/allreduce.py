@@ -126,7 +126,7 @@ class AllreduceRate:
     def summary(self) -> str:
         t = self.topology
         lines = [f"allreduce on {t.name or 'topology'} ({t.num_compute} compute nodes, "
-                 f"{len(t.switch_nodes)} switches, {len(t.capacity)} links): rates in "
+                 f"{len(t.switch_nodes)} switch{'' if len(t.switch_nodes) == 1 else 'es'}, {len(t.capacity)} links): rates in "
                  f"{t.unit} (an allreduce of M takes M / rate), exact"]
         chain = self.chain()
         width = max(len(show(v)) for _, v in chain)

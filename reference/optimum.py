@@ -123,8 +123,9 @@ class Optimum:
             head += f" from/to root {self.root!r}"
         if self.fixed_k is not None:
             head += f" with fixed k = {self.fixed_k}"
+        ns = len(t.switch_nodes)
         lines = [f"{head} on {t.name or 'topology'} ({t.num_compute} compute nodes, "
-                 f"{len(t.switch_nodes)} switches, {len(t.capacity)} links)"]
+                 f"{ns} switch{'' if ns == 1 else 'es'}, {len(t.capacity)} links)"]
         lines.append(f"  algbw         = {show(self.algbw)} {unit}")
         lines.append(f"  time per unit = {show(self.time_per_unit)} ({unit})^-1")
         if self.inv_x is not None:
@@ -134,10 +135,15 @@ class Optimum:
         if self.cut is not None:
             lines.append(f"  witness cut   = {_fmt_set(self.cut, t)}")
         for key, value in self.extra.items():
+            label = _LABELS.get(key, key.replace("_", " "))  # JSON keeps the short keys
             if isinstance(value, Fraction | int) and not isinstance(value, bool):
-                lines.append(f"  {key} = {show(value)}")
-            elif isinstance(value, bool | str) or value is None:
-                lines.append(f"  {key} = {value}")
+                lines.append(f"  {label} = {show(value)}")
+            elif isinstance(value, bool):
+                lines.append(f"  {label}: {'yes' if value else 'no'}")
+            elif isinstance(value, str):
+                lines.append(f"  {label}: {value}")
+            elif value is None and key == "thm19_condition":
+                lines.append(f"  {label}: neither (a) nor (b) holds")
         lines.append(f"  max-flows used: {self.maxflows}")
         return "\n".join(lines)
 
@@ -175,6 +181,23 @@ class Optimum:
         """The witness data for ``collcert.certify`` (JSON-ready)."""
         return {"format": "collcert-certificate/1", "kind": "optimum",
                 **self.to_json(flows=True)}
+
+
+# human labels of Optimum.extra in summaries (to_json keeps the keys)
+_LABELS = {
+    "optimal_algbw": "optimum algbw over all k",
+    "thm15_bound_U_over_k": "Thm 15 bound on U/k",
+    "thm15_holds": "Thm 15 bound holds",
+    "floored_eulerian": "floored graph G({⌊U·c_e⌋}) Eulerian",
+    "flows_on": "flows computed on",
+    "rsag_time_per_unit": "RS+AG time per unit",
+    "bound6_time_per_unit": "bound (6) time per unit",
+    "bound7_time_per_unit": "bound (7) time per unit",
+    "bound7_node": "bound (7) attained at node",
+    "lower_bound_time_per_unit": "proven lower bound, time per unit",
+    "thm19_condition": "Thm 19 condition (RS+AG optimal)",
+    "rsag_proven_optimal": "RS+AG proven optimal",
+}
 
 
 def _ordered(nodes: frozenset[Node], t: Topology) -> list[Node]:

@@ -195,7 +195,7 @@ class Schedule:
         ks = ", ".join(f"{p.collective} k = {p.k}, U = {fraction_str(p.U)}" for p in self.phases)
         text = (
             f"{head} on {t.name or 'topology'} ({t.num_compute} compute nodes, "
-            f"{len(t.switch_nodes)} switches): algbw {show(self.algbw)} {t.unit}, "
+            f"{len(t.switch_nodes)} switch{'' if len(t.switch_nodes) == 1 else 'es'}): algbw {show(self.algbw)} {t.unit}, "
             f"time per unit {show(self.time_per_unit)}; {ks}; {len(self.trees)} trees, "
             f"max height {self.max_height}"
         )
