@@ -109,7 +109,7 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
         draw_tree_panel(ax_tree, t, chosen, lay.box_of, detail_labels=t.num_compute <= 40,
                         chars=int(10 * extra))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
-              frameon=False, ncol=min(4, len(handles)))
+              frameon=False, ncol=max(1, min(4, len(handles), int(width / 3.3))))
     ax.set_title(title, fontsize=11, loc="left")
     if lines:
         fig.text(0.01, 0.01, "\n".join(lines), fontsize=8.5, ha="left", va="bottom")
@@ -318,7 +318,8 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
                               if labelled else "cut link", CUT_COLOUR))
         what = "the topology and its bottleneck cut"
     handles.append(_proxy("compute", "compute node (GPU)"))
-    handles.append(_proxy("switch", "switch / NIC"))
+    if t.switch_nodes:
+        handles.append(_proxy("switch", "switch / NIC"))
     if cut is not None:
         handles.append(_proxy("compute", "in the bottleneck cut S*", face=SHADE))
     if any(b.name for b in lay.boxes):
