@@ -1,90 +1,140 @@
-"""Benchmark of the schedule pipeline: time of each stage per topology.
+"""Benchmark of certified schedules: build, write (gzip), check; per stage, per size.
 
-Run:  python benchmarks/bench_schedule.py            (all: dgx_a100 2,4,8,16; mi250 2,4)
-      python benchmarks/bench_schedule.py dgx_a100:8 mi250:2 --fixed-k 3
+Run:  python benchmarks/bench_schedule.py                 (dgx_a100:16..256, mi250:8..64)
+      python benchmarks/bench_schedule.py dgx_a100:64 mi250:8 -c allreduce
+      python benchmarks/bench_schedule.py --quick           (the smaller half)
+      python benchmarks/bench_schedule.py --no-symmetry dgx_a100:16
 
-Prints, per topology: the optimum (algbw, k), then the seconds spent in
-optimum / switch removal / packing / mapping back, the max-flow counts of
-each stage (switch removal: one initial flow per GPU plus the flows re-solved
-after a split, repaired flows not counted, + auxiliary networks of 000 Thm 8;
-packing: one per μ of 000 Thm 12) and the trees.
-Targets (issue 3, 2 cores): mi250:2 at k = 83 under 5 s; dgx_a100:16 under 5 min.
+Each topology runs in a fresh process (so its peak memory is its own): the
+schedule is built (seconds per stage: optimum, symmetry, switch removal,
+packing, mapping back), written as compact JSON to a ``.json.gz`` file, and
+then audited from that file by ``collcert.audit.audit_file`` (reading,
+collcert.certify's checks of every tree, path and load, and the optimum
+recomputed with its certificate checked): the "certify" column. Peak memory
+is the process's maximum resident set; CPU is user + system seconds (on a
+shared machine wall time depends on the load, CPU time much less).
 
-Findings (2 shared cores; wall seconds, total = optimum + switch removal +
-packing + mapping back):
+The growth exponent is the least-squares slope of log(total seconds) over
+log(boxes) for each family (dgx_a100, mi250), on CPU and on wall time.
 
-    topology       before (split/pack)      after (split/pack)      max-flows split, pack
-    mi250:2        0.8  (0.08/0.7)          0.5  (0.10/0.4)         490 -> 32, 4207
-    mi250:4        8.7  (1.4/7.3)           2.6  (0.3/2.2)          2307 -> 64, 18102
-    dgx_a100:8     1.8  (0.8/1.0)           0.9  (0.5/0.3)          3760 -> 88, 5563
-    dgx_a100:16    17.8 (9.4/8.2)           4-6  (2.3/1.8)          15304 -> 152, 20095
-    dgx_a100:32    > 10 min (not finished)  33  (17/14)             -> 280, 73119
-    dgx_a100:64    -                        ≈ 190 (95/92), 1.5 GB   -> 536, 277471
+Targets (issue 13, a 2-core 24 GiB machine): dgx_a100:64 under 30 s;
+dgx_a100:128 and mi250:64 (1024 GPUs) under 3 min and 4 GiB; dgx_a100:256
+(2048 GPUs) under 15 min and 12 GiB; the 1024-GPU file under 100 MB; growth
+no faster than about N² in the number of boxes.
 
-(before = commit 578f9b1). Same G*, trees and heights as before: γ of 000
-Thm 8 is unique for a given split order, and μ of 000 Thm 12 is unchanged.
-
-What changed. Switch removal: a kept flow broken by a split is repaired
-from the old one (cut the overload, push the excess along residual routes of
-≤ 2 arcs, then BFS augmenting paths, numpy per level, from the smaller end),
-edited in place with an undo log and checked exactly on the arcs it changed;
-only unrepairable flows are re-solved (24 on dgx_a100:16, 15k before).
-Packing: one persistent D̄ network per packing, only changed capacities sent
-to OR-Tools (FlowNetwork.update_capacities), value-only solves, the other
-batches aggregated incrementally (still-{r} batches per root), candidate
-arcs listed one depth level at a time.
-
-What dominates now. Switch removal: the repairs (one per broken flow and
-pair, ≈ 15k on dgx_a100:16, ≈ 60k on :32), mostly the BFS ones (numpy call
-overhead per level) and the 2-hop routes; the flow matrix (one int64 row per
-GPU over every arc ever created, including all ingress×egress pairs of each
-IB switch) is 1.5 GB on dgx_a100:64. Packing: one OR-Tools max-flow per tree
-edge (N² for k = 1), each ≈ 0.1-0.3 ms, about half of it Python around the
-solve; it grows ≈ N⁴ overall (N² solves on a network of O(N) arcs plus N
-σ/T arcs).
-
-Faster still: batch the 2-hop repairs of all broken flows of a pair in one
-numpy step; create (u, t) arcs only when split (smaller rows); box symmetry
-(identical boxes split identically); in packing, skip the max-flow when a
-cheap lower bound on F(x, y; D̄) already reaches the demand, or run the
-OR-Tools solves for independent batches in parallel.
+Findings (loaded shared machine, ~9 sessions on 2 cores; allgather):
+see docs/schedules.md "Large machines" for the table of the last run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
-from collcert.commands._common import load_topology
-from collcert.reference.exact import fraction_str
-from collcert.reference.schedule import schedule
+DEFAULT = ["dgx_a100:16", "dgx_a100:32", "dgx_a100:64", "dgx_a100:128", "dgx_a100:256",
+           "mi250:8", "mi250:16", "mi250:32", "mi250:64"]
+QUICK = ["dgx_a100:16", "dgx_a100:32", "dgx_a100:64", "mi250:8", "mi250:16"]
+STAGES = ["optimum", "symmetry", "switch removal", "packing", "mapping back"]
 
-DEFAULT = ["dgx_a100:2", "dgx_a100:4", "dgx_a100:8", "dgx_a100:16", "mi250:2", "mi250:4"]
+
+def worker(spec: str, collective: str, symmetry: bool, out: str) -> None:
+    """Build, write, audit one topology; print one JSON line."""
+    import resource
+
+    from collcert.audit import audit_file
+    from collcert.commands._common import load_topology
+    from collcert.reference.schedule import schedule
+    from collcert.reference.schedule_io import write_schedule
+
+    t = load_topology(spec)
+    t0 = time.monotonic()
+    s = schedule(t, collective, symmetry=None if symmetry else False)
+    t1 = time.monotonic()
+    write_schedule(s, out)
+    t2 = time.monotonic()
+    info = {
+        "spec": spec, "n": t.num_compute, "k": [p.k for p in s.phases],
+        "trees": len(s.trees), "height": s.max_height,
+        "stages": {k: round(v, 3) for k, v in s.timings.items()},
+        "memory": {k: round(v, 1) for k, v in s.memory.items()},
+        "build": round(t1 - t0, 3), "write": round(t2 - t1, 3),
+        "symmetry": s.phases[0].stats.get("symmetry"), "bytes": os.path.getsize(out),
+    }
+    del s
+    report = audit_file(t, out)
+    t3 = time.monotonic()
+    ru = resource.getrusage(resource.RUSAGE_SELF)
+    info.update({"certify": round(t3 - t2, 3), "valid": report.valid,
+                 "optimal": report.ratio == 1, "wall": round(t3 - t0, 3),
+                 "cpu": round(ru.ru_utime + ru.ru_stime, 2), "peak_mb": round(ru.ru_maxrss / 1024)})
+    print(json.dumps(info), flush=True)
+
+
+def slope(points: list[tuple[float, float]]) -> float | None:
+    """Least-squares slope of log y over log x."""
+    pts = [(math.log(x), math.log(y)) for x, y in points if x > 0 and y > 0]
+    if len(pts) < 2:
+        return None
+    mx = sum(p[0] for p in pts) / len(pts)
+    my = sum(p[1] for p in pts) / len(pts)
+    den = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / den if den else None
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("topologies", nargs="*", default=DEFAULT)
+    ap.add_argument("topologies", nargs="*")
     ap.add_argument("--collective", "-c", default="allgather")
-    ap.add_argument("--fixed-k", type=int)
+    ap.add_argument("--quick", action="store_true", help="the smaller sizes only")
+    ap.add_argument("--no-symmetry", action="store_true", help="general algorithms only")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    ap.add_argument("--out", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    head = (f"{'topology':<14}{'N':>5}{'algbw':>14}{'k':>5}{'optimum':>9}{'switch':>9}"
-            f"{'packing':>9}{'mapback':>9}{'total':>9}  {'split flows':>16}{'pack flows':>12}"
-            f"{'trees':>7}{'height':>7}")
+    if args.worker:
+        worker(args.worker, args.collective, not args.no_symmetry, args.out)
+        return
+    specs = args.topologies or (QUICK if args.quick else DEFAULT)
+    head = (f"{'topology':<14}{'GPUs':>5}{'k':>4}" + "".join(f"{s[:8]:>9}" for s in STAGES)
+            + f"{'write':>8}{'certify':>9}{'wall':>8}{'cpu':>8}{'peak MB':>9}{'file MB':>9}"
+            f"{'trees':>7}{'ht':>4}  ok")
+    print(f"{args.collective}; seconds per stage (wall), certify = audit of the written file")
     print(head)
     print("-" * len(head))
-    for spec in args.topologies:
-        t = load_topology(spec)
-        start = time.monotonic()
-        s = schedule(t, args.collective, fixed_k=args.fixed_k)
-        total = time.monotonic() - start
-        tm = s.timings
-        st = s.phases[0].stats
-        split_flows = f"{st['maxflows']}+{st['aux_maxflows']}aux"
-        print(f"{spec:<14}{t.num_compute:>5}{fraction_str(s.algbw):>14}{s.phases[0].k:>5}"
-              f"{tm['optimum']:>9.2f}{tm['switch removal']:>9.2f}{tm['packing']:>9.2f}"
-              f"{tm['mapping back']:>9.2f}{total:>9.2f}  {split_flows:>16}"
-              f"{st['packing_maxflows']:>12}{len(s.trees):>7}{s.max_height:>7}", flush=True)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for spec in specs:
+            out = os.path.join(tmp, spec.replace(":", "_") + ".json.gz")
+            cmd = [sys.executable, __file__, "--worker", spec, "--out", out,
+                   "-c", args.collective] + (["--no-symmetry"] if args.no_symmetry else [])
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"{spec:<14} failed: {proc.stderr.strip().splitlines()[-1:]}", flush=True)
+                continue
+            r = json.loads(proc.stdout.strip().splitlines()[-1])
+            results.append(r)
+            st = r["stages"]
+            print(f"{spec:<14}{r['n']:>5}{r['k'][0]:>4}"
+                  + "".join(f"{st.get(s, 0.0):>9.2f}" for s in STAGES)
+                  + f"{r['write']:>8.2f}{r['certify']:>9.2f}{r['wall']:>8.1f}{r['cpu']:>8.1f}"
+                  f"{r['peak_mb']:>9}{r['bytes'] / 1e6:>9.1f}{r['trees']:>7}{r['height']:>4}  "
+                  f"{'yes' if r['valid'] and r['optimal'] else 'NO'}", flush=True)
+    print()
+    for family in sorted({r["spec"].split(":")[0] for r in results}):
+        rows = [r for r in results if r["spec"].split(":")[0] == family]
+        boxes = [int(r["spec"].split(":")[1]) for r in rows]
+        cpu = slope([(b, r["cpu"]) for b, r in zip(boxes, rows)])
+        wall = slope([(b, r["wall"]) for b, r in zip(boxes, rows)])
+        if cpu is not None and wall is not None:
+            print(f"{family}: time grows as boxes^{cpu:.2f} (CPU seconds), boxes^{wall:.2f} "
+                  f"(wall), over {min(boxes)}..{max(boxes)} boxes")
+    sym = {r["symmetry"] for r in results}
+    print("built by: " + "; ".join(sorted(str(x) for x in sym)))
 
 
 if __name__ == "__main__":
