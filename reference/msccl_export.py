@@ -23,7 +23,8 @@ The program is out of place (``inplace="0" outofplace="1"``). The MSCCL runtime
 (Azure/msccl-executor-nccl) loads it with these limits, checked here: 64 steps
 per threadblock, 32 send and 32 receive threadblocks per channel, 32 channels,
 at most 71 chunks per step (longer transfers are split), chunk offsets below
-32768, thread block ids below 128 when they are waited for.
+32768, thread block ids below 128 when they are waited for, 4096 XML elements
+per rank.
 
 Switch paths: MSCCL names ranks, not links. Each tree edge (u, v) of the
 switch-free graph G* becomes a connection from rank u to rank v; its path
@@ -51,6 +52,7 @@ MAX_CHANNELS = 32
 MAX_COUNT = 71
 MAX_OFFSET = 32767
 MAX_DEP_TB = 127
+MAX_XML_ELEMENTS = 4096  # msccl_parser.h MAX_NODES: <algo>, every <gpu>, one rank's tb/step
 MSCCL_COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter",
               "allreduce": "allreduce"}
 
@@ -279,6 +281,12 @@ def _limits(plan: Plan, tbs: list[_Tb], nch: int) -> str:
                             f"{MAX_TB_PER_CHANNEL}")
         if max(plan.buffers[r].values()) > MAX_OFFSET + 1:
             return f"rank {r} needs chunk offsets beyond {MAX_OFFSET}"
+        mine = [tb for tb in tbs if tb.rank == r]
+        elements = 1 + plan.nranks + len(mine) + sum(tb.steps[-1].index + 1 for tb in mine
+                                                     if tb.steps)
+        if elements > MAX_XML_ELEMENTS:
+            return (f"rank {r} needs {elements} XML elements, more than the {MAX_XML_ELEMENTS} "
+                    "the runtime's reader keeps per rank")
     return ""
 
 
