@@ -212,3 +212,22 @@ def test_solve_refuses_mixed_requests() -> None:
         rt.solve(4, 1, 1, strategy="binomial", max_reducers=2)
     with pytest.raises(ReductionError, match="no limit"):
         rt.solve(4, 1, 1, overlap=False, max_transfers=2)
+
+
+def test_comparison_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("z3")
+    lines: list[str] = []
+    grid = ((1, 2), (0, 1))
+    assert rs.compare(max_n=5, k_transfers_max_n=5, grid=grid, z3_max_n=3, log=lines.append) == 0
+    assert len(lines) == 5 and lines[-1].startswith("n = 5:")
+    real = rt.algorithm3
+
+    def off_by_one(n: int, d: object, c: object, K: int) -> rt.ReductionSchedule:
+        s = real(n, d, c, K)
+        s.makespan += 1
+        return s
+
+    monkeypatch.setattr(rt, "algorithm3", off_by_one)
+    lines.clear()
+    assert rs.compare(max_n=3, k_transfers_max_n=0, grid=grid, z3_max_n=0, log=lines.append) > 0
+    assert any("MISMATCH Algorithm 3" in line for line in lines)

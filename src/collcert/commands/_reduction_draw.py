@@ -121,11 +121,14 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
                           Patch(color="tab:orange", label="reduces (c)")],
                  loc="lower right", fontsize=7)
     title = (f"{n} elements, d = {data.get('transfer')}, c = {data.get('compute')}, "
-             f"{sim.model}; makespan {_txt(sim.exact(sim.ready[sink]))}")
+             f"{sim.model}; makespan {_txt(sim.exact(sim.ready[sink]))} (simulated)")
     if data.get("algorithm"):
         title += f"\n{data['algorithm']}"
     if not ok:
-        title += "\nINVALID: " + "; ".join(reasons[:2])
+        import textwrap
+
+        width = max(60, int(12 * min(4 + 0.35 * n, 30)))
+        title += "\n" + "\n".join(textwrap.wrap("INVALID: " + "; ".join(reasons[:2]), width))
     fig.suptitle(title, fontsize=10, color="black" if ok else "tab:red")
     fig.tight_layout()
     fig.savefig(output, dpi=110)
