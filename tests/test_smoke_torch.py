@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +147,13 @@ def test_a_failing_rank_stops_the_run() -> None:
     plan = plan_from_schedule(_doc("complete:4", "allgather", None))
     with pytest.raises(SmokeError, match="of the nosuchbackend run failed: AssertionError"):
         dist.run([(plan, 1, 1)], "nosuchbackend", timeout=20)
+
+
+def test_forestcoll_xml_with_its_topology() -> None:
+    from collcert.reference.topology import Topology
+
+    topo = Topology.from_json(str(DATA / "forestcoll_a100_1box_topology.json"))
+    rep = smoke(str(DATA / "forestcoll_a100_1box_allgather.xml"), topology=topo,
+                backend="single-gpu", device="cpu", size=2048, iters=1)
+    assert rep.passed and rep.fmt == "forestcoll-xml"
+    assert rep.model_algbw == 342 + Fraction(6, 7)  # 2400/7, tests/data/formats/README.md

@@ -180,7 +180,8 @@ def _model(fmt: str, parsed: Any, text: str, topology: Any) -> tuple[Fraction | 
         rep = audit(topology, text, fmt=fmt)
         if rep.algbw is None:
             return None, topology.unit, "the audit finds the schedule INVALID"
-        return Fraction(rep.algbw), topology.unit, f"exact, collcert audit on {topology.name}"
+        name = topology.name or "the topology"
+        return Fraction(rep.algbw), topology.unit, f"exact, collcert audit on {name}"
     if fmt == "json" and isinstance(parsed, dict):
         claim = (parsed.get("claimed") or {}).get("algbw")
         if claim is not None:
