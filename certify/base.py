@@ -78,7 +78,14 @@ def number(value: object, what: str) -> Fraction:
             result = Fraction(mant if mant not in ("+", "-") else "0")
             if exp:
                 result *= Fraction(10) ** int(exp)
+            # keep every number far below Python's 4300-digit int-to-text limit
+            if max(abs(result.numerator), result.denominator).bit_length() > MAX_DIGITS * 10 // 3:
+                raise InputError(f"{what} is {text[:30]!r}…: more than {MAX_DIGITS} digits")
             return result
+        if re.match(r"^[+-]?(\d+(\.\d*)?|\.\d+)[eE][+-]?\d+$", text):
+            raise InputError(f"{what} is {text[:30]!r}: its exponent is too large (at most "
+                             "4 digits); write an integer, a ratio such as \"3/4\" or a decimal "
+                             "such as \"12.5\"")
     raise InputError(
         f"{what} is {value!r}: write an integer, a ratio such as \"3/4\" or a decimal "
         'such as "12.5"'
