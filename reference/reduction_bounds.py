@@ -141,13 +141,15 @@ def bounds(n: int, d: Fraction, c: Fraction, *, max_transfers: int | None = None
         out += [Bound("lower", transfers_lower(n, d, c, K), "K transfers [derived]",
                       "⌈(n − 1)/K⌉·d + c"),
                 Bound("upper", transfers_upper(n, d, c, K), "corrected Prop 8 [derived]",
-                      "(⌊log2 K⌋ + 1 + max(0, ⌈(n − 2p)/K⌉))·(d + c), p = 2^⌊log2 K⌋")]
+                      "(⌊log2 K⌋ + 1 + max(0, ⌈(n − 2p)/K⌉))·(d + c), "
+                      "p = 2^⌊log2 K⌋")]
     elif max_reducers is not None:
         K = max_reducers
         out += [Bound("lower", reducers_lower(n, d, c, K), "K reducers [derived]",
                       "d + (⌈(n − 1)/K⌉ − 1)·max(d, c) + c"),
                 Bound("upper", reducers_upper(n, d, c, K), "star then binomial [derived]",
-                      "d + (m − 1)·max(d, c) + c + ⌈log2 K⌉·(d + c), m = ⌈(n − K)/K⌉")]
+                      "d + (m − 1)·max(d, c) + c + ⌈log2 K⌉·(d + c), "
+                      "m = ⌈(n − K)/K⌉")]
     else:
         out.append(Bound("upper", prop6(n, d, c), "Prop 6", "⌈log2 n⌉·(d + c)"))
     return out

@@ -266,32 +266,14 @@ def evaluate(parent: Sequence[int], D: int, C: int, overlap: bool = True
     return ready, send
 
 
-def finish_times(parent: Sequence[int], send: Sequence[int | None], D: int, C: int,
-                 overlap: bool = True) -> list[int]:
-    """When each machine finishes reducing, given the transfer dates (integers).
-
-    Reductions run in arrival order as early as possible (without overlap:
-    also outside the machine's incoming transfers). Validity of the dates is
-    not checked here: that is certify's job.
-    """
-    n = len(parent)
-    kids, start = children_of(parent)
-    done = [0] * n
-    for v in range(n):
-        lo, hi = start[v], start[v + 1]
-        if lo == hi:
-            continue
-        times = sorted(int(send[k] or 0) for k in kids[lo:hi])
-        f = 0
-        for j, t in enumerate(times):
-            at = max(t + D, f)
-            if not overlap:  # skip past later transfers that would overlap
-                for u in times[j + 1:]:
-                    if u < at + C and at < u + D:
-                        at = u + D
-            f = at + C
-        done[v] = f
-    return done
+def sink_finish(parent: Sequence[int], send: Sequence[int | None], D: int, C: int) -> int:
+    """When the sink (index 0) ends its last reduction, given the transfer dates:
+    reductions in arrival order, each as early as possible (overlap model).
+    Validity of the dates is certify's job."""
+    f = 0
+    for t in sorted(int(send[k] or 0) for k, p in enumerate(parent) if p == 0):
+        f = max(t + D, f) + C
+    return f
 
 
 # ---------------------------------------------------------------------------
@@ -342,8 +324,8 @@ def algorithm2(n: int, transfer: object, compute: object, transfers: int) -> Red
     D, C, L = scaled(d, c)
     parent, t, T = algorithm2_reversed(n, D, C, transfers)
     send: list[int | None] = [None] + [T - x for x in t[1:]]
-    done = finish_times(parent, send, D, C)
-    return _schedule(n, d, c, L, parent, send, done[0], "Algorithm 2 (Thm 7)",
+    length = sink_finish(parent, send, D, C)
+    return _schedule(n, d, c, L, parent, send, length, "Algorithm 2 (Thm 7)",
                      max_transfers=transfers)
 
 

@@ -56,8 +56,9 @@ def test_z3_confirms_the_optimum_on_small_cases() -> None:
     pytest.importorskip("z3")
     from collcert.fuzz.reduction_z3 import prove
 
-    for n, d, c, kw in [(4, 1, 1, {}), (5, 2, 1, {}), (5, 0, 1, {}), (5, 1, 2, {"max_transfers": 2}),
-                        (5, 1, 1, {"max_reducers": 1}), (4, 1, 1, {"overlap": False})]:
+    for n, d, c, kw in [(4, 1, 1, {}), (5, 2, 1, {}), (5, 0, 1, {}),
+                        (5, 1, 2, {"max_transfers": 2}), (5, 1, 1, {"max_reducers": 1}),
+                        (4, 1, 1, {"overlap": False})]:
         sched = rt.solve(n, d, c, **kw)
         answers = prove(n, Fraction(d), Fraction(c), sched.makespan, **kw)
         assert [a.result for a in answers] == ["unsat", "sat"], (n, d, c, kw)

@@ -27,7 +27,8 @@ Thm 7), 3 (at most K reducers, Thm 9); strategies: binomial (Thm 18), Fibonacci
 examples:
   collcert reduce-tree 8 --transfer 2 --compute 1
   collcert reduce-tree 1000 --transfer 1/2 --compute 1/3 --max-transfers 4 --json
-  collcert reduce-tree 20 --transfer 1 --compute 1 -o tree.json && collcert draw tree.json -o tree.png
+  collcert reduce-tree 20 --transfer 1 --compute 1 -o tree.json
+  collcert draw tree.json -o tree.png             # the tree and a Gantt chart
   collcert reduce-tree --check tree.json          # check any collcert-reduction/1 file
   collcert reduce-tree 10000 --figure2 fig2.png   # the approximation ratios (Figure 2)
 
@@ -176,7 +177,8 @@ def _print_text(doc: dict[str, Any], facts: dict[str, Any], parent: list[int]) -
 
     def walk(v: int, prefix: str, last: bool, top: bool) -> None:
         when = "sink" if top else f"sends at {doc['send_time'][v]}"
-        lines.append(f"{prefix}{'' if top else ('└─ ' if last else '├─ ')}{v + 1}  ({when})")
+        branch = "" if top else ("└─ " if last else "├─ ")
+        lines.append(f"{prefix}{branch}{v + 1}  ({when})")
         ks = sorted(kids.get(v, []), key=rank.__getitem__)
         inner = prefix + ("" if top else ("   " if last else "│  "))
         for j, k in enumerate(ks):
