@@ -60,9 +60,8 @@ Node = Hashable
 Link = tuple[Node, Node]
 Progress = Callable[[int, int, str], None]
 
-# Max-flows here run on the pure-Python exact engine: OR-Tools and highspy (the LP
-# layer's float solver) each load their own libhighs.so.1 and cannot share a process.
-ENGINE = "exact"
+# max-flow engine: OR-Tools when the integers fit, else exact (reference/maxflow.py)
+ENGINE = "auto"
 
 
 @dataclass
@@ -128,9 +127,13 @@ def _cut_lp(p: OnePortPlatform, cuts: list[frozenset[Node]], T: Fraction | None 
             else:
                 lp.add_row((name, v), {("n", e): p.cost[e] for e in arcs}, "<=", T)
     for k, X in enumerate(cuts):
-        lp.add_row(("cut", k), {("n", (u, v)): 1 for (u, v) in p.cost
-                                if v in X and u not in X}, ">=", 1)
+        _add_cut(lp, p, k, X)
     return lp
+
+
+def _add_cut(lp: LinearProgram, p: OnePortPlatform, k: int, X: frozenset[Node]) -> None:
+    lp.add_row(("cut", k), {("n", (u, v)): 1 for (u, v) in p.cost if v in X and u not in X},
+               ">=", 1)
 
 
 def _generate(p: OnePortPlatform, s: Node, cuts: list[frozenset[Node]], T: Fraction | None,
@@ -142,8 +145,9 @@ def _generate(p: OnePortPlatform, s: Node, cuts: list[frozenset[Node]], T: Fract
     known = set(cuts)
     net = FlowNetwork(len(p.nodes), [idx[u] for u, _ in links], [idx[v] for _, v in links],
                       [0] * len(links), engine=ENGINE)
+    lp = _cut_lp(p, cuts, T)
     while True:
-        res = solve_lp(_cut_lp(p, cuts, T))
+        res = solve_lp(lp)
         stats["rounds"] = stats.get("rounds", 0) + 1
         stats["lp_seconds"] = (stats.get("lp_seconds", 0.0) + res.stats.get("float_seconds", 0)
                                + res.stats.get("exact_seconds", 0))
@@ -164,7 +168,9 @@ def _generate(p: OnePortPlatform, s: Node, cuts: list[frozenset[Node]], T: Fract
                                             if T is None else ", tidying n"))
         if not new:
             return res
-        cuts += new
+        for X in new:
+            _add_cut(lp, p, len(cuts), X)
+            cuts.append(X)
 
 
 def solve_ssb(platform: OnePortPlatform, source: object, *, progress: Progress | None = None,
