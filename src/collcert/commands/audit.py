@@ -60,6 +60,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from .broadcast_steady import audit_hook  # one-port steady-state broadcast schedules
+
+    if (code := audit_hook(args)) is not None:
+        return code
     if args.topology == "-" and args.schedule == "-":
         raise ScheduleError("TOPOLOGY and SCHEDULE cannot both be '-' (stdin): give one of "
                             "them as a file")
