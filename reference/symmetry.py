@@ -45,36 +45,46 @@ import numpy as np
 Node = Hashable
 
 
-def refine(n: int, arcs: Sequence[tuple[int, int, object]], colours: Sequence[int],
-           table: dict[object, int] | None = None, rounds: int = 64) -> list[int]:
-    """Colour refinement: colours until every node's colour determines the multiset
-    of (capacity, colour) over its out-arcs and over its in-arcs.
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
 
-    ``table`` maps signatures to colour numbers; share one table between two
-    refinements to compare their colours (equal number = equal signature)."""
-    if table is None:
-        table = {}
-    col = list(colours)
-    out: list[list[tuple[object, int]]] = [[] for _ in range(n)]
-    inn: list[list[tuple[object, int]]] = [[] for _ in range(n)]
-    for a, b, c in arcs:
-        out[a].append((c, b))
-        inn[b].append((c, a))
-    classes = len(set(col))
-    for _ in range(rounds):
-        sig = [(col[v], tuple(sorted((c, col[b]) for c, b in out[v])),
-                tuple(sorted((c, col[a]) for c, a in inn[v]))) for v in range(n)]
-        new = []
-        for s in sig:
-            x = table.get(s)
-            if x is None:
-                x = table[s] = len(table) + 1_000_000  # apart from caller-given colours
-            new.append(x)
-        count = len(set(new))
-        col = new
-        if count == classes:
-            break
-        classes = count
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on uint64 arrays (wrapping arithmetic)."""
+    x = x.astype(np.uint64, copy=True)
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def refine(tails: np.ndarray, heads: np.ndarray, klass: np.ndarray, colours: np.ndarray,
+           rounds: int = 64) -> np.ndarray:
+    """Colour refinement (1-WL) on a capacitated digraph, by hashing: a node's new
+    colour mixes its colour with the multisets of (capacity class, colour) over its
+    out-arcs and over its in-arcs (sums of mixed values). Colours are uint64 values
+    that depend on the structure only, so two refinements can be compared directly.
+
+    Hash collisions could only merge classes (never split isomorphic nodes): the
+    result is a candidate generator, and every automorphism built from it is
+    verified exactly (:meth:`Symmetry.verify`)."""
+    with np.errstate(over="ignore"):
+        col = _mix(np.asarray(colours).astype(np.uint64))
+        n = len(col)
+        k = klass.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        classes = len(np.unique(col))
+        for _ in range(rounds):
+            out_sum = np.zeros(n, dtype=np.uint64)
+            in_sum = np.zeros(n, dtype=np.uint64)
+            np.add.at(out_sum, tails, _mix(k ^ col[heads]))
+            np.add.at(in_sum, heads, _mix(k ^ _mix(col[tails])))
+            new = _mix(col ^ _mix(out_sum + np.uint64(1)) ^ _mix(_mix(in_sum) + np.uint64(2)))
+            count = len(np.unique(new))
+            col = new
+            if count == classes:
+                break
+            classes = count
     return col
 
 
@@ -160,14 +170,20 @@ def box_symmetry(nodes: Sequence[Node], num_compute: int,
     n = len(nodes)
     if num_compute < 2:
         return None
-    arc_list = [(a, b, c) for (a, b), c in arcs.items()]
-    base = [0 if v < num_compute else (2 if v in multicast else 1) for v in range(n)]
-    table: dict[object, int] = {}
-    colour = refine(n, arc_list, base, table)
+    # capacities as small integers (classes of equal values) for the refinement;
+    # verify() compares the values themselves
+    klass: dict[object, int] = {}
+    tails = np.fromiter((a for a, _ in arcs), dtype=np.int64, count=len(arcs))
+    heads = np.fromiter((b for _, b in arcs), dtype=np.int64, count=len(arcs))
+    kl = np.fromiter((klass.setdefault(c, len(klass)) for c in arcs.values()), dtype=np.int64,
+                     count=len(arcs))
+    base = np.array([0 if v < num_compute else (2 if v in multicast else 1) for v in range(n)],
+                    dtype=np.int64)
+    colour = refine(tails, heads, kl, base)
     c0 = 0
-    a_side = list(colour)
-    a_side[c0] = -1
-    col_a = refine(n, arc_list, a_side, table)
+    a_side = base.copy()
+    a_side[c0] = 3
+    col_a = refine(tails, heads, kl, a_side)
     same = [v for v in range(num_compute) if v != c0 and colour[v] == colour[c0]]
     if not same:
         return None
@@ -175,9 +191,16 @@ def box_symmetry(nodes: Sequence[Node], num_compute: int,
     # up to four candidates are tried, the first verified group is taken
     cells: dict[int, list[int]] = {}
     for v in same:
-        cells.setdefault(col_a[v], []).append(v)
+        cells.setdefault(int(col_a[v]), []).append(v)
+    adj: list[set[int]] = [set() for _ in range(n)]
+    for a, b in arcs:
+        adj[a].add(b)
+        adj[b].add(a)
     for cell in sorted(cells.values(), key=lambda c: (-len(c), c[0]))[:4]:
-        got = _shift_from(nodes, num_compute, arcs, arc_list, colour, col_a, cell[0], table,
+        b_side = base.copy()
+        b_side[cell[0]] = 3
+        col_b = refine(tails, heads, kl, b_side)
+        got = _shift_from(nodes, num_compute, arcs, adj, col_a.tolist(), col_b.tolist(),
                           multicast, supply)
         if got is not None:
             return got
@@ -185,22 +208,14 @@ def box_symmetry(nodes: Sequence[Node], num_compute: int,
 
 
 def _shift_from(nodes: Sequence[Node], num_compute: int, arcs: Mapping[tuple[int, int], object],
-                arc_list: list[tuple[int, int, object]], colour: list[int], col_a: list[int],
-                c1: int, table: dict[object, int], multicast: frozenset[int],
-                supply: Mapping[int, int] | None) -> Symmetry | None:
+                adj: Sequence[set[int]], col_a: list[int], col_b: list[int],
+                multicast: frozenset[int], supply: Mapping[int, int] | None) -> Symmetry | None:
     """Steps 1-3 of the module docstring for one candidate c1 (verified, or None)."""
     n = len(nodes)
-    b_side = list(colour)
-    b_side[c1] = -1
-    col_b = refine(n, arc_list, b_side, table)
     tau = _pair_cells(col_a, col_b)
     if tau is None:
         return None
     moved = {v for v in range(n) if tau[v] != v}
-    adj: list[set[int]] = [set() for _ in range(n)]
-    for a, b, _ in arc_list:
-        adj[a].add(b)
-        adj[b].add(a)
     shared = {v for v in range(n) if v not in moved and adj[v] & moved}
     boxes = _components(n, adj, shared)
     if len(boxes) < 2:
