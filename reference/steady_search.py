@@ -28,7 +28,7 @@ Node = Hashable
 Link = tuple[Node, Node]
 Progress = Callable[[int, int, str], None]
 
-MAX_TREE_CANDIDATES = 2_000_000
+MAX_TREE_CANDIDATES = 300_000
 MAX_DAG_NODES = 8
 
 

@@ -111,9 +111,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = dict(doc)
         if compare is not None:
-            out["compare"] = {k: {"throughput": fraction_str(tp),
-                                  "links": [[u, v] for u, v in edges]}
-                              for k, (tp, edges) in compare.items()}
+            out["compare"] = {k: ({"skipped": v} if k.endswith("_skipped") else
+                                  {"throughput": fraction_str(v[0]),
+                                   "links": [[a, b] for a, b in v[1]]})
+                              for k, v in compare.items()}
         out["seconds"] = {k: round(v, 3) for k, v in result.seconds.items()}
         out["seconds"]["total"] = round(elapsed, 3)
         print_json(out)
@@ -127,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
                 tp, edges = compare[k]
                 links = " ".join(f"{u}->{v}" for u, v in edges)
                 print(f"    {label}: {show(tp)}" + (f"   [{links}]" if k != "graph" else ""))
+            elif f"{k}_skipped" in compare:
+                print(f"    {label}: not searched ({compare[f'{k}_skipped']})")
     if args.output:
         print(f"  schedule written to {args.output} (check it: collcert audit "
               f"{args.topology} {args.output})")
@@ -136,12 +139,19 @@ def run(args: argparse.Namespace) -> int:
 
 def _compare(platform: Any, source: Any, graph_tp: Any, args: argparse.Namespace,
              ) -> dict[str, Any]:
-    from collcert.reference.steady_search import best_dag, best_tree
+    from collcert.reference.steady_search import MAX_DAG_NODES, best_dag, best_tree
 
-    out: dict[str, Any] = {"tree": best_tree(platform, source)}
-    if len(platform.nodes) <= 8:
+    out: dict[str, Any] = {}
+    try:
+        out["tree"] = best_tree(platform, source)
+    except TopologyError as exc:  # the search is capped: say so, keep the rest
+        out["tree_skipped"] = str(exc)
+    if len(platform.nodes) <= MAX_DAG_NODES:
         bar = Progress("best DAG", force=args.progress)
         out["dag"] = best_dag(platform, source, progress=lambda d, t, note: bar(d, t, note))
+    else:
+        out["dag_skipped"] = (f"the best-DAG search is limited to {MAX_DAG_NODES} nodes; this "
+                              f"platform has {len(platform.nodes)}")
     out["graph"] = (graph_tp, list(platform.cost))
     return out
 
