@@ -109,7 +109,7 @@ def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = 
     if fmt not in ("json", "forestcoll-xml"):
         raise ValueError(f"unknown schedule format {fmt!r}: use json or forestcoll-xml")
     try:
-        raw: Any = (gzip.open(p, "wb", compresslevel=6) if p.endswith(".gz")
+        raw: Any = (gzip.open(p, "wb", compresslevel=1) if p.endswith(".gz")
                     else open(p, "wb"))
         with raw, io.TextIOWrapper(raw, encoding="utf-8", write_through=False) as fh:
             if fmt == "json":

@@ -45,7 +45,7 @@ from .symmetry import Symmetry
 
 Node = Hashable
 Progress = Callable[[int, int], None]
-FLOW_CERTIFICATE_LIMIT = 3_000_000  # entries of the mapped flows kept for the certificate
+FLOW_CERTIFICATE_LIMIT = 1_000_000  # entries of the mapped flows kept for the certificate
 
 
 class SymmetryFailed(Exception):
