@@ -86,7 +86,7 @@ def draw_steady(platform: Any, doc: dict[str, Any], output: str) -> None:
     fig, (ax_g, ax_t) = plt.subplots(1, 2, figsize=(14, height),
                                      gridspec_kw={"width_ratios": [1, 1.6]})
     # ---- the platform and its trees
-    for (u, v), c in platform.cost.items():
+    for (u, v), c in platform.cost.items() if n <= 20 else ():  # big: trees only
         ax_g.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>", mutation_scale=9,
                                        color="0.8", linewidth=0.8, zorder=1,
                                        connectionstyle="arc3,rad=0.08", shrinkA=9, shrinkB=9))
@@ -96,7 +96,7 @@ def draw_steady(platform: Any, doc: dict[str, Any], output: str) -> None:
                           ha="center")
     if trees:
         for k, t in enumerate(trees[:20]):
-            rad = 0.08 + 0.05 * (k + 1)
+            rad = (0.08 + 0.05 * (k + 1)) if n <= 20 else 0.03 * k
             for u_raw, v_raw in t["edges"]:
                 u, v = by_text[str(u_raw)], by_text[str(v_raw)]
                 ax_g.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>",
@@ -123,6 +123,8 @@ def draw_steady(platform: Any, doc: dict[str, Any], output: str) -> None:
     what = (f"{len(trees)} weighted broadcast tree{'s' if len(trees) != 1 else ''} (colours), "
             "link costs in grey" if trees
             else "DAG schedule: ×messages per batch on each link in use, c = cost")
+    if n > 20:
+        what = what.replace(", link costs in grey", "")
     ax_g.set_title(f"{platform.name or 'platform'}, source {source}\n{what}", fontsize=9)
     if trees:
         ax_g.legend(handles=[Patch(color=colours[k], label=f"tree {k}: λ = {t['weight']}")
