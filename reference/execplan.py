@@ -297,7 +297,7 @@ def owner_of(spec: Spec, cell: int) -> int | None:
 def describe_cell(plan: Plan, rank: int, cell: int) -> list[str]:
     """Which root's shard and which tree(s) the global cell belongs to, and why
     ``rank`` may lack it (the trees that fail it; all of them when none does)."""
-    out = []
+    out: list[str] = []
     spec = plan.spec
     hits = [s for s in plan.segments if s.lo <= cell < s.hi]
     phases = sorted({s.phase for s in plan.segments})
