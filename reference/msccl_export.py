@@ -310,8 +310,15 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
 
     for r in range(plan.nranks):
         b = plan.buffers[r]
+        # scratch: only the partial sums some step writes or reads (an rrs keeps none)
+        used = sorted({(buf[1], st.cnt) for tb in tbs if tb.rank == r for st in tb.steps
+                       for buf in (st.src, st.dst) if buf[0] == "s" and buf[1] >= 0})
+        packed, scratch = {}, 0
+        for off, cnt in used:
+            packed[off] = scratch
+            scratch += cnt
         lines.append(f'  <gpu id="{r}" i_chunks="{b.get("i", 0)}" o_chunks="{b.get("o", 0)}" '
-                     f's_chunks="{b.get("s", 0)}">')
+                     f's_chunks="{scratch}">')
         for tb in (t for t in tbs if t.rank == r):
             lines.append(f'    <tb id="{tb.id}" send="{tb.send}" recv="{tb.recv}" '
                          f'chan="{tb.chan}">')
@@ -324,8 +331,8 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
                 for piece in range(k):
                     lo = piece * MAX_COUNT
                     cnt = min(MAX_COUNT, st.cnt - lo)
-                    src = (st.src[0], st.src[1] + lo if st.src[1] >= 0 else -1)
-                    dst = (st.dst[0], st.dst[1] + lo if st.dst[1] >= 0 else -1)
+                    src = (st.src[0], _at(st.src, packed) + lo if st.src[1] >= 0 else -1)
+                    dst = (st.dst[0], _at(st.dst, packed) + lo if st.dst[1] >= 0 else -1)
                     dep = st.deps[-1] if st.deps and piece == 0 else None
                     lines.append(step(s, st.kind, src, dst, cnt, dep,
                                       st.waited and piece == k - 1))
@@ -334,6 +341,10 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
         lines.append("  </gpu>")
     lines.append("</algo>")
     return "\n".join(lines) + "\n"
+
+
+def _at(buf: tuple[str, int], packed: dict[int, int]) -> int:
+    return packed[buf[1]] if buf[0] == "s" else buf[1]
 
 
 def write_text(text: str, path: str) -> None:

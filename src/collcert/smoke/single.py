@@ -24,6 +24,8 @@ from collcert.reference.execplan import Plan, dependencies
 
 from .runtime import RankResult, allocate, apply, check, device_name
 
+MAX_STREAMS = 128
+
 
 def _streams(plan: Plan) -> list[tuple[Any, ...]]:
     keys: list[tuple[Any, ...]] = []
@@ -85,8 +87,16 @@ def run(plan: Plan, ce: int, iters: int, device: str | None = None, seed: int = 
     ops = plan.ops
     cuda: Any = torch.cuda
     if dev.type == "cuda":
-        streams = {k: cuda.Stream(dev) for k in dict.fromkeys(keys)}
-        needed = {d for i, ds in enumerate(deps) for d in ds if keys[d] != keys[i]}
+        # one stream per link, up to MAX_STREAMS (then links share them round-robin:
+        # sharing only adds order, and every event waited for was recorded before)
+        pool: list[Any] = []
+        streams = {}
+        for n, k in enumerate(dict.fromkeys(keys)):
+            if n < MAX_STREAMS:
+                pool.append(cuda.Stream(dev))
+            streams[k] = pool[n % MAX_STREAMS]
+        needed = {d for i, ds in enumerate(deps) for d in ds
+                  if streams[keys[d]] is not streams[keys[i]]}
     for it in range(iters + 1):
         for mine, orig in zip(bufs, pristine):
             for b, t in mine.items():
@@ -96,13 +106,13 @@ def run(plan: Plan, ce: int, iters: int, device: str | None = None, seed: int = 
             torch.cuda.synchronize(dev)
             start, end = (cuda.Event(enable_timing=True) for _ in range(2))
             start.record()
-            for s in streams.values():
+            for s in pool:
                 s.wait_event(start)
             events: dict[int, Any] = {}
             for i, op in enumerate(ops):
                 s = streams[keys[i]]
                 for d in deps[i]:
-                    if keys[d] != keys[i]:
+                    if streams[keys[d]] is not s:
                         s.wait_event(events[d])
                 with torch.cuda.stream(s):
                     apply(op, bufs[op.rank], stage, ce)
@@ -111,7 +121,7 @@ def run(plan: Plan, ce: int, iters: int, device: str | None = None, seed: int = 
                     ev.record(s)
                     events[i] = ev
             main = torch.cuda.current_stream(dev)
-            for s in streams.values():
+            for s in pool:
                 main.wait_stream(s)
             end.record()
             end.synchronize()
