@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from . import cuts
+from . import automorphisms, cuts
 from .base import InputError, Node, Topo, Verdict, content_hash, frac_str, integer, number
 from .flows import check_flow, flow_fields
 
@@ -112,6 +112,33 @@ def _weights(topo: Topo, cert: Mapping[str, Any]) -> dict[Node, int] | None:
     return w
 
 
+def _automorphisms(v: Verdict, topo: Topo, cert: Mapping[str, Any],
+                   weights: Mapping[Node, int] | None) -> list[dict[Node, Node]] | None:
+    """The certificate's automorphisms, each verified (a failure fails ``v``); None when
+    it lists none (then every compute node needs its own flow)."""
+    raw = cert.get("automorphisms")
+    if raw is None:
+        return None
+    perms = automorphisms.read(topo, raw)
+    for g, sigma in enumerate(perms):
+        v.absorb(automorphisms.verify(topo, sigma, weights, f"automorphisms[{g}]"))
+    return perms
+
+
+def _orbits_covered(v: Verdict, topo: Topo, perms: list[dict[Node, Node]] | None,
+                    proven: set[Node], what: str) -> None:
+    """With automorphisms: every compute node's orbit holds a node with a valid flow."""
+    if perms is None:
+        return
+    missing = automorphisms.uncovered(topo, perms, proven)
+    for c in missing[:5]:
+        v.fail(f"{what}: no valid flow from the super source to compute node {c!r} or to "
+               "any node of its orbit under the certificate's automorphisms")
+    if len(missing) > 5:
+        v.fail(f"{what}: … and {len(missing) - 5} more compute nodes without a valid flow "
+               "in their orbit")
+
+
 def _allgather(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
     v = Verdict("allgather")
     inv_x = number(cert.get("inv_x"), "certificate inv_x")
@@ -123,11 +150,14 @@ def _allgather(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
     cut = topo.node_set(cert.get("cut"), "certificate cut")
     v.absorb(cuts.allgather_cut(topo, cut, inv_x, weights), "lower bound: ")
     by_sink = _flows_by_sink(cert, topo)
+    perms = _automorphisms(v, topo, cert, weights)
+    proven: set[Node] = set()
     src_tables: dict[Fraction, dict[Node, int]] = {}
     for c in topo.compute:
         records = [(i, r) for i, r in by_sink.get(c, []) if r.get("source") is None]
         if not records:
-            v.fail(f"upper bound: no flow from the super source to compute node {c!r}")
+            if perms is None:
+                v.fail(f"upper bound: no flow from the super source to compute node {c!r}")
             continue
         i, rec = records[0]
         label = f"flow to {c!r} (flows[{i}])"
@@ -146,6 +176,9 @@ def _allgather(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
         if value * x.denominator < total_w * x.numerator * m:
             v.fail(f"{label}: value {frac_str(Fraction(value, m))} is below N·x = "
                    f"{frac_str(total_w * x)}")
+        else:
+            proven.add(c)
+    _orbits_covered(v, topo, perms, proven, "upper bound")
     algbw = total_w / inv_x
     v.facts.update({"algbw": algbw, "inv_x": inv_x})
     if weights is None and "k" in cert:
@@ -174,10 +207,13 @@ def _fixed_k(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
     floor_cap = {e: math.floor(u * c) for e, c in topo.cap.items()}
     by_sink = _flows_by_sink(cert, topo)
     supply = {w: k for w in topo.compute}
+    perms = _automorphisms(v, topo, cert, None)
+    proven: set[Node] = set()
     for c in topo.compute:
         records = [(i, r) for i, r in by_sink.get(c, []) if r.get("source") is None]
         if not records:
-            v.fail(f"feasibility: no flow from the super source to compute node {c!r}")
+            if perms is None:
+                v.fail(f"feasibility: no flow from the super source to compute node {c!r}")
             continue
         i, rec = records[0]
         label = f"flow to {c!r} (flows[{i}])"
@@ -189,6 +225,9 @@ def _fixed_k(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
         value = check_flow(v, label, topo, arcs, m, floor_cap, 1, None, c, supply, 1)
         if value is not None and value < n * k * m:
             v.fail(f"{label}: value {frac_str(Fraction(value, m))} is below N·k = {n * k}")
+        elif value is not None:
+            proven.add(c)
+    _orbits_covered(v, topo, perms, proven, "feasibility")
     cut = topo.node_set(cert.get("cut"), "certificate cut")
     inside = sum(1 for c in topo.compute if c in cut)
     if inside == n:

@@ -84,6 +84,12 @@ class Size:
     compute: int
     nodes: int
     links: int
+    sinks: int | None = None
+    """Max-flows the optimum solves when fewer than one per compute node (one per orbit)."""
+
+    @property
+    def flow_sinks(self) -> int:
+        return self.compute if self.sinks is None else self.sinks
 
     @property
     def build_bytes(self) -> int:
@@ -92,7 +98,7 @@ class Size:
     @property
     def flow_entries(self) -> int:
         """N flows over E + N arcs: what the optimum keeps as its certificate."""
-        return self.compute * (self.links + self.compute)
+        return self.flow_sinks * (self.links + self.compute)
 
     @property
     def solve_bytes(self) -> int:
@@ -100,7 +106,7 @@ class Size:
 
     def solve_seconds(self, exact: bool = False) -> float:
         if exact:
-            return (EXACT_SECONDS_PER_NODE_ARC * self.compute * (self.nodes + 1)
+            return (EXACT_SECONDS_PER_NODE_ARC * self.flow_sinks * (self.nodes + 1)
                     * (self.links + self.compute))
         return ORTOOLS_SECONDS_PER_ARC * self.flow_entries
 
@@ -254,10 +260,11 @@ def check_prove_size(topology: Topology, fixed_k: int | None = None) -> None:
                 "a smaller k or topology")
 
 
-def check_solvable(topology: Topology, engine: str = "auto") -> None:
+def check_solvable(topology: Topology, engine: str = "auto", sinks: int | None = None) -> None:
     """:func:`check_size` for a built topology about to be solved with ``engine``
-    (``"auto"`` uses the exact engine when the scaled capacities may pass int64)."""
-    size = Size(topology.num_compute, len(topology.nodes), len(topology.capacity))
+    (``"auto"`` uses the exact engine when the scaled capacities may pass int64);
+    ``sinks``: max-flows needed when fewer than one per compute node (one per orbit)."""
+    size = Size(topology.num_compute, len(topology.nodes), len(topology.capacity), sinks)
     exact = engine == "exact" or (
         engine == "auto"
         and (topology.num_compute + 1) * sum(topology.int_capacity.values()) >= 1 << 61)

@@ -41,6 +41,7 @@ from .errors import TopologyError
 from .exact import fraction_str
 from .limits import check_solvable
 from .maxflow import FlowNetwork
+from .symmetry import Symmetry
 from .topology import Topology
 
 COLLECTIVES = ("allgather", "reduce-scatter", "broadcast", "reduce", "allreduce")
@@ -104,6 +105,9 @@ class Optimum:
     maxflows: int = 0
     flows: list[FlowWitness] = field(default_factory=list, repr=False)
     extra: dict[str, Any] = field(default_factory=dict)
+    automorphisms: list[list[list[Node]]] = field(default_factory=list, repr=False)
+    """Generators σ as ``[[u, σ(u)], …]`` when the flows cover one compute node per
+    orbit (:mod:`.orbits`); certify/ verifies them and computes the orbits itself."""
 
     @property
     def time_per_unit(self) -> Fraction:
@@ -179,8 +183,11 @@ class Optimum:
 
     def certificate(self) -> dict[str, Any]:
         """The witness data for ``collcert.certify`` (JSON-ready)."""
-        return {"format": "collcert-certificate/1", "kind": "optimum",
-                **self.to_json(flows=True)}
+        out = {"format": "collcert-certificate/1", "kind": "optimum",
+               **self.to_json(flows=True)}
+        if self.automorphisms:
+            out["automorphisms"] = self.automorphisms
+        return out
 
 
 # human labels of Optimum.extra in summaries (to_json keeps the keys)
@@ -197,6 +204,7 @@ _LABELS = {
     "lower_bound_time_per_unit": "proven lower bound, time per unit",
     "thm19_condition": "Thm 19 condition (RS+AG optimal)",
     "rsag_proven_optimal": "RS+AG proven optimal",
+    "symmetry": "symmetry",
 }
 
 
@@ -284,9 +292,11 @@ def _check_engine_cut(value: int, cut_value: int) -> None:
 # allgather
 # --------------------------------------------------------------------------- #
 def _allgather(
-    t: Topology, engine: str, progress: Progress | None, weights: Sequence[int] | None = None
+    t: Topology, engine: str, progress: Progress | None, weights: Sequence[int] | None = None,
+    sym: Symmetry | None = None,
 ) -> Optimum:
-    """1/x* by the Dinkelbach iteration described in the module docstring."""
+    """1/x* by the Dinkelbach iteration described in the module docstring; with ``sym``
+    (a verified automorphism group keeping the weights) one sink per orbit."""
     n_c = t.num_compute
     w = [1] * n_c if weights is None else list(weights)
     total_w = sum(w)
@@ -305,7 +315,8 @@ def _allgather(
     flows: list[FlowWitness] = []
     solves = 0
     caps_at: Fraction | None = None
-    order = sorted(range(n_c), key=lambda j: in_int[t.compute_nodes[j]])
+    sinks = range(n_c) if sym is None else sym.reps  # compute nodes come first: j = index
+    order = sorted(sinks, key=lambda j: in_int[t.compute_nodes[j]])
     for done, j in enumerate(order):
         v = t.compute_nodes[j]
         while True:
@@ -330,15 +341,25 @@ def _allgather(
                 raise RuntimeError("internal: a violated test did not improve the cut ratio")
             ratio, best_cut = new, s_nodes
         if progress:
-            progress(done + 1, n_c)
+            progress(done + 1, len(order))
     inv_x_real = ratio * t.scale  # 1/x* in real units (per unit of weight)
     opt = Optimum("allgather", t, algbw=Fraction(total_w) / inv_x_real, cut=best_cut,
                   inv_x=inv_x_real, maxflows=solves, flows=flows)
+    _mark_orbits(opt, sym)
     if weights is None:
         opt.k, opt.U = prop3(inv_x_real, list(t.capacity.values()))
     else:
         opt.extra["weights"] = {c: wj for c, wj in zip(t.compute_nodes, w)}
     return opt
+
+
+def _mark_orbits(opt: Optimum, sym: Symmetry | None) -> None:
+    """Record the generator that extends the representatives' flows to every sink."""
+    if sym is not None:
+        from . import orbits
+
+        opt.automorphisms = [orbits.generator_pairs(sym, opt.topology.nodes)]
+        opt.extra["symmetry"] = orbits.describe(sym)
 
 
 def prop3(inv_x: Fraction, caps: list[Fraction]) -> tuple[int, Fraction]:
@@ -380,10 +401,11 @@ def _least_u(caps: list[int], need: int) -> Fraction:
     return u
 
 
-def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None) -> Optimum:
+def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None,
+             sym: Symmetry | None = None) -> Optimum:
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise TopologyError(f"fixed k must be a positive integer, got {k!r}")
-    base = _allgather(t, engine, None)
+    base = _allgather(t, engine, None, sym=sym)
     n_c = t.num_compute
     aux = _Aux(t, engine)
 
@@ -397,7 +419,8 @@ def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None) -> Opt
     flows: list[FlowWitness] = []
     solves = 0
     caps_at: Fraction | None = None
-    for done, v in enumerate(t.compute_nodes):
+    sinks = t.compute_nodes if sym is None else [t.compute_nodes[j] for j in sym.reps]
+    for done, v in enumerate(sinks):
         while True:
             if caps_at != u_int:  # ⌊U·b⌋ in integers, only when U moved
                 num, den = u_int.numerator, u_int.denominator
@@ -415,7 +438,7 @@ def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None) -> Opt
                 raise RuntimeError("internal: a violated fixed-k test did not raise U")
             u_int, witness = new, s_nodes
         if progress:
-            progress(done + 1, n_c)
+            progress(done + 1, len(sinks))
     u_real = u_int * t.scale
     # A flow that passed at an earlier, smaller U is still valid at the final U
     # (capacities ⌊U·b⌋ only grow with U): label every flow with the final U.
@@ -433,6 +456,7 @@ def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None) -> Opt
         "allgather", t, algbw=Fraction(n_c * k) / u_real, cut=witness, inv_x=base.inv_x,
         k=k, U=u_real, fixed_k=k, maxflows=solves + base.maxflows, flows=flows,
     )
+    _mark_orbits(opt, sym)
     opt.extra.update({
         "optimal_algbw": base.algbw,
         "thm15_bound_U_over_k": thm15_bound,
@@ -464,9 +488,11 @@ def _plain_network(
 
 
 def _min_over_sinks(
-    t: Topology, root: Node, reverse: bool, engine: str, progress: Progress | None
+    t: Topology, root: Node, reverse: bool, engine: str, progress: Progress | None,
+    keep_flows: bool = True,
 ) -> tuple[int, frozenset[Node], list[FlowWitness], int]:
-    """min over v ≠ root of F(root, v) (or F(v, root) when reverse), with witnesses."""
+    """min over v ≠ root of F(root, v) (or F(v, root) when reverse), with witnesses
+    (none kept with ``keep_flows=False``)."""
     net, names = _plain_network(t, engine)
     best: tuple[int, frozenset[Node]] | None = None
     flows = []
@@ -474,7 +500,8 @@ def _min_over_sinks(
     for i, v in enumerate(others):
         src, dst = (v, root) if reverse else (root, v)
         res = net.solve(t.index[src], t.index[dst])
-        flows.append(FlowWitness(src, dst, t.scale, names, res.flow, res.value))
+        if keep_flows:
+            flows.append(FlowWitness(src, dst, t.scale, names, res.flow, res.value))
         if best is None or res.value < best[0]:
             side = frozenset(t.nodes[j] for j in res.source_side)
             _check_engine_cut(res.value, _out_int(t, side))
@@ -505,12 +532,14 @@ def _single_root(
                    extra={"cut_capacity": Fraction(lam, t.scale)})
 
 
-def _allreduce(t: Topology, engine: str, progress: Progress | None) -> Optimum:
+def _allreduce(t: Topology, engine: str, progress: Progress | None,
+               sym: Symmetry | None = None) -> Optimum:
     n_c = t.num_compute
-    ag = _allgather(t, engine, None)
+    ag = _allgather(t, engine, None, sym=sym)
     assert ag.inv_x is not None and ag.cut is not None
     # bound (6): T ≥ M / min_{S ∩ V_c ∉ {∅, V_c}} B⁺(S), via min_v F(v0, v)
-    lam, cut6, _, s6 = _min_over_sinks(t, t.compute_nodes[0], False, engine, None)
+    lam, cut6, _, s6 = _min_over_sinks(t, t.compute_nodes[0], False, engine, None,
+                                       keep_flows=False)
     time6 = Fraction(t.scale, lam)
     # bound (7): T ≥ (2(N−1)/N) / max_v min_{S ∩ V_c = {v}} B⁺(S)
     net, _ = _plain_network(t, engine, extra_sink=True)
@@ -518,7 +547,9 @@ def _allreduce(t: Topology, engine: str, progress: Progress | None) -> Optimum:
     first_sink_arc = len(t.int_capacity)
     per_node: dict[Node, frozenset[Node]] = {}
     per_value: dict[Node, int] = {}
-    for j, v in enumerate(t.compute_nodes):
+    sinks7 = list(range(n_c)) if sym is None else sym.reps
+    for step, j in enumerate(sinks7):
+        v = t.compute_nodes[j]
         for i in range(n_c):
             net.set_capacity(first_sink_arc + i, 0 if i == j else None)
         res = net.solve(t.index[v], n)
@@ -526,7 +557,15 @@ def _allreduce(t: Topology, engine: str, progress: Progress | None) -> Optimum:
         _check_engine_cut(res.value, _out_int(t, side))
         per_node[v], per_value[v] = side, res.value
         if progress:
-            progress(j + 1, n_c)
+            progress(step + 1, len(sinks7))
+    if sym is not None:  # the cut of σ^g(r) is σ^g(cut of r); certify checks each cut
+        for r in sym.reps:
+            side_idx = [t.index[u] for u in per_node[t.nodes[r]]]
+            for g in range(1, sym.order):
+                perm = sym.perms[g]
+                image = t.nodes[int(perm[r])]
+                per_node[image] = frozenset(t.nodes[int(perm[i])] for i in side_idx)
+                per_value[image] = per_value[t.nodes[r]]
     v7 = max(t.compute_nodes, key=lambda v: per_value[v])
     time7 = Fraction(2 * (n_c - 1) * t.scale, n_c * per_value[v7])
     rsag_time = 2 * ag.inv_x / n_c
@@ -542,7 +581,10 @@ def _allreduce(t: Topology, engine: str, progress: Progress | None) -> Optimum:
     elif len(outside) == 1 and per_value[outside[0]] == per_value[v7]:
         thm19 = "b"
     opt = Optimum("allreduce", t, algbw=1 / rsag_time, cut=ag.cut, inv_x=ag.inv_x, k=ag.k,
-                  U=ag.U, maxflows=ag.maxflows + s6 + n_c, flows=ag.flows)
+                  U=ag.U, maxflows=ag.maxflows + s6 + len(sinks7), flows=ag.flows,
+                  automorphisms=ag.automorphisms)
+    if "symmetry" in ag.extra:
+        opt.extra["symmetry"] = ag.extra["symmetry"]
     opt.extra.update({
         "rsag_time_per_unit": rsag_time,
         "bound6_time_per_unit": time6,
@@ -569,6 +611,7 @@ def optimum(
     weights: Sequence[object] | None = None,
     engine: str = "auto",
     progress: Progress | None = None,
+    symmetry: bool | None = None,
 ) -> Optimum:
     """The certified optimum of ``collective`` on ``topology``.
 
@@ -580,6 +623,11 @@ def optimum(
     000 App. B and whether Thm 19 (or equality with a bound) proves it optimal.
     ``weights``: non-uniform allgather (003 §5.7), the relative shard size
     of each compute node (positive integers, in compute-node order).
+    ``symmetry``: for allgather, reduce-scatter, fixed k and allreduce, one
+    max-flow per orbit of the topology's box symmetry when one is found and
+    verified (:mod:`.orbits`; the certificate then carries the automorphism):
+    None (default) tries from ``orbits.AUTO_MIN_COMPUTE`` compute nodes on,
+    True always, False never. The result is the same either way.
     """
     if not isinstance(topology, Topology):
         raise TypeError("optimum() needs a collcert.Topology")
@@ -591,27 +639,34 @@ def optimum(
     topology.require_forestcoll(
         "the RS+AG allreduce time and bounds (6), (7)" if coll == "allreduce"
         else f"the ForestColl {coll} optimum")
-    check_solvable(topology, engine)  # refuse what cannot fit in memory or time (limits.py)
     if coll in ("broadcast", "reduce"):
+        check_solvable(topology, engine)  # refuse what cannot fit in memory or time
         if fixed_k is not None:
             raise TopologyError(f"fixed_k applies to allgather and reduce-scatter, not {coll}")
         return _single_root(topology, coll, root, engine, progress)
     if root is not None:
         raise TopologyError(f"{coll} has no root; root= is for broadcast and reduce")
-    if coll == "allreduce":
-        if fixed_k is not None:
-            raise TopologyError("fixed_k applies to allgather and reduce-scatter, not allreduce")
-        return _allreduce(topology, engine, progress)
+    if fixed_k is not None and (coll == "allreduce" or weights is not None):
+        raise TopologyError("fixed_k applies to allgather and reduce-scatter, not allreduce"
+                            if coll == "allreduce" else "fixed_k and weights cannot be combined")
+    w = None if weights is None or coll == "allreduce" else _parse_weights(topology, weights)
     t = topology.transpose() if coll == "reduce-scatter" else topology
+    sym = None
+    if symmetry is not False:
+        from . import orbits
+
+        if orbits.wanted(t, symmetry):
+            sym = orbits.find(t, w)
+    # refuse what cannot fit in memory or time (limits.py): flows for one sink per orbit
+    # (allreduce's bound (6) still solves one max-flow per compute node)
+    check_solvable(topology, engine,
+                   sinks=None if sym is None or coll == "allreduce" else len(sym.reps))
+    if coll == "allreduce":
+        return _allreduce(topology, engine, progress, sym)
     if fixed_k is not None:
-        if weights is not None:
-            raise TopologyError("fixed_k and weights cannot be combined")
-        opt = _fixed_k(t, fixed_k, engine, progress)
+        opt = _fixed_k(t, fixed_k, engine, progress, sym)
     else:
-        w = None
-        if weights is not None:
-            w = _parse_weights(topology, weights)
-        opt = _allgather(t, engine, progress, w)
+        opt = _allgather(t, engine, progress, w, sym)
     if coll == "reduce-scatter":
         opt.collective = "reduce-scatter"
         opt.topology = topology

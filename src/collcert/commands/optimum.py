@@ -35,6 +35,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="max-flow engine (default: ortools when capacities fit in int64)")
     p.add_argument("--progress", action="store_true", help="show a progress bar even when "
                    "stderr is not a terminal")
+    p.add_argument("--no-symmetry", action="store_true",
+                   help="one max-flow per compute node, not one per orbit of the topology's "
+                   "box symmetry (by default used from 64 compute nodes on; the certificate "
+                   "then carries the automorphism, docs/optimum.md)")
     _sizes.add_size_arguments(p)
     p.set_defaults(func=run)
 
@@ -53,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     progress = Progress(f"optimum {args.collective}", force=args.progress)
     opt = optimum(topo, args.collective, root=root, fixed_k=args.fixed_k, engine=args.engine,
-                  progress=progress)
+                  progress=progress, symmetry=False if args.no_symmetry else None)
     elapsed = time.monotonic() - started
     if args.json or args.certificate:
         out = opt.certificate() if args.certificate else opt.to_json()
