@@ -119,12 +119,16 @@ class SmokeReport:
 
 def _read(source: str | os.PathLike[str]) -> tuple[str, str]:
     """The schedule's text (a gzip file is read through) and where it came from."""
-    from collcert.reference.schedule_io import read_text
-
     p = os.fspath(source)
     if "\n" in p or p.lstrip().startswith(("{", "<")):
         return p, "schedule text"
-    return read_text(p), p
+    from collcert.certify.base import InputError
+    from collcert.certify.files import read_text
+
+    try:
+        return read_text(p, 512 * 1024 * 1024), p  # gzip by its magic bytes, size capped
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
 
 
 def _detect(text: str) -> str:
