@@ -18,11 +18,13 @@ if TYPE_CHECKING:  # for type checkers; at run time these come from __getattr__
     from collcert.reference.errors import CollcertError, ScheduleError, TopologyError
     from collcert.reference.exact import fraction_str, parse_number
     from collcert.reference.maxflow import FlowNetwork, max_flow
-    from collcert.reference.optimum import COLLECTIVES, Optimum, optimum
-    from collcert.reference.schedule import Schedule, schedule
+    from collcert.reference.optimum import COLLECTIVES, Optimum
+    from collcert.reference.schedule import Schedule
     from collcert.reference.topology import Topology
 
     from . import platforms
+    from .graphs import as_topology, optimum, schedule
+    from .importers import import_topology
 
 __version__ = "0.1.0"
 
@@ -40,9 +42,11 @@ _LAZY = {
     "max_flow": "collcert.reference.maxflow",
     "COLLECTIVES": "collcert.reference.optimum",
     "Optimum": "collcert.reference.optimum",
-    "optimum": "collcert.reference.optimum",
+    "optimum": "collcert.graphs",  # also reads networkx graphs (collcert.graphs)
     "Topology": "collcert.reference.topology",
-    "schedule": "collcert.reference.schedule",
+    "schedule": "collcert.graphs",
+    "as_topology": "collcert.graphs",
+    "import_topology": "collcert.importers",
     "Schedule": "collcert.reference.schedule",
 }
 
@@ -70,9 +74,11 @@ __all__ = [
     "Topology",
     "TopologyError",
     "__version__",
+    "as_topology",
     "audit",
     "audit_file",
     "fraction_str",
+    "import_topology",
     "max_flow",
     "optimum",
     "parse_number",

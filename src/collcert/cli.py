@@ -20,7 +20,8 @@ from collections.abc import Sequence
 EXIT_OK, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "fuzz", "prove", "check",
-                   "broadcast_steady", "reduce_tree", "smoke")
+                   "broadcast_steady", "reduce_tree", "smoke", "import_topology",
+                   "list_platforms", "completion")
 
 
 def is_bad_input(exc: BaseException) -> bool:

@@ -73,12 +73,16 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
     (:func:`collcert.reference.limits.check_size`). ``strict=False`` reads any
     directed graph from a file (the allreduce rate; see ``Topology``).
     """
-    spec = DEFAULT_TOPOLOGY if spec is None else spec
+    fmt = getattr(spec, "fmt", None)  # --from FORMAT (add_topology_argument)
+    spec = DEFAULT_TOPOLOGY if spec is None else str(spec)
     if spec == "-":
         text = read_stdin()
         if not text.strip():
             raise TopologyError("stdin is empty: pipe a topology JSON into the command "
                                 "(docs/topology.md)")
+        imported = _import(spec, fmt, text=text, solve=solve, strict=strict)
+        if imported is not None:
+            return imported
         if text.lstrip()[:1] not in ("{", "["):
             raise TopologyError(f"stdin: not a JSON topology (it starts with "
                                 f"{text.lstrip()[:20]!r}); see docs/topology.md")
@@ -87,7 +91,12 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
     names = platform_names()
     is_platform = bool(m) and m.group(1) in names if m else False
     if os.path.exists(spec) or (not is_platform and (spec.endswith(".json") or "/" in spec)):
+        imported = _import(spec, fmt, solve=solve, strict=strict)
+        if imported is not None:
+            return imported
         return Topology.from_json(spec, solve=solve, strict=strict)
+    if fmt is not None:
+        raise TopologyError(f"--from {fmt}: {spec[:60]!r} is not a file")
     if not m or not is_platform:
         shown = spec if len(spec) <= 60 else spec[:60] + "…"
         raise TopologyError(
@@ -129,17 +138,80 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
     return result
 
 
+def _import(spec: str, fmt: str | None, *, text: str | None = None, solve: bool,
+            strict: bool) -> Topology | None:
+    """A topology read by :mod:`collcert.importers` (NCCL XML, nvidia-smi topo -m), or
+    None when the file is JSON (read as before). Only regular files are sniffed (a
+    pipe is read once); what the file lacks is said on stderr."""
+    from collcert import importers
+
+    if fmt is None or fmt == "json":
+        if fmt == "json":
+            return None
+        if text is None:
+            if not os.path.isfile(spec):
+                return None
+            try:
+                with open(spec, "rb") as fh:
+                    head = fh.read(65536).decode("utf-8", "replace")
+            except OSError:
+                return None
+        else:
+            head = text
+        if importers.detect_format(head) in (None, "json"):
+            return None
+    if text is None:
+        got = importers.import_topology(spec, fmt, solve=solve, strict=strict)
+    else:
+        got = importers.import_text(text, "stdin", fmt, solve=solve, strict=strict)
+    for line in got.lacks:
+        print(f"note: {line}", file=sys.stderr)
+    return got.topology
+
+
+class TopologySpec(str):
+    """A TOPOLOGY argument with the format ``--from`` forces (``fmt``)."""
+
+    fmt: str | None = None
+
+
+class _SpecAction(argparse.Action):
+    """Stores TOPOLOGY or --from, and joins them into a :class:`TopologySpec`."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        spec, fmt = getattr(namespace, "topology", None), getattr(namespace, "topology_from",
+                                                                 None)
+        if spec is not None and fmt is not None:
+            joined = TopologySpec(spec)
+            joined.fmt = fmt
+            namespace.topology = joined
+
+
 def add_topology_argument(parser: Any, *, optional: bool = True) -> None:
-    parser.add_argument(
+    from collcert.importers import FORMATS
+
+    action = parser.add_argument(
         "topology",
         nargs="?" if optional else None,
         default=None,
         metavar="TOPOLOGY",
-        help="topology JSON file (docs/topology.md), '-' for stdin, or a built-in platform "
-        "such as dgx_a100:2, dgx_h100:4, mi250:2, mi250:2,8, dgx1, two_box_example, "
-        "ring:8, torus:4x4, fat_tree:4"
+        action=_SpecAction,
+        help="topology file: collcert JSON (docs/topology.md), NCCL's topology XML or the "
+        "output of 'nvidia-smi topo -m' (docs/importing.md); '-' for stdin; or a built-in "
+        "platform such as dgx_a100:2, dgx_h100:4, mi250:2, mi250:2,8, dgx1, two_box_example, "
+        "ring:8, torus:4x4, fat_tree:4 ('collcert platforms' lists them)"
         + (f" (default: {DEFAULT_TOPOLOGY})" if optional else ""),
     )
+    import shtab
+
+    action.complete = shtab.FILE  # shell completion (collcert completion) offers file names
+    parser.add_argument("--from", dest="topology_from", choices=FORMATS, action=_SpecAction,
+                        metavar="FORMAT",
+                        help=f"the topology file's format ({', '.join(FORMATS)}); detected "
+                        "from its content when not given. 'collcert import' converts with "
+                        "more options (NVLink, NIC speeds, boxes)")
 
 
 def exact_number(text: str) -> Fraction:

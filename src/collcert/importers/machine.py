@@ -1,0 +1,190 @@
+"""A machine read from a file, before it becomes a :class:`Topology`.
+
+The importers fill a :class:`Machine` per host: GPUs (compute nodes), CPUs, PCIe
+switches, NVSwitches and NICs (switch nodes), and undirected links with an exact
+bandwidth each way. :func:`assemble` then replicates boxes, joins their NICs
+through one network switch, drops switches that lead nowhere, and builds the
+Eulerian topology: every link is modelled both ways with the same capacity.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from collcert.reference.errors import TopologyError
+from collcert.reference.limits import Size, check_size
+from collcert.reference.topology import Topology
+
+from .speeds import gb
+
+Pair = tuple[str, str]
+
+
+def _pair(u: str, v: str) -> Pair:
+    return (u, v) if u <= v else (v, u)
+
+
+@dataclass
+class Machine:
+    """One host. ``links`` are PCIe/CPU/C2C links, ``nvlinks`` NVLinks (kept apart so a
+    companion file can replace them); both map an unordered pair to GB/s each way."""
+
+    origin: str
+    gpus: list[str] = field(default_factory=list)
+    switches: list[str] = field(default_factory=list)
+    info: dict[str, str] = field(default_factory=dict)
+    links: dict[Pair, Fraction] = field(default_factory=dict)
+    nvlinks: dict[Pair, Fraction] = field(default_factory=dict)
+    nvlink_switches: set[str] = field(default_factory=set)
+    nics: dict[str, Fraction | None] = field(default_factory=dict)
+    gpu_sm: dict[str, int | None] = field(default_factory=dict)
+    gpu_bus: dict[str, str] = field(default_factory=dict)
+
+    def add_gpu(self, name: str, info: str, *, sm: int | None = None, bus: str = "") -> None:
+        self._declare(name, info)
+        self.gpus.append(name)
+        self.gpu_sm[name] = sm
+        self.gpu_bus[name] = bus
+
+    def add_switch(self, name: str, info: str) -> None:
+        self._declare(name, info)
+        self.switches.append(name)
+
+    def _declare(self, name: str, info: str) -> None:
+        if name in self.info:
+            raise TopologyError(f"{self.origin}: {info} and {self.info[name]} would both be "
+                                f"node {name!r}; give them distinct ids (bus ids, numaid)")
+        self.info[name] = info
+
+    def link(self, u: str, v: str, bw: Fraction, *, nvlink: bool = False) -> None:
+        """Add ``bw`` each way between u and v (parallel links add up)."""
+        table = self.nvlinks if nvlink else self.links
+        key = _pair(u, v)
+        table[key] = table.get(key, Fraction(0)) + bw
+
+    def gpus_by_bus(self) -> list[str]:
+        """The GPUs in PCI bus-id order (the order nvidia-smi numbers them)."""
+        return sorted(self.gpus, key=lambda g: (self.gpu_bus.get(g, ""), self.gpus.index(g)))
+
+
+@dataclass
+class Assembled:
+    topology: Topology
+    notes: list[str]
+    info: dict[str, str]
+
+
+def assemble(machines: list[Machine], *, name: str, boxes: int = 1,
+             nic_bw: Fraction | None = None, strict: bool = True,
+             solve: bool = False) -> Assembled:
+    """The topology of ``machines`` (several hosts of one file) or of ``boxes`` copies of
+    one machine, NICs joined by one non-blocking network switch ``net``."""
+    origin = machines[0].origin
+    notes: list[str] = []
+    if boxes > 1 and len(machines) > 1:
+        raise TopologyError(f"{origin} already describes {len(machines)} hosts; --boxes "
+                            "replicates a file of one host")
+    copies: list[tuple[str, Machine]]
+    if len(machines) > 1:
+        copies = [(f"h{i}.", m) for i, m in enumerate(machines)]
+    elif boxes > 1:
+        copies = [(f"b{i}.", machines[0]) for i in range(boxes)]
+    else:
+        copies = [("", machines[0])]
+    multi = len(copies) > 1
+    compute: list[str] = []
+    switches: list[str] = []
+    info: dict[str, str] = {}
+    links: dict[Pair, Fraction] = {}
+
+    def add(u: str, v: str, bw: Fraction) -> None:
+        key = _pair(u, v)
+        links[key] = links.get(key, Fraction(0)) + bw
+
+    if multi:
+        switches.append("net")
+        info["net"] = "the network joining the boxes' NICs (one non-blocking switch)"
+    for prefix, m in copies:
+        if not m.gpus:
+            where = f" on host {prefix[:-1]}" if prefix else ""
+            raise TopologyError(f"{origin}: no GPU found{where}; a topology needs GPUs "
+                                "(compute nodes)")
+        shared = m.nvlink_switches if len(machines) > 1 else set()
+
+        def p(node: str, prefix: str = prefix, shared: set[str] = shared) -> str:
+            """Hosts of one file share their NVSwitch fabric (a multi-node NVLink
+            domain); copies made by --boxes each have their own."""
+            return node if node in shared else prefix + node
+
+        compute += [p(g) for g in m.gpus]
+        switches += [p(s) for s in m.switches if p(s) not in switches]
+        for node, text in m.info.items():
+            info[p(node)] = text
+        for table in (m.links, m.nvlinks):
+            for (u, v), bw in table.items():
+                add(p(u), p(v), bw)
+        if multi:
+            if not m.nics:
+                raise TopologyError(
+                    f"{origin}: {'host ' + prefix[:-1] if len(machines) > 1 else 'the box'} has "
+                    "no NIC, so the boxes cannot reach each other; import a file that lists "
+                    "the NICs (NCCL's dump does), or use one box")
+            for nic, own in m.nics.items():
+                speed = nic_bw if nic_bw is not None else own
+                if speed is None:
+                    raise TopologyError(
+                        f"{origin}: {m.info[nic]} gives no speed (a hand-written file lists NICs "
+                        "as bare PCI devices): pass --nic-bw GBPS, each NIC's bandwidth each "
+                        "way, e.g. 25 for 200 Gb/s InfiniBand HDR, 50 for 400 Gb/s NDR")
+                add(prefix + nic, "net", speed)
+    if multi:
+        kind = "hosts" if len(machines) > 1 else "copies of the box"
+        speeds = sorted({nic_bw} if nic_bw is not None else
+                        {bw for _, m in copies for bw in m.nics.values() if bw is not None})
+        notes.append(f"{len(copies)} {kind}, every NIC joined to one non-blocking network "
+                     f"switch 'net' at its speed ({', '.join(gb(s) for s in speeds)})")
+    else:
+        nics = machines[0].nics
+        if nics:
+            notes.append(f"{len(nics)} NIC{'s' if len(nics) > 1 else ''} left out: one box has "
+                         "no network peer (--boxes N models N boxes joined by their NICs)")
+            gone = {n for n in nics}
+            links = {k: v for k, v in links.items() if not gone & set(k)}
+            switches = [s for s in switches if s not in gone]
+    dropped = _prune(switches, links)
+    if dropped:
+        notes.append(f"{dropped} switch node{'s that lead' if dropped > 1 else ' that leads'} to "
+                     "no GPU dropped (PCIe bridges with nothing below, NVSwitches of absent GPUs)")
+    check_size(Size(len(compute), len(compute) + len(switches), 2 * len(links)), origin,
+               solve=solve)
+    directed = []
+    for (u, v), bw in sorted(links.items()):
+        directed.append((u, v, bw))
+        directed.append((v, u, bw))
+    try:
+        topo = Topology(compute, directed, switches, name=name, unit="GB/s", strict=strict)
+    except TopologyError as exc:
+        raise TopologyError(f"{origin}: the imported machine is not a usable topology: {exc}"
+                            ) from None
+    return Assembled(topo, notes, {k: info[k] for k in topo.nodes if k in info})
+
+
+def _prune(switches: list[str], links: dict[Pair, Fraction]) -> int:
+    """Drop switches joined to at most one other node (they carry no traffic), again
+    and again; returns how many were dropped. ``switches`` and ``links`` change."""
+    dropped = 0
+    while True:
+        degree: dict[str, set[str]] = {s: set() for s in switches}
+        for u, v in links:
+            if u in degree:
+                degree[u].add(v)
+            if v in degree:
+                degree[v].add(u)
+        dead = {s for s, nbrs in degree.items() if len(nbrs) <= 1}
+        if not dead:
+            return dropped
+        dropped += len(dead)
+        switches[:] = [s for s in switches if s not in dead]
+        for key in [k for k in links if dead & set(k)]:
+            del links[key]
