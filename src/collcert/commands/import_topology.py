@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 
+from collcert.importers import FORMATS, MAX_BOXES
+
 from ._common import exact_number, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from collcert.importers import FORMATS, MAX_BOXES
-
     p = sub.add_parser(
         "import",
         help="convert NCCL's topology XML or 'nvidia-smi topo -m' into collcert's topology JSON",
