@@ -159,9 +159,11 @@ def test_cli_generate_writes_loadable_files(tmp_path, capsys) -> None:
 
 
 def test_cli_generate_bad_input(tmp_path, capsys) -> None:
-    assert main(["fuzz", "generate", "--count", "2", "--max-nodes", "1",
-                 "-o", str(tmp_path / "x")]) == 2
+    with pytest.raises(SystemExit) as exc:  # argparse refuses the value itself
+        main(["fuzz", "generate", "--count", "2", "--max-nodes", "1", "-o", str(tmp_path / "x")])
+    assert exc.value.code == 2
     assert "--max-nodes" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
     f = tmp_path / "file"
     f.write_text("x")
     assert main(["fuzz", "generate", "--count", "1", "-o", str(f)]) == 2
