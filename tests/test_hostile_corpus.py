@@ -67,6 +67,7 @@ FILES: dict[str, str | bytes] = {
     "nodes_200k.json": json.dumps({"compute_nodes": list(range(200_000)), "links": [
         [i, (i + 1) % 200_000, 1] for i in range(200_000)]}, separators=(",", ":")),
     "ranks.bin": bytes(range(256)) * 4,
+    "words.txt": "ring:4 is a platform name, not a file's content\n",
     "laughs.xml": LAUGHS,
     "external.xml": EXTERNAL,
     "deep.xml": "<x>" * 100_000 + "</x>" * 100_000,
@@ -108,7 +109,8 @@ CASES = [
     ("stdin-binary", ["optimum", "-"], "binary.json", ["stdin", "binary"]),
     ("stdin-dev-zero", ["optimum", "-"], "/dev/zero", ["stdin", "NUL byte"]),
     ("stdin-empty", ["optimum", "-"], "/dev/null", ["stdin is empty"]),
-    ("stdin-words", ["prove", "-"], "laughs.xml", ["stdin", "not a JSON topology"]),
+    ("stdin-words", ["prove", "-"], "words.txt", ["stdin", "not a JSON topology"]),
+    ("stdin-topology-laughs", ["optimum", "-"], "laughs.xml", ["stdin", "DOCTYPE"]),
     # sizes
     ("ring-1e8", ["optimum", "ring:100000000"], None, ["100000000 compute nodes", "at most"]),
     ("fat-tree-1000", ["optimum", "fat_tree:1000"], None, ["250000000 compute nodes"]),
