@@ -121,6 +121,9 @@ def test_cloud_file_with_an_nvswitch_speed_or_a_companion_matrix() -> None:
     # NV12 to every peer: 36 links > 18, so an NVSwitch; 12 links x 25 GB/s
     assert both.topology.capacity[("gpu0", "nvswitch")] == 300
     assert ("gpu0", "gpu1") not in both.topology.capacity
+    # two boxes of 4 GPUs with 4 NICs of 25 GB/s: S = one box sends 100, 4 GPUs' shards
+    two = import_topology(CLOUD, nvidia_smi_file=SMI_CLOUD, boxes=2, nic_bw=25).topology
+    assert collcert.optimum(two).algbw == 8 * Fraction(100, 4)
     slow = import_topology(CLOUD, nvidia_smi_file=SMI_CLOUD, nvlink_bw=20)
     assert slow.topology.capacity[("nvswitch", "gpu3")] == 240
     with pytest.raises(TopologyError, match="shows 8 GPUs but the XML file has 4"):
