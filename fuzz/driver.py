@@ -10,6 +10,11 @@ A case fails when the command crashes (non-zero exit, no schedule written,
 timeout) or the audit finds the schedule invalid. Failing topologies are
 shrunk (:func:`collcert.fuzz.shrink.shrink`) and saved with a command that
 reproduces the failure (with ``shrink_failures=False``, saved as found).
+
+``campaign(..., jobs=N)`` runs the cases (and their shrinking) in N worker
+processes, ``dask=ADDRESS`` on a dask.distributed cluster
+(:mod:`collcert.fuzz.parallel`); results are reported and failures saved here,
+in case order, so the outcome is that of a single process.
 """
 
 from __future__ import annotations
@@ -181,8 +186,10 @@ def run_case(
     index: int = 0,
     seed: str = "",
     best: Fraction | None = None,
+    cwd: str | None = None,
 ) -> CaseResult:
-    """Run and audit one topology (no shrinking)."""
+    """Run and audit one topology (no shrinking); the command runs in ``cwd`` (default:
+    the current directory)."""
     audit = auditor or default_auditor()
     started = time.monotonic()
     result = CaseResult(index, seed, topology, "valid")
@@ -192,7 +199,8 @@ def run_case(
         best = optimum(topology, collective, root=root).algbw
     result.optimum = best
     with tempfile.TemporaryDirectory(prefix="collcert-fuzz-") as tmp:
-        status, reasons, path = run_impl(template, topology, tmp, fmt, timeout, collective)
+        status, reasons, path = run_impl(template, topology, tmp, fmt, timeout, collective,
+                                         cwd=cwd)
         if status != "ok":
             result.status, result.reasons = status, reasons
         else:
@@ -235,19 +243,52 @@ def shrink_and_save(
 ) -> None:
     """Shrink a failing case (same failure kind or any failure) and save it
     (``shrink_it=False``: save it as found)."""
+    if shrink_it:
+        shrink_result(result, template, fmt=fmt, collective=collective, timeout=timeout,
+                      auditor=auditor, max_calls=max_calls, time_limit=time_limit)
+    save_result(result, template, fmt=fmt, collective=collective, timeout=timeout,
+                save_dir=save_dir, shrunk=shrink_it)
+
+
+def shrink_result(
+    result: CaseResult,
+    template: str,
+    *,
+    fmt: str,
+    collective: str,
+    timeout: float,
+    auditor: Auditor | None,
+    max_calls: int = 60,
+    time_limit: float = 120.0,
+    cwd: str | None = None,
+) -> None:
+    """Shrink a failing case to ``result.shrunk`` (any failure counts)."""
 
     def still_fails(t: Topology) -> bool:
         try:
             again = run_case(template, t, fmt=fmt, collective=collective, timeout=timeout,
-                             auditor=auditor)
+                             auditor=auditor, cwd=cwd)
         except CollcertError:
             return False
         return again.failed
 
-    small = result.topology
-    if shrink_it:
-        small = shrink(result.topology, still_fails, max_calls=max_calls, time_limit=time_limit)
-        result.shrunk = small
+    result.shrunk = shrink(result.topology, still_fails, max_calls=max_calls,
+                           time_limit=time_limit)
+
+
+def save_result(
+    result: CaseResult,
+    template: str,
+    *,
+    fmt: str,
+    collective: str,
+    timeout: float,
+    save_dir: str | os.PathLike[str] | None,
+    shrunk: bool = True,
+) -> None:
+    """Save a failing case (``result.shrunk`` if set, else as found) with its reproducer."""
+    small = result.shrunk if result.shrunk is not None else result.topology
+    shrink_it = shrunk and result.shrunk is not None
     command = reproducer(template, fmt, collective, timeout)
     what = f"impl-{result.status}"
     reason = result.reasons[0] if result.reasons else result.status
@@ -270,23 +311,54 @@ def campaign(
     save_dir: str | os.PathLike[str] | None = None,
     progress: Callable[..., None] | None = None,
     on_result: Callable[[CaseResult], None] | None = None,
+    jobs: int = 1,
+    dask: str | None = None,
 ) -> list[CaseResult]:
     """Run every (seed, topology) case; save the failing ones in ``save_dir``, shrunk
-    first unless ``shrink_failures`` is False."""
+    first unless ``shrink_failures`` is False. ``jobs``/``dask``: run the cases and
+    their shrinking in parallel (module docstring); the auditor must then be picklable
+    (a module-level function; None, the default, is collcert.audit in each worker)."""
+    from .parallel import Crashed, in_order, run_tasks
+
     check_template(template)
     audit = auditor or default_auditor()
+    cwd = os.getcwd()
+    tasks = [(template, topo, i, seed, fmt, collective, timeout,
+              audit if jobs == 1 and dask is None else auditor, shrink_failures, cwd)
+             for i, (seed, topo) in enumerate(topologies)]
     results = []
     failures = 0
-    for i, (seed, topo) in enumerate(topologies):
-        res = run_case(template, topo, fmt=fmt, collective=collective, timeout=timeout,
-                       auditor=audit, index=i, seed=seed)
-        if res.failed:
-            failures += 1
-            shrink_and_save(res, template, fmt=fmt, collective=collective, timeout=timeout,
-                            auditor=audit, save_dir=save_dir, shrink_it=shrink_failures)
+
+    def finished(done: int, res: Any) -> None:
+        nonlocal failures
+        failures += isinstance(res, Crashed) or res.failed
+        if progress:
+            progress(done, len(tasks), f"{failures} failed")
+
+    for i, res in in_order(run_tasks(_case_task, tasks, jobs=jobs, dask=dask), len(tasks),
+                           finished):
+        if isinstance(res, Crashed):  # the worker died on this case every time it ran
+            seed, topo = topologies[i]
+            res = CaseResult(i, seed, topo, "crash", [f"collcert's fuzz worker: {res.reason}"])
+        elif res.failed:
+            save_result(res, template, fmt=fmt, collective=collective, timeout=timeout,
+                        save_dir=save_dir, shrunk=shrink_failures)
         results.append(res)
         if on_result:
             on_result(res)
-        if progress:
-            progress(i + 1, len(topologies), f"{failures} failed")
     return results
+
+
+def _case_task(template: str, topology: Topology, index: int, seed: str, fmt: str,
+               collective: str, timeout: float, auditor: Auditor | None, shrink_it: bool,
+               cwd: str | None) -> CaseResult:
+    """One case of :func:`campaign`, shrunk if it fails: what a worker runs."""
+    from .parallel import worker_cwd
+
+    cwd = worker_cwd(cwd)
+    res = run_case(template, topology, fmt=fmt, collective=collective, timeout=timeout,
+                   auditor=auditor, index=index, seed=seed, cwd=cwd)
+    if res.failed and shrink_it:
+        shrink_result(res, template, fmt=fmt, collective=collective, timeout=timeout,
+                      auditor=auditor, cwd=cwd)
+    return res

@@ -49,6 +49,17 @@ def _add_family_options(p: argparse.ArgumentParser) -> None:
                    "(default) mostly small with some wide and huge, uniform all 1")
 
 
+def _add_parallel_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--jobs", "-j", type=bounded_int(1, 512), default=1, metavar="N",
+                   help="run the cases (and the shrinking of failures) in N local worker "
+                   "processes; results, saved files and output are those of one process "
+                   "(default 1)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="run the cases on an existing dask.distributed cluster: the scheduler "
+                   "address as Dask prints it, e.g. tcp://10.0.0.5:8786 (needs "
+                   "'collcert[dask]' here and on the workers; docs/fuzzing.md)")
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "fuzz",
@@ -84,6 +95,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.add_argument("--progress", action="store_true", help="progress bar even when stderr "
                    "is not a terminal")
+    _add_parallel_options(c)
     c.set_defaults(func=run_check)
 
     r = fsub.add_parser(
@@ -115,6 +127,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     r.add_argument("--json", action="store_true", help="print one JSON object")
     r.add_argument("--progress", action="store_true", help="progress bar even when stderr "
                    "is not a terminal")
+    _add_parallel_options(r)
     r.set_defaults(func=run_run)
     p.set_defaults(func=lambda args: _missing_action(p))
 
@@ -165,40 +178,31 @@ def run_generate(args: argparse.Namespace) -> int:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    from collcert.fuzz import parallel
     from collcert.fuzz import properties as props
-    from collcert.fuzz.shrink import save_regression, shrink
+    from collcert.fuzz.checking import check_campaign
 
     names = args.properties or list(props.PROPERTIES)
     unknown = [n for n in names if n not in props.PROPERTIES]
     if unknown:
         raise TopologyError(f"unknown property {unknown[0]!r}: choose from "
                             f"{', '.join(props.PROPERTIES)}")
+    parallel.check_options(args.jobs, args.dask)
     cases = _cases(args)
     progress = Progress("fuzz check", force=args.progress)
-    failures = []
-    skipped: list[str] = []
-    for i, (seed, topo) in enumerate(cases):
-        for name in names:
-            message = props.check(name, topo, skipped=skipped)
-            if message is None:
-                continue
-            record = {"case": i, "seed": seed, "property": name, "message": message,
-                      "topology": topo.content_hash()}
-            if not args.no_save:
-                small = shrink(topo, props.fails(name), max_calls=300, time_limit=120)
-                record["message"] = props.check(name, small) or message
-                path = save_regression(
-                    small, f"{name}: {record['message']}"[:300],
-                    f"collcert fuzz check --property {name} --replay {{file}}",
-                    directory=args.save_dir)
-                record["saved"] = str(path)
-                record["shrunk_nodes"] = len(small.nodes)
-            failures.append(record)
-            if not args.json:
-                print(f"case {i} (seed {seed}, {topo.name}): property {name} FAILED: "
-                      f"{record['message']}" +
-                      (f"\n    saved as {record['saved']}" if "saved" in record else ""))
-        progress(i + 1, len(cases), f"{len(failures)} failed")
+
+    def show(record: dict[str, object]) -> None:
+        if not args.json:
+            if progress.enabled:
+                progress.stream.write("\r\033[K")
+            i = int(str(record["case"]))
+            print(f"case {i} (seed {record['seed']}, {cases[i][1].name}): property "
+                  f"{record['property']} FAILED: {record['message']}" +
+                  (f"\n    saved as {record['saved']}" if "saved" in record else ""), flush=True)
+
+    failures, skipped = check_campaign(cases, names, save=not args.no_save,
+                                       save_dir=args.save_dir, jobs=args.jobs, dask=args.dask,
+                                       progress=progress, on_failure=show)
     if args.json:
         print_json({"cases": len(cases), "properties": names, "failures": failures,
                     "skipped": len(skipped), "ok": not failures})
@@ -210,11 +214,13 @@ def run_check(args: argparse.Namespace) -> int:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from collcert.fuzz import driver
+    from collcert.fuzz import driver, parallel
 
     driver.check_template(args.impl)
     if args.timeout <= 0:
         raise TopologyError(f"--timeout must be positive, got {args.timeout:g}")
+    parallel.check_options(args.jobs, args.dask)
+    parallel_run = args.jobs > 1 or args.dask is not None
     auditor = driver.default_auditor()
     cases = _cases(args)
     progress = Progress("fuzz run", force=args.progress)
@@ -227,8 +233,9 @@ def run_run(args: argparse.Namespace) -> int:
 
     results = driver.campaign(
         args.impl, cases, fmt=args.impl_format, collective=args.collective,
-        timeout=args.timeout, auditor=auditor, shrink_failures=not args.no_shrink,
-        save_dir=os.fspath(args.save_dir), progress=progress, on_result=show)
+        timeout=args.timeout, auditor=None if parallel_run else auditor,
+        shrink_failures=not args.no_shrink, save_dir=os.fspath(args.save_dir),
+        progress=progress, on_result=show, jobs=args.jobs, dask=args.dask)
     failed = [r for r in results if r.failed]
     if args.json:
         print_json({"impl": args.impl, "collective": args.collective,
