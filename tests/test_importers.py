@@ -308,3 +308,12 @@ def test_cli_errors_exit_2_with_a_message() -> None:
     assert plat.returncode == 2 and "is not a file" in plat.stderr
     boxes = cli("import", str(CLOUD), "--boxes", "2")
     assert boxes.returncode == 2 and "--nic-bw" in boxes.stderr
+
+
+def test_a_dump_without_nvlinks_lacks_nothing() -> None:
+    # NCCL's own dump lists <gpu> elements: no <nvlink> means the machine has none
+    got = import_text(_xml(_gpu("0000:01:00.0", 0) + _gpu("0000:02:00.0", 1)), "pcie.xml")
+    assert not got.lacks and any("NCCL found no NVLink" in n for n in got.notes)
+    assert got.topology.capacity[("gpu0", "cpu0")] == Fraction(16 * 32 * 128, 130 * 8)
+    smi = import_text(_matrix(["GPU0\t X \tSYS\t0-7\t0", "GPU1\tSYS\t X \t8-15\t1"]), "m.txt")
+    assert not smi.lacks and set(smi.topology.switch_nodes) == {"cpu0", "cpu1"}

@@ -162,7 +162,7 @@ def import_text(text: str, origin: str, fmt: str | None = None, *, speeds: str =
         if found not in (None, "nccl-xml"):
             raise TopologyError(f"{origin}: --from nccl-xml, but the file is not XML "
                                 f"(it looks like {found})")
-        machines, xml_notes, had_nvlinks = nccl_xml.read(
+        machines, xml_notes, had_nvlinks, bare = nccl_xml.read(
             text, origin, nccl_xml.Options(speeds=speeds, nvlink_bw=link_bw))
         notes += xml_notes
         label = "NCCL topology"
@@ -173,6 +173,7 @@ def import_text(text: str, origin: str, fmt: str | None = None, *, speeds: str =
         mx = nvidia_smi.parse(text, origin)
         machines = [nvidia_smi.to_machine(mx, speeds=speeds, nvlink_bw=link_bw, notes=notes)]
         had_nvlinks = bool(mx.nvlinks())
+        bare = 0  # the matrix shows NV# wherever the GPUs have NVLinks
         label = "nvidia-smi topo -m"
     if nvidia_smi_file is not None:
         _companion(machines, os.fspath(nvidia_smi_file), speeds, link_bw, notes)
@@ -189,7 +190,12 @@ def import_text(text: str, origin: str, fmt: str | None = None, *, speeds: str =
         notes.append(f"every GPU reaches one NVSwitch at {sp.gb(switch_bw)} each way "
                      "(--nvswitch)")
         had_nvlinks = True
-    if not had_nvlinks and sum(len(m.gpus) for m in machines) > 1:
+    gpus = sum(len(m.gpus) for m in machines)
+    if not had_nvlinks and gpus > 1 and not bare:
+        notes.append("no NVLink entries: the GPUs are joined by PCIe alone (NCCL found no "
+                     "NVLink on this machine)" if fmt == "nccl-xml" else
+                     "no NV# entries: the GPUs are joined by PCIe alone")
+    if not had_nvlinks and gpus > 1 and bare:
         lacks.append(
             f"{origin} has no NVLink entries (a cloud provider's hand-written NCCL file lists "
             "GPUs as bare PCI devices), so its GPUs are joined by PCIe alone. If they have "

@@ -123,9 +123,10 @@ class _Reader:
         return bw
 
 
-def read(text: str, origin: str, opts: Options) -> tuple[list[Machine], list[str], bool]:
-    """The hosts of an NCCL topology file, the notes on what was assumed, and whether
-    the file had any NVLink entry."""
+def read(text: str, origin: str, opts: Options) -> tuple[list[Machine], list[str], bool, int]:
+    """The hosts of an NCCL topology file, the notes on what was assumed, whether the
+    file had any NVLink entry, and how many GPUs it lists as bare PCI devices (a
+    hand-written file, whose NVLinks NCCL would detect at run time)."""
     try:
         root = parse(text, origin, max_elements=MAX_ELEMENTS)
     except InputError as exc:
@@ -156,7 +157,7 @@ def read(text: str, origin: str, opts: Options) -> tuple[list[Machine], list[str
     if builder.virtual_gpus:
         r.note(f"{builder.virtual_gpus} GPUs listed as bare PCI devices (class 0x03..., no "
                "<gpu>): named in PCI bus-id order, generation unknown")
-    return machines, r.notes, builder.nvlink_count > 0
+    return machines, r.notes, builder.nvlink_count > 0, builder.virtual_gpus
 
 
 def _find_gpus(r: _Reader, cpus: list[Element], hosts: dict[str, int]) -> list[_Gpu]:
