@@ -15,6 +15,11 @@ Throughput: a tree of root u carries (multiplicity/k)·(M/N) (weighted:
 times the number of times its paths traverse the link. The phase time per
 unit of M is max_e load_e / c_e; phases add up; algbw = 1 / time. All sums
 are integers over one common denominator per phase, so the result is exact.
+With ``overlap`` (an allreduce whose reduce and broadcast trees run at the
+same time on different chunks of the data, as in ForestColl's LP (5)) the
+loads of all phases add up on each link instead, and the time is the busiest
+link's total; ``weights`` may then give each root its share of the data
+(0: no trees).
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ class Schedule:
     claimed: dict[str, Fraction] = field(default_factory=dict)
     certificates: Mapping[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    overlap: bool = False  # phases run at the same time (pipelined), loads add up per link
 
 
 def read_schedule(topo: Topo, data: Any) -> Schedule:
@@ -92,14 +98,22 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
     weights = None
     if data.get("weights") is not None:
         raw = data["weights"]
-        if coll not in ("allgather", "reduce-scatter") or not isinstance(raw, Mapping):
-            raise InputError("weights must be an object {node: \"p/q\"}, for allgather or "
-                             "reduce-scatter only")
+        if coll not in ("allgather", "reduce-scatter", "allreduce") or not isinstance(raw,
+                                                                                      Mapping):
+            raise InputError("weights must be an object {node: \"p/q\"}, for allgather, "
+                             "reduce-scatter or allreduce only")
         weights = {topo.compute_node(k, "weights key"): number(w, f"weight of {k}")
                    for k, w in raw.items()}
         for c in topo.compute:
-            if weights.get(c, Fraction(0)) <= 0:
-                raise InputError(f"weights: compute node {c!r} needs a positive weight")
+            if weights.get(c, Fraction(-1)) < 0:
+                raise InputError(f"weights: compute node {c!r} needs a weight ≥ 0 (0: it "
+                                 "contributes no data and roots no trees)")
+        if not any(weights.values()):
+            raise InputError("weights: every weight is 0; at least one must be positive")
+    overlap = data.get("overlap", False)
+    if not isinstance(overlap, bool) or (overlap and len(PHASES[coll]) < 2):
+        raise InputError("overlap must be true or false, and true only for a schedule of "
+                         "several phases (allreduce)")
     phases_raw = data.get("phases")
     if not isinstance(phases_raw, list) or not phases_raw:
         raise InputError("the schedule needs a non-empty 'phases' array")
@@ -127,7 +141,7 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
             raise InputError(
                 f"the schedule lists {len(cn)} compute nodes ({', '.join(names[:4])}…) that are "
                 "not this topology's compute nodes; audit it against the topology it was made for")
-    return Schedule(coll, root, weights, phases, claimed, certs, notes)
+    return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap)
 
 
 def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
@@ -404,6 +418,7 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         v.fail(f"a {sched.collective} schedule needs phases {list(want)}, this one has "
                f"{list(got)}")
     total = Fraction(0)
+    combined: dict[Link, Fraction] = {}  # overlap: data per unit of M on each link, all phases
     phase_times: list[Fraction] = []
     bottlenecks: list[str] = []
     for phase in sched.phases:
@@ -413,8 +428,8 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
             w_int = {sched.root: 1}
             w_sum = 1
         else:
-            roots = list(topo.compute)
             w_int, w_sum = _int_weights(topo, sched.weights)
+            roots = [c for c in topo.compute if w_int[c] > 0]
         load: dict[Link, int] = {}
         plain = _PlainPaths(topo)
         for tree in phase.trees:
@@ -440,6 +455,8 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
             t = Fraction(amount * topo.scale, den * topo.icap[e])
             if t > time:
                 time, worst = t, e
+            if sched.overlap:
+                combined[e] = combined.get(e, Fraction(0)) + Fraction(amount, den)
         phase_times.append(time)
         total += time
         if phase.claimed_time is not None and phase.claimed_time != time and pv.ok:
@@ -451,6 +468,13 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
                                f"capacity {frac_str(topo.cap[worst])}")
         v.absorb(pv, f"{phase.label}: " if len(sched.phases) > 1 else "")
     v.facts["phase_times"] = [frac_str(t) for t in phase_times]
+    if sched.overlap:  # pipelined phases share each link: time is the busiest link's total
+        total = max((amount / topo.cap[e] for e, amount in combined.items()), default=Fraction(0))
+        worst_all = max(combined, key=lambda e: combined[e] / topo.cap[e], default=None)
+        if worst_all is not None:
+            bottlenecks = [f"{worst_all[0]} -> {worst_all[1]} carries "
+                           f"{frac_str(combined[worst_all])} per unit of data in all phases "
+                           f"together at capacity {frac_str(topo.cap[worst_all])}"]
     v.facts["bottleneck"] = bottlenecks
     if total == 0:
         v.fail("the schedule moves no data over any link")

@@ -90,8 +90,13 @@ def commodity_links(t: Topology, a: Node) -> list[Link]:
             if (u == a or not t.is_compute(u)) and v != a]
 
 
-def build_lp5(t: Topology) -> LinearProgram:
-    """LP (5) of seed 003 App. G for ``t`` (with the switch indirection when needed)."""
+def build_lp5(t: Topology, *, uniform: bool = False) -> LinearProgram:
+    """LP (5) of seed 003 App. G for ``t`` (with the switch indirection when needed).
+
+    ``uniform``: every root gets the same share (rows ``["uniform", v]``:
+    x_v = x_{v0}); App. G's point (i) is then given up and only (ii), the
+    split of each link between reduce and broadcast traffic, is optimised.
+    """
     if t.num_compute < 2:
         raise TopologyError("LP (5) needs at least two compute nodes")
     comp = list(t.compute_nodes)
@@ -99,6 +104,9 @@ def build_lp5(t: Topology) -> LinearProgram:
     lp = LinearProgram(sense="max")
     for v in comp:
         lp.add_variable(name("x", v), cost=1)
+    if uniform:
+        for v in comp[1:]:
+            lp.add_row(name("uniform", v), {name("x", v): 1, name("x", comp[0]): -1}, "=", 0)
     for u, v in arcs:
         lp.add_variable(name("cre", u, v))
         lp.add_variable(name("cbc", u, v))
@@ -179,12 +187,14 @@ class ForestCollLP:
         }
 
 
-def forestcoll_lp(t: Topology) -> ForestCollLP:
-    """Solve LP (5) exactly (OR-Tools float basis, exact proof: :mod:`.lp_glop`)."""
+def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
+    """Solve LP (5) exactly (OR-Tools float basis, exact proof: :mod:`.lp_glop`).
+
+    ``uniform``: the variant with equal shares (see :func:`build_lp5`)."""
     from .lp_glop import solve_lp_ortools
 
     started = time.perf_counter()
-    lp = build_lp5(t)
+    lp = build_lp5(t, uniform=uniform)
     nonzeros = sum(len(c) for c in lp.cols)
     if nonzeros > MAX_LP_NONZEROS:
         raise TopologyError(

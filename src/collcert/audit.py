@@ -277,8 +277,8 @@ def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt: Optimum
     algbw = 1 / time if time else None
     ratio = algbw / opt_bw if algbw is not None and opt_bw else None
     if collective == "allreduce" and opt_bw is not None and lower is not None:
-        notes.append(f"allreduce: optimum algbw is that of RS+AG; the proven lower bound on "
-                     f"the time is {fraction_str(lower)}")
+        notes.append(f"allreduce: the proven lower bound on the time is {fraction_str(lower)} "
+                     "(seed 000 bounds (6), (7))")
     if ratio is not None and ratio > 1 and collective != "allreduce" and opt.bound:
         # without in-network multicast no valid schedule beats a certified optimum
         raise RuntimeError(f"internal: a schedule judged valid runs at {fraction_str(ratio)} × "

@@ -46,6 +46,12 @@ def certified_optimum(topology: Topology, topo: Topo, collective: str, root: Any
     try:
         opt = optimum(topology, collective, root=root, weights=weights)
     except (TopologyError, ScheduleError) as exc:
+        if collective == "allreduce":  # any directed graph: LP (5) and the cut-set bound
+            from .audit_allreduce import allreduce_optimum
+
+            why = (topology.forestcoll_problem or str(exc)).split(". ")[0]
+            return allreduce_optimum(topology, topo, check, OptimumInfo(
+                notes=[f"no RS+AG figures (they need an Eulerian topology): {why}"]))
         return OptimumInfo(notes=[f"no optimum: {exc}"])
     cert = opt.certificate()
     info = OptimumInfo(opt.algbw, opt.extra.get("lower_bound_time_per_unit"))
@@ -65,6 +71,9 @@ def certified_optimum(topology: Topology, topo: Topo, collective: str, root: Any
             info.witness = (f"ForestColl's allreduce lower bounds (the cuts of the optimum "
                             f"certificate: bound6_cut, bound7_cuts) prove time ≥ "
                             f"{fraction_str(info.lower)} per unit of data")
+        from .audit_allreduce import allreduce_optimum
+
+        info = allreduce_optimum(topology, topo, check, info)
     else:
         info.bound = info.algbw
         info.witness = cut_witness(topo, collective, cert)

@@ -86,7 +86,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     _add_family_options(c)
     c.add_argument("--property", "-p", action="append", dest="properties", metavar="NAME",
                    help="a property to check (repeatable; default all): brute, transpose, "
-                   "fixed_k, scaling, relabel, broadcast, allreduce, certificate, schedule")
+                   "fixed_k, scaling, relabel, broadcast, allreduce, certificate, schedule, "
+                   "allreduce_rate; only by name: allreduce_hypothesis, rsag_lp (seed 003 "
+                   "§5.7's open hypothesis, docs/allreduce.md)")
     c.add_argument("--replay", nargs="+", metavar="FILE",
                    help="check these topology files instead of random ones")
     c.add_argument("--save-dir", metavar="DIR", help="where shrunk failures go (default: "
@@ -183,10 +185,10 @@ def run_check(args: argparse.Namespace) -> int:
     from collcert.fuzz.checking import check_campaign
 
     names = args.properties or list(props.PROPERTIES)
-    unknown = [n for n in names if n not in props.PROPERTIES]
+    unknown = [n for n in names if n not in props.PROPERTIES and n not in props.OPT_IN]
     if unknown:
         raise TopologyError(f"unknown property {unknown[0]!r}: choose from "
-                            f"{', '.join(props.PROPERTIES)}")
+                            f"{', '.join([*props.PROPERTIES, *props.OPT_IN])}")
     parallel.check_options(args.jobs, args.dask)
     cases = _cases(args)
     progress = Progress("fuzz check", force=args.progress)

@@ -66,6 +66,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--expanded", action="store_true",
                    help="write every tree edge as {src, dst, path} instead of the compact walk "
                    "table (docs/schedule-format.md; for readers of the older form)")
+    p.add_argument("--method", default="forestcoll", choices=("forestcoll", "lp"),
+                   help="forestcoll (default): ForestColl's trees (allreduce: reduce-scatter, "
+                   "then allgather); lp: allreduce only, reduce and broadcast trees from the "
+                   "exact optimum of ForestColl's allreduce LP (5), run at the same time "
+                   "(docs/allreduce.md)")
     p.add_argument("--no-symmetry", action="store_true",
                    help="do not build by orbits of the topology's box symmetry (the general "
                    "algorithms of seed 000 only; slower on large machines, same optimum)")
@@ -73,6 +78,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.method == "lp":  # allreduce from LP (5): collcert/commands/_allreduce_lp.py
+        from . import _allreduce_lp
+
+        return _allreduce_lp.run(args)
     import collcert.reference.schedule as sched_mod
     from collcert.reference.schedule_io import render, write_schedule
 

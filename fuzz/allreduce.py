@@ -1,0 +1,181 @@
+"""Fuzz properties of the allreduce rate (seed 004, seed 003 App. G) and 003's §5.7 hypothesis.
+
+``allreduce_rate`` (always true; in the default set)
+    On the topology and on a non-Eulerian variant of it (every third link
+    dropped, a graph only :class:`Topology` ``strict=False`` reads), every
+    certificate of :func:`collcert.reference.allreduce.allreduce_rate` passes
+    ``collcert.certify``, and the chain holds: MAC-BC LP = LP (5) without
+    switches, R_LP ≤ C, RS+AG ≤ LP (5) ≤ min(bound (7), C); on small ones the
+    LP (5) schedule is VALID at exactly the LP value.
+
+``allreduce_hypothesis`` and ``rsag_lp`` (opt-in: ``--property``)
+    Seed 003 §5.7: "directly combining reduce-scatter and allgather trees has
+    been sufficient to achieve optimality in all topologies we have
+    evaluated, and we hypothesize that this holds for any topology with equal
+    bandwidth per compute node". The topology is first *equalised*: a new
+    switch joins every compute node v whose bandwidth B⁺(v) is below the
+    largest, by links of the difference both ways, so every compute node
+    sends and receives the same (still Eulerian; switches included).
+    ``rsag_lp``: ForestColl's RS+AG time (reduce-scatter, then allgather)
+    equals the optimum of LP (5). ``allreduce_hypothesis``, the weakest
+    reading: LP (5) with equal shares per root (RS and AG trees combined as
+    well as possible, running at the same time) equals LP (5).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from collcert.reference.exact import fraction_str
+from collcert.reference.topology import Topology
+
+from .generators import Source
+
+MAX_NODES = 12
+"""LP-based properties skip larger topologies (LP (5) grows as N³ with switches)."""
+
+
+class _Fail(AssertionError):
+    pass
+
+
+def equalized(t: Topology) -> Topology:
+    """``t`` with a switch that tops every compute node up to the largest bandwidth."""
+    out = {v: t.out_capacity([v]) for v in t.compute_nodes}
+    top = max(out.values())
+    if all(b == top for b in out.values()):
+        return t
+    w = "eq"
+    while w in t.index or any(str(v) == w for v in t.nodes):
+        w += "_"
+    links = [(u, v, c) for (u, v), c in t.capacity.items()]
+    for v, b in out.items():
+        if b < top:
+            links += [(v, w, top - b), (w, v, top - b)]
+    return Topology(t.compute_nodes, links, [*t.switch_nodes, w],
+                    name=f"{t.name or 'topology'} equalised", unit=t.unit)
+
+
+def non_eulerian(t: Topology) -> Topology:
+    """``t`` without every third link (deterministic): usually unbalanced, maybe cut."""
+    links = [(u, v, c) for i, ((u, v), c) in enumerate(t.capacity.items()) if i % 3 != 2]
+    return Topology(t.compute_nodes, links, t.switch_nodes, name=f"{t.name} thinned",
+                    unit=t.unit, strict=False)
+
+
+def _size_ok(t: Topology) -> bool:
+    return len(t.nodes) <= MAX_NODES
+
+
+def check_rate_chain(t: Topology, label: str) -> None:
+    """Every certificate checks and the chain of rates holds (raises AssertionError)."""
+    from collcert.certify.allreduce_lp import check_forestcoll_lp
+    from collcert.certify.allreduce_rate import Graph, check_cut_set, check_mac_bc_lp
+    from collcert.reference.allreduce import allreduce_rate
+
+    r = allreduce_rate(t)
+    g = Graph(t.to_json())
+    certs = r.certificates()
+    for key, checker in (("cut_set_bound", check_cut_set), ("mac_bc_lp", check_mac_bc_lp),
+                         ("forestcoll_lp", check_forestcoll_lp)):
+        if key in certs:
+            v = checker(g, certs[key])
+            if not v.ok:
+                raise _Fail(f"{label}: certify rejects the {key} certificate: "
+                            + "; ".join(v.all_reasons()[:2]))
+    vals = r.values
+    c = vals["cut_set_bound"]
+    assert c is not None
+    lp, mb, rs, b7 = vals["forestcoll_lp"], vals["mac_bc_lp"], vals["rsag"], vals["bound7"]
+    if mb is not None and lp is not None and mb != lp:
+        raise _Fail(f"{label}: MAC-BC LP {fraction_str(mb)} ≠ LP (5) {fraction_str(lp)} on a "
+                    "network without switches")
+    for low, high, what in ((mb, c, "R_LP ≤ C"), (lp, c, "LP (5) ≤ C"),
+                            (rs, lp, "RS+AG ≤ LP (5)"), (lp, b7, "LP (5) ≤ bound (7)")):
+        if low is not None and high is not None and low > high:
+            raise _Fail(f"{label}: {what} fails: {fraction_str(low)} > {fraction_str(high)}")
+    if lp and len(t.nodes) <= 8:
+        from collcert.certify.base import Topo
+        from collcert.certify.schedule import check_schedule
+        from collcert.reference.allreduce_schedule import lp_schedule
+
+        assert r.forestcoll is not None
+        doc = lp_schedule(t, lp=r.forestcoll).to_json()
+        v = check_schedule(Topo(t.to_json()), doc)
+        if not v.ok or v.facts.get("time_per_unit") != 1 / lp:
+            raise _Fail(f"{label}: the LP (5) schedule is not VALID at time 1/LP: "
+                        + "; ".join(v.all_reasons()[:2] or [str(v.facts.get('time_per_unit'))]))
+
+
+def prop_allreduce_rate(t: Topology) -> None:
+    from .properties import PropertyFailure, Skipped
+
+    if not _size_ok(t):
+        raise Skipped(f"{len(t.nodes)} nodes > {MAX_NODES}: LP (5) too slow for fuzzing")
+    try:
+        check_rate_chain(t, "topology")
+        thin = non_eulerian(t)
+        if thin.num_compute >= 2:
+            check_rate_chain(thin, "without every third link")
+    except _Fail as exc:
+        raise PropertyFailure(str(exc)) from None
+
+
+def _hypothesis(t: Topology, uniform: bool) -> None:
+    from collcert.reference.allreduce_lp import forestcoll_lp
+    from collcert.reference.optimum import optimum
+
+    from .properties import PropertyFailure, Skipped
+
+    if not _size_ok(t):
+        raise Skipped(f"{len(t.nodes)} nodes > {MAX_NODES}: LP (5) too slow for fuzzing")
+    e = equalized(t)
+    best = forestcoll_lp(e).value
+    rsag = optimum(e, "allreduce").algbw
+    got = forestcoll_lp(e, uniform=True).value if uniform else rsag
+    if got != best:
+        what = ("LP (5) with equal shares (RS and AG trees combined at best)" if uniform
+                else "RS+AG (reduce-scatter, then allgather)")
+        raise PropertyFailure(
+            f"on {e.name} (equal bandwidth {fraction_str(e.out_capacity([e.compute_nodes[0]]))} "
+            f"per compute node) {what} reaches {fraction_str(got)}, LP (5) {fraction_str(best)} "
+            f"(ratio {fraction_str(Fraction(got) / best)}; RS+AG {fraction_str(rsag)})")
+
+
+def prop_allreduce_hypothesis(t: Topology) -> None:
+    _hypothesis(t, uniform=True)
+
+
+def prop_rsag_lp(t: Topology) -> None:
+    _hypothesis(t, uniform=False)
+
+
+def equal_bandwidth(src: Source, *, max_compute: int = 6, max_switches: int = 2,
+                    max_layers: int = 3) -> Topology:
+    """A random topology in which every compute node sends and receives the same.
+
+    A sum of weighted *derangements* of the compute nodes (permutations without
+    a fixed point: disjoint directed cycles covering every compute node once),
+    some hops detouring through a switch. By Birkhoff's theorem every
+    switch-free topology with equal bandwidth per compute node is such a sum.
+    """
+    n = src.integer(3, max(3, max_compute))
+    ns = src.integer(0, max_switches)
+    compute = [f"c{i}" for i in range(n)]
+    switches = [f"w{i}" for i in range(ns)]
+    caps: dict[tuple[str, str], int] = {}
+    for _ in range(src.integer(1, max_layers)):
+        order = src.permutation(compute)
+        cuts = sorted({0, n, *(src.integer(2, n - 2) for _ in range(src.integer(0, 1))
+                                if n >= 4)})
+        weight = src.integer(1, 4)
+        for a, b in zip(cuts, cuts[1:]):  # one directed cycle per block of the order
+            block = order[a:b]
+            for x, y in zip(block, block[1:] + block[:1]):
+                hop = [x, src.choice(switches), y] if switches and src.integer(0, 2) == 0 \
+                    else [x, y]
+                for p, q in zip(hop, hop[1:]):
+                    caps[(p, q)] = caps.get((p, q), 0) + weight
+    used = {x for e in caps for x in e}
+    return Topology(compute, [(a, b, c) for (a, b), c in caps.items()],
+                    [w for w in switches if w in used], name=f"equal-bandwidth-{n}")
