@@ -15,6 +15,13 @@ with Σ_{e∈δ⁺(S)} (⌈U·c_e⌉ − 1) < k·|S ∩ V_c| proves every U' < U
 (⌊U'·c⌋ ≤ ⌈U·c⌉ − 1). Broadcast / reduce: a cut of capacity λ and flows of
 value ≥ λ to (from) every other compute node: algbw = λ (eq. (5)).
 Allreduce: the allgather part, and the lower bounds (6), (7) recomputed.
+
+Automorphisms (certify/automorphisms.py): a certificate may carry permutations
+of the nodes instead of a flow for every compute node; each is verified to be an
+automorphism of the topology (compute nodes, weights and every link's capacity
+kept) and then every compute node's orbit must hold a node with a valid flow.
+A flow into r bounds every cut S ∌ r; for v = g(r) and S ∌ v, the cut g⁻¹S ∌ r
+has the same capacity and compute weight, so the bound carries over to S.
 """
 
 from __future__ import annotations

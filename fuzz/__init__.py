@@ -8,5 +8,7 @@ Modules (imported on demand; ``strategies`` needs hypothesis, ``z3proofs`` z3-so
 ``properties``  properties of the optimum and of schedules, as plain check functions
 ``shrink``      shrink a failing topology (cycle edits, keeps it Eulerian); save regressions
 ``driver``      the differential driver behind ``collcert fuzz run``
+``checking``    the property campaign behind ``collcert fuzz check``
+``parallel``    run cases in worker processes or on a dask cluster (``--jobs``, ``--dask``)
 ``z3proofs``    Z3 proofs behind ``collcert prove``
 """

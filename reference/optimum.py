@@ -15,7 +15,9 @@ Allgather / reduce-scatter (000 eq. (1), Thm 1, Prop 3)
     each compute node is tested once at the x current when its turn comes
     and re-tested only after it fails: N max-flows plus one per improvement.
     The certificate is the final cut (a lower bound on the time) plus one
-    flow per compute node (an upper bound on every cut ratio).
+    flow per compute node (an upper bound on every cut ratio), or, on a
+    machine of identical boxes, one flow per orbit of the box symmetry and the
+    automorphism itself (:mod:`.orbits`), which certify/ verifies.
 
 Fixed k (000 §2.4 Thm 13-15, 003 Alg 5)
     U* = min U with min_v F(s, v; G⃗_k({⌊U b_e⌋})) ≥ N·k. Same scheme: a
