@@ -21,7 +21,7 @@ from collcert.certify.automorphisms import orbits, read, verify
 from collcert.certify.base import Topo
 from collcert.certify.optimum import check_optimum
 from collcert.cli import main
-from collcert.fuzz.generators import generate
+from collcert.fuzz.generators import RandomSource, boxes, generate
 from collcert.reference import limits
 from collcert.reference.optimum import optimum
 from collcert.reference.topology import Topology
@@ -66,6 +66,26 @@ def test_orbits_give_the_general_optimum_with_fewer_maxflows(coll: str, build: A
     v = check_optimum(t.to_json(), _json(orb.certificate()))
     assert v.ok, v.reasons
     assert v.facts["algbw"] == general.algbw
+
+
+def test_random_box_machines_agree_with_the_general_algorithm() -> None:
+    """Random box topologies (the fuzz family; each box draws its own fast capacity and
+    shape, so only some are symmetric): same optimum, and every certificate checks."""
+    symmetric = 0
+    for seed in range(30):
+        t = boxes(RandomSource(f"orbits:{seed}"), max_boxes=4, max_per_box=4,
+                  capacities="small")
+        orb, general = optimum(t, symmetry=True), optimum(t, symmetry=False)
+        assert (orb.algbw, orb.k, orb.U) == (general.algbw, general.k, general.U), t.name
+        if orb.automorphisms:
+            symmetric += 1
+            assert len(orb.flows) < t.num_compute
+            for fk in (1, 2):
+                assert optimum(t, fixed_k=fk, symmetry=True).U == optimum(
+                    t, fixed_k=fk, symmetry=False).U
+        v = check_optimum(t.to_json(), _json(orb.certificate()))
+        assert v.ok, (t.name, v.reasons)
+    assert symmetric >= 5  # the family draws identical boxes often enough
 
 
 def test_fixed_k_by_orbits(dgx4: Topology) -> None:
