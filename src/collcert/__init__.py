@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from .audit import AuditReport, audit, audit_file
 
 if TYPE_CHECKING:  # for type checkers; at run time these come from __getattr__
+    from collcert.reference.allreduce import allreduce_rate
     from collcert.reference.errors import CollcertError, ScheduleError, TopologyError
     from collcert.reference.exact import fraction_str, parse_number
     from collcert.reference.maxflow import FlowNetwork, max_flow
@@ -44,6 +45,7 @@ _LAZY = {
     "Optimum": "collcert.reference.optimum",
     "optimum": "collcert.graphs",  # also reads networkx graphs (collcert.graphs)
     "Topology": "collcert.reference.topology",
+    "allreduce_rate": "collcert.reference.allreduce",
     "schedule": "collcert.graphs",
     "as_topology": "collcert.graphs",
     "import_topology": "collcert.importers",
@@ -74,6 +76,7 @@ __all__ = [
     "Topology",
     "TopologyError",
     "__version__",
+    "allreduce_rate",
     "as_topology",
     "audit",
     "audit_file",
