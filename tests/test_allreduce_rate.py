@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import random
 from fractions import Fraction
+from typing import Any
 
 import pytest
 
@@ -209,3 +210,17 @@ def test_one_compute_node_and_switches_are_refused_with_reasons() -> None:
         cut_set_bound(one)
     with pytest.raises(TopologyError, match="switches"):
         mac_bc_lp(platforms.two_box_example())
+
+
+def test_exact_pricing_finishes_what_loose_float_pricing_leaves(monkeypatch: Any) -> None:
+    """With a float tolerance so loose that floats stop early, the exact master and
+    exact pricing must still reach the optimum (and the certificate must check)."""
+    import collcert.reference.allreduce_rate as ar
+
+    monkeypatch.setattr(ar, "FLOAT_TOL", 0.95)
+    t = digraph(4, {(0, 2): 4, (0, 3): 2, (1, 0): 2, (1, 3): 2, (2, 0): 2, (2, 1): 4,
+                    (3, 0): 4, (3, 1): 1, (3, 2): 3})
+    r = ar.mac_bc_lp(t, passes=0)
+    assert r.value == lp_by_z3(t) == 4
+    assert r.stats["exact_rounds"] >= 2  # the exact pricing found what floats skipped
+    assert check_mac_bc_lp(t.to_json(), r.certificate(t)).ok
