@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             print("(dask.distributed is not installed: pip install 'collcert[dask]')")
         else:
             cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=":0")
             configs.append(("dask LocalCluster, 2 workers", ["--dask", cluster.scheduler_address]))
             workers = [p.pid for p in psutil.Process().children(recursive=True)]
     try:

@@ -183,24 +183,30 @@ def _on_processes(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], jobs
 # --------------------------------------------------------------------------- #
 def connect(address: str) -> Any:
     """A ``distributed.Client`` for the scheduler at ``address`` (CollcertError if none)."""
+    dist = _distributed()
     try:
-        from distributed import Client
-    except ImportError:
-        raise CollcertError("--dask needs dask.distributed: pip install 'collcert[dask]'") \
-            from None
-    try:
-        return Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
+        return dist.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:
         raise CollcertError(f"--dask {address}: cannot reach a dask scheduler there ({exc}); "
                             "give the address the scheduler printed, e.g. tcp://host:8786") \
             from None
 
 
+def _distributed() -> Any:
+    """The dask.distributed module (untyped: Any), or CollcertError naming the extra."""
+    import importlib
+
+    try:
+        return importlib.import_module("distributed")
+    except ImportError:
+        raise CollcertError("--dask needs dask.distributed: pip install 'collcert[dask]'") \
+            from None
+
+
 def _on_dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]],
              address: str, attempts: int) -> Iterator[tuple[int, Any]]:
-    from distributed import as_completed
-    from distributed.scheduler import KilledWorker
-
+    dist = _distributed()
+    KilledWorker = dist.KilledWorker  # noqa: N806 - the exception class
     client = connect(address)
     tag = uuid.uuid4().hex[:12]
     futures: dict[Any, int] = {}
@@ -209,7 +215,7 @@ def _on_dask(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]],
             fut = client.submit(fn, *args, pure=False, key=f"collcert-fuzz-{tag}-{i}")
             futures[fut] = i
         killed: list[int] = []
-        for fut in as_completed(list(futures), loop=client.loop):
+        for fut in dist.as_completed(list(futures), loop=client.loop):
             i = futures[fut]
             try:
                 value = fut.result()

@@ -38,7 +38,7 @@ def fails_from_six_links(t: Topology) -> None:
 @pytest.fixture(scope="module")
 def cluster() -> Any:
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
-                                  dashboard_address=None) as c:
+                                  dashboard_address=":0") as c:
         yield c
 
 
