@@ -7,11 +7,11 @@ scheduler as the implementation under test, audited) in one process, with
 ``--jobs 2`` and on a ``distributed.LocalCluster`` of 2 worker processes
 (``--dask``), each in a fresh process, and prints topologies per second, wall
 seconds, CPU seconds (user + system of the campaign's process tree and, for dask,
-of the cluster's worker processes, sampled with psutil every 0.1 s, so processes
+of the cluster's worker processes, sampled with psutil every 0.5 s, so processes
 that live less than that, such as the implementation under test in ``--mode run``,
 are missed) and whether the findings are those of the single process.
 
-    python benchmarks/bench_fuzz.py                          # check, 40 topologies
+    python benchmarks/bench_fuzz.py                          # check, 30 topologies
     python benchmarks/bench_fuzz.py --count 100 --max-nodes 10
     python benchmarks/bench_fuzz.py --mode run --count 10
     python benchmarks/bench_fuzz.py --no-dask
@@ -66,7 +66,7 @@ class TreeCPU:
                 self.last[p.pid] = used
 
     def loop(self) -> None:
-        while not self.stop.wait(0.1):
+        while not self.stop.wait(0.5):
             self.sample()
 
     def total(self) -> float:
@@ -111,7 +111,7 @@ def campaign(args: argparse.Namespace, extra: list[str],
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", choices=("check", "run"), default="check")
-    ap.add_argument("--count", type=int, default=40)
+    ap.add_argument("--count", type=int, default=30)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-nodes", type=int, default=8)
     ap.add_argument("--no-switches", dest="switches", action="store_false")
