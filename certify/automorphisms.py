@@ -31,6 +31,10 @@ from fractions import Fraction
 
 from .base import InputError, Node, Topo, Verdict, frac_str
 
+MAX_AUTOMORPHISMS = 64
+"""Most permutations a certificate may list: each costs one pass over the links, and a
+few generators describe every group the reference uses (one box shift)."""
+
 
 def read(topo: Topo, raw: object, where: str = "certificate automorphisms") -> list[
         dict[Node, Node]]:
@@ -38,10 +42,14 @@ def read(topo: Topo, raw: object, where: str = "certificate automorphisms") -> l
     if not isinstance(raw, list):
         raise InputError(f"{where} must be an array of automorphisms, each an array of "
                          "[node, image] pairs")
+    if len(raw) > MAX_AUTOMORPHISMS:
+        raise InputError(f"{where} lists {len(raw)} permutations, more than the "
+                         f"{MAX_AUTOMORPHISMS} a checker accepts (list generators only)")
     out: list[dict[Node, Node]] = []
     for g, perm in enumerate(raw):
-        if not isinstance(perm, list):
-            raise InputError(f"{where}[{g}] must be an array of [node, image] pairs")
+        if not isinstance(perm, list) or len(perm) > len(topo.nodes):
+            raise InputError(f"{where}[{g}] must be an array of at most one [node, image] "
+                             "pair per node")
         sigma: dict[Node, Node] = {}
         for i, pair in enumerate(perm):
             if not isinstance(pair, list) or len(pair) != 2:
@@ -64,9 +72,14 @@ def verify(topo: Topo, sigma: Mapping[Node, Node], weights: Mapping[Node, int] |
         v.fail(f"{label} maps two nodes to the same image: it is not a permutation")
         return v
     if images != set(sigma):
-        stray = sorted(images.symmetric_difference(sigma), key=str)[0]
-        v.fail(f"{label} is not a permutation of the nodes: {stray!r} is an image but not "
-               "moved, or moved but no node's image")
+        extra = sorted(images - set(sigma), key=str)
+        if extra:  # fixed (not listed) but also the image of a listed node
+            v.fail(f"{label} is not a permutation of the nodes: it maps a node to "
+                   f"{extra[0]!r}, which it does not list and so also fixes")
+        else:
+            lost = sorted(set(sigma) - images, key=str)[0]
+            v.fail(f"{label} is not a permutation of the nodes: no node is mapped to "
+                   f"{lost!r}")
         return v
     for u, w in sigma.items():
         if (u in topo.compute_set) != (w in topo.compute_set):

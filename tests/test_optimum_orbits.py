@@ -150,6 +150,28 @@ def test_forged_automorphisms_are_refused(dgx4: Topology, dgx4_cert: dict[str, A
     _refused(dgx4, bad, "a compute node and a switch")
 
 
+def test_hostile_automorphism_lists_are_refused(dgx4: Topology,
+                                                dgx4_cert: dict[str, Any]) -> None:
+    from collcert.certify import automorphisms
+    from collcert.certify.base import InputError
+
+    topo = Topo(dgx4.to_json())
+    with pytest.raises(InputError, match="permutations, more than"):
+        read(topo, [[]] * (automorphisms.MAX_AUTOMORPHISMS + 1))
+    with pytest.raises(InputError, match="twice"):
+        read(topo, [[["b0.gpu0", "b1.gpu0"], ["b0.gpu0", "b2.gpu0"]]])
+    with pytest.raises(InputError, match="not a node"):
+        read(topo, [[["b0.gpu0", "nowhere"]]])
+    with pytest.raises(InputError, match="pair"):
+        read(topo, [[["b0.gpu0"]]])
+    with pytest.raises(InputError):
+        read(topo, {"b0.gpu0": "b1.gpu0"})
+    bad = copy.deepcopy(dgx4_cert)
+    bad["automorphisms"] = "shift"
+    with pytest.raises(InputError):
+        check_optimum(dgx4.to_json(), bad)
+
+
 def test_a_box_that_differs_is_caught(dgx4: Topology, dgx4_cert: dict[str, Any]) -> None:
     """The representatives' flows and the automorphism are presented for a topology in
     which box 2's NVSwitch links are slower: the topology is still Eulerian and every
