@@ -213,19 +213,24 @@ def audit_summary(verdict: Any, path: str) -> str:
         return "\n".join(lines)
     return "\n".join([
         f"VALID steady-state broadcast schedule {path} (one-port model, seed 001)",
-        f"  throughput {frac_str(f['throughput'])} messages per time unit = 1/T*, "
+        f"  throughput {frac_str(f['throughput'])} message{_s(f['throughput'] != 1)} per time "
+        "unit = 1/T*, "
         f"T* = {frac_str(f['T_star'])}: optimal (LP dual bound {frac_str(f['bound'])}; no "
         "schedule does better, Lemma 7)",
         f"  replayed {f['periods_replayed']} periods of {frac_str(f['period'])} with "
-        f"{f['messages_per_period']} messages each: no node sends or receives twice at once, "
+        f"{f['messages_per_period']} message{_s(f['messages_per_period'] != 1)} each: no node sends or receives twice at once, "
         "every message forwarded after it arrived, every node gets every message once",
         f"  measured steady-state throughput {frac_str(f['measured_throughput'])}; first batch "
         f"complete after {frac_str(f['latency'])}",
-        ("  packing: " + (f"{f['trees']} weighted trees (spanning, Σλ = N, load ≤ N·n), "
+        ("  packing: " + (f"{f['trees']} weighted tree{_s(f['trees'] != 1)} (spanning, Σλ = N, load ≤ N·n), "
                           if f.get("method") == "trees" else "DAG heights rising along every "
                           "used link, loads = N·n, ")
-         + f"{f['matchings']} matchings (Σμ = N·T*)"),
+         + f"{f['matchings']} matching{_s(f['matchings'] != 1)} (Σμ = N·T*)"),
     ])
+
+
+def _s(plural: bool) -> str:
+    return "s" if plural else ""
 
 
 def draw_hook(args: argparse.Namespace) -> bool:

@@ -20,6 +20,8 @@ from collcert.reference.exact import fraction_str
 
 from . import check_output, require_matplotlib, save
 
+LABEL_ALL = 16  # platforms with at most this many links get every link's cost written
+
 
 def _layers(platform: Any, source: Any) -> dict[Any, tuple[float, float]]:
     depth = {source: 0}
@@ -86,14 +88,22 @@ def draw_steady(platform: Any, doc: dict[str, Any], output: str) -> None:
     fig, (ax_g, ax_t) = plt.subplots(1, 2, figsize=(14, height),
                                      gridspec_kw={"width_ratios": [1, 1.6]})
     # ---- the platform and its trees
+    # Costs are written on every link of a small platform; above LABEL_ALL links only on the
+    # links the schedule uses (else the labels pile up into an unreadable smear).
+    used = {(by_text[str(e[0])], by_text[str(e[1])])
+            for e in ([e for t in trees for e in t["edges"]] if trees
+                      else doc.get("packing", {}).get("loads", []))}
+    label_all = len(platform.cost) <= LABEL_ALL
     for (u, v), c in platform.cost.items() if n <= 20 else ():  # big: trees only
         ax_g.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>", mutation_scale=9,
                                        color="0.8", linewidth=0.8, zorder=1,
                                        connectionstyle="arc3,rad=0.08", shrinkA=9, shrinkB=9))
-        if n <= 20:
+        if label_all or (u, v) in used:
             mx, my = (pos[u][0] + pos[v][0]) / 2, (pos[u][1] + pos[v][1]) / 2
-            ax_g.annotate(f"c={fraction_str(c)}", (mx, my - 0.07), fontsize=6, color="0.45",
-                          ha="center")
+            ax_g.annotate(f"c={fraction_str(c)}", (mx, my - 0.07), fontsize=6, color="0.3",
+                          ha="center", zorder=5,
+                          bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
+                                "alpha": 0.8})
     if trees:
         for k, t in enumerate(trees[:20]):
             rad = (0.08 + 0.05 * (k + 1)) if n <= 20 else 0.03 * k
@@ -120,11 +130,13 @@ def draw_steady(platform: Any, doc: dict[str, Any], output: str) -> None:
     ax_g.set_xlim(-0.05, 1.05)
     ax_g.set_ylim(min(p[1] for p in pos.values()) - 0.5, 0.5)
     ax_g.set_axis_off()
-    what = (f"{len(trees)} weighted broadcast tree{'s' if len(trees) != 1 else ''} (colours), "
-            "link costs in grey" if trees
-            else "DAG schedule: ×messages per batch on each link in use, c = cost")
-    if n > 20:
-        what = what.replace(", link costs in grey", "")
+    if trees:
+        what = f"{len(trees)} weighted broadcast tree{'s' if len(trees) != 1 else ''} (colours)"
+        if n <= 20:
+            what += ", link costs in grey" if label_all else ", costs c of the links in use"
+    else:
+        what = ("DAG schedule: ×messages per batch on each link in use"
+                + (", c = cost" if n <= 20 else ""))
     ax_g.set_title(f"{platform.name or 'platform'}, source {source}\n{what}", fontsize=9)
     if trees:
         ax_g.legend(handles=[Patch(color=colours[k], label=f"tree {k}: λ = {t['weight']}")
