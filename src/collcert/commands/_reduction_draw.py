@@ -13,7 +13,7 @@ from typing import Any
 
 from collcert.reference.reduction_trees import ReductionError
 
-MAX_DRAWN = 128
+MAX_DRAWN = 256
 
 
 def is_reduction_file(path: object) -> bool:
@@ -66,9 +66,11 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
     order = sim.order or _preorder(sim)
     x = {v: j for j, v in enumerate(order)}
     depth = sim.depth
+    row = 0.22 if n <= 128 else 0.16  # inches per machine in the Gantt chart
     fig, (top, gantt) = plt.subplots(
-        2, 1, figsize=(min(4 + 0.35 * n, 30), 5 + 0.22 * n),
+        2, 1, figsize=(min(4 + 0.35 * n, 30), 5 + row * n), layout="constrained",
         gridspec_kw={"height_ratios": [1, max(1.2, 0.045 * n)]})
+    small = 7 if n <= 128 else 5.5  # font of the node and date labels
     span = sim.exact(max(sim.ready[sink], 1))
     # --- the tree: x = position of the element in the product, y = depth
     for v in range(n):
@@ -79,13 +81,14 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
                      arrowprops={"arrowstyle": "-|>", "color": "0.35", "lw": 1,
                                  "shrinkA": 9, "shrinkB": 9})
         mx, my = (x[v] + x[p]) / 2, -(depth[v] + depth[p]) / 2
-        top.text(mx, my, _txt(sim.exact(sim.send[v])), fontsize=7, color="tab:blue",
+        top.text(mx, my, _txt(sim.exact(sim.send[v])), fontsize=small, color="tab:blue",
                  ha="center", va="center", bbox={"fc": "white", "ec": "none", "pad": 0.5})
     for v in range(n):
-        top.scatter([x[v]], [-depth[v]], s=260, zorder=3,
+        top.scatter([x[v]], [-depth[v]], s=260 if n <= 128 else 120, zorder=3,
                     color="tab:red" if v == sink else "tab:orange" if sim.ready[v] else "0.8",
                     edgecolors="black")
-        top.text(x[v], -depth[v], str(v + 1), ha="center", va="center", fontsize=7, zorder=4)
+        top.text(x[v], -depth[v], str(v + 1), ha="center", va="center", fontsize=small,
+                 zorder=4)
     top.set_axis_off()
     top.set_title("tree: arrows from sender to receiver, labelled with the transfer's start\n"
                   "x = place of the element in the product; red: sink, orange: reducers",
@@ -109,7 +112,8 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
             gantt.broken_barh([(_f(sim, red[s]), _f(sim, C))], (row - 0.05, 0.4),
                               color="tab:orange", edgecolor="black", linewidth=0.4)
     gantt.set_yticks(range(n))
-    gantt.set_yticklabels([str(order[n - 1 - r] + 1) for r in range(n)], fontsize=7)
+    gantt.set_yticklabels([str(order[n - 1 - r] + 1) for r in range(n)], fontsize=small)
+    gantt.set_ylim(-0.7, n - 0.3)
     gantt.set_ylabel("machine (in product order)")
     gantt.set_xlabel("time")
     gantt.set_xlim(0, float(span) * 1.02)
@@ -130,7 +134,6 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
         width = max(60, int(12 * min(4 + 0.35 * n, 30)))
         title += "\n" + "\n".join(textwrap.wrap("INVALID: " + "; ".join(reasons[:2]), width))
     fig.suptitle(title, fontsize=10, color="black" if ok else "tab:red")
-    fig.tight_layout()
     fig.savefig(output, dpi=110)
     plt.close(fig)
 

@@ -21,7 +21,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "ForestColl XML), draw one of its trees (--tree: its paths on the network beside the "
         "tree itself) or all trees as a heat map of link loads (--loads). Topologies with "
         "more than 256 GPUs are drawn one node per box (--detail). The schedule is checked "
-        "as 'collcert audit' checks it; one made for another topology is refused.",
+        "as 'collcert audit' checks it; one made for another topology is refused. Two other "
+        "kinds of file are drawn too: a steady-state broadcast schedule (collcert draw PLATFORM "
+        "FILE: its trees and one period as a Gantt chart, docs/steady-broadcast.md) and a "
+        "reduction schedule given alone (collcert draw tree.json: the tree and a Gantt chart, "
+        "docs/reduction-trees.md).",
         epilog="Examples: collcert draw dgx_a100:2 -o cut.png; collcert schedule mi250:2 -o "
         "s.json && collcert draw mi250:2 s.json --loads -o loads.png; collcert draw "
         "dgx_a100:128 -o big.png. Needs matplotlib: pip install 'collcert[draw]'. "
@@ -30,8 +34,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_topology_argument(p, optional=False)
     p.add_argument("schedule", nargs="?", metavar="SCHEDULE",
-                   help="a schedule file (collcert JSON from 'collcert schedule -o', or "
-                   "ForestColl tree XML) whose trees to draw (optional)")
+                   help="a schedule file (collcert JSON from 'collcert schedule -o', "
+                   "ForestColl tree XML, or a steady-state broadcast schedule from 'collcert "
+                   "broadcast-steady -o') whose trees to draw (optional)")
     p.add_argument("-o", "--output", required=True, metavar="OUT",
                    help="output picture; the extension picks the format (.png, .svg, .pdf)")
     view = p.add_mutually_exclusive_group()

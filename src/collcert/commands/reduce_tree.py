@@ -28,7 +28,7 @@ examples:
   collcert reduce-tree 8 --transfer 2 --compute 1
   collcert reduce-tree 1000 --transfer 1/2 --compute 1/3 --max-transfers 4 --json
   collcert reduce-tree 20 --transfer 1 --compute 1 -o tree.json
-  collcert draw tree.json -o tree.png             # the tree and a Gantt chart
+  collcert draw tree.json -o tree.png             # the tree and a Gantt chart (n <= 256)
   collcert reduce-tree --check tree.json          # check any collcert-reduction/1 file
   collcert reduce-tree 10000 --figure2 fig2.png   # the approximation ratios (Figure 2)
 
@@ -51,9 +51,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "reduce-tree",
         help="optimal associative reduction tree for n elements (transfer and compute costs)",
-        description="Build the optimal reduction tree and transfer dates for N elements when "
-        "each transfer costs D and each reduction costs C, with the bounds on the optimum; "
-        "or check a reduction schedule file; or draw the approximation ratios of the "
+        description="Build the optimal reduction tree and transfer dates for N elements when\n"
+        "each transfer costs D and each reduction costs C, with the bounds on the optimum;\n"
+        "or check a reduction schedule file; or draw the approximation ratios of the\n"
         "binomial and Fibonacci strategies (Figure 2).",
         epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -135,7 +135,11 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(doc, verdict.facts, sched.parent)
         if args.output:
-            print(f"wrote {args.output} (draw it: collcert draw {args.output} -o tree.png)")
+            from ._reduction_draw import MAX_DRAWN
+
+            hint = (f"draw it: collcert draw {args.output} -o tree.png" if args.n <= MAX_DRAWN
+                    else f"check it: collcert reduce-tree --check {args.output}")
+            print(f"wrote {args.output} ({hint})")
     return 0
 
 
