@@ -83,8 +83,9 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
         extra = min(max(5.0, 0.55 * leaves + 2.0), 14.0)
     chars = int(12.5 * (width + extra))
     lines = [ln for c in caption for ln in textwrap.wrap(c, chars)]
-    below = 0.75 + 0.17 * len(lines)  # legend + caption, inches
-    height = drawing + 0.6 + below
+    cap_h = 0.17 * len(lines) + 0.1  # caption band at the bottom, inches
+    leg_h = 0.75  # legend band above it (resized below once the legend's rows are known)
+    height = drawing + 0.6 + cap_h + leg_h
     if chosen is not None:
         fig, (ax, ax_tree) = plt.subplots(1, 2, figsize=(width + extra, height),
                                           gridspec_kw={"width_ratios": [width, extra]})
@@ -108,12 +109,23 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
     if ax_tree is not None and chosen is not None:
         draw_tree_panel(ax_tree, t, chosen, lay.box_of, detail_labels=t.num_compute <= 40,
                         chars=int(10 * extra))
-    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0), fontsize=8,
-              frameon=False, ncol=max(1, min(4, len(handles), int(width / 3.3))))
     ax.set_title(title, fontsize=11, loc="left")
     if lines:
         fig.text(0.01, 0.01, "\n".join(lines), fontsize=8.5, ha="left", va="bottom")
-    fig.tight_layout(rect=(0, (0.17 * len(lines) + 0.1) / height, 1, 1))
+    # The legend goes in its own band between the drawing and the caption: a legend hung
+    # below the axes is not always counted by tight_layout and then covers the caption.
+    ncol = max(1, min(4, len(handles), int(width / 3.3)))
+    rows = -(-len(handles) // ncol)
+    band = 0.22 * rows + 0.2
+    if abs(band - leg_h) > 0.01:
+        height += band - leg_h
+        fig.set_figheight(height)
+    for _ in range(2):  # twice: the first pass starts from default margins, which an
+        fig.tight_layout(rect=(0, (cap_h + band) / height, 1, 1))  # equal-aspect box skews
+    ax.apply_aspect()  # the drawing's real box (equal aspect may shrink it within its slot)
+    box = ax.get_position()
+    fig.legend(handles=handles, loc="upper center", fontsize=8, frameon=False, ncol=ncol,
+               bbox_to_anchor=(box.x0 + box.width / 2, max(box.y0, (cap_h + band) / height)))
     save(fig, path)
     return what
 
@@ -159,9 +171,26 @@ def _arrow(ax: Any, p: tuple[float, float], q: tuple[float, float], colour: Any,
 
 
 def _label(ax: Any, p: tuple[float, float], q: tuple[float, float], text: str, colour: str,
-           at: float = 0.5, size: float = 7.0) -> None:
-    x = p[0] + at * (q[0] - p[0])
-    y = p[1] + at * (q[1] - p[1])
+           at: float = 0.5, size: float = 7.0, rad: float = 0.0,
+           avoid: list[tuple[float, float]] | None = None) -> None:
+    """Write ``text`` on the arrow p -> q (an arc3 arc of curvature ``rad``), at fraction
+    ``at`` of its length, or at the first of a few other fractions that keeps clear of the
+    nodes in ``avoid`` (a long link, such as a torus wrap-around, passes other nodes)."""
+    cx, cy = (p[0] + q[0]) / 2 + rad * (q[1] - p[1]), (p[1] + q[1]) / 2 - rad * (q[0] - p[0])
+
+    def point(f: float) -> tuple[float, float]:  # the quadratic Bezier curve arc3 draws
+        a, b, c = (1 - f) ** 2, 2 * (1 - f) * f, f * f
+        return a * p[0] + b * cx + c * q[0], a * p[1] + b * cy + c * q[1]
+
+    x, y = point(at)
+    if avoid:
+        clear = 0.3 * min((math.dist(u, w) for i, u in enumerate(avoid)
+                           for w in avoid[i + 1:] if u != w), default=1.0)
+        for f in (at, 0.5, 0.4, 0.75, 0.3, 0.85):
+            fx, fy = point(f)
+            if all(math.dist((fx, fy), w) >= clear for w in avoid):
+                x, y = fx, fy
+                break
     ax.text(x, y, text, fontsize=size, color=colour, ha="center", va="center", zorder=6,
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": colour, "lw": 0.5,
                   "alpha": 0.9})
@@ -307,13 +336,15 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
         what = "one tree"
     elif cut is not None:
         labelled = len(cut.links) <= 16
+        spots = [lay.pos[w] for w in t.nodes] if labelled and len(t.nodes) <= 300 else None
         for u, v in cut.links:
             c = t.capacity[(u, v)]
+            rad = 0.08 if (v, u) in t.capacity else 0.0
             _arrow(ax, lay.pos[u], lay.pos[v], CUT_COLOUR, 1.6 + 1.6 * float(c / max(
-                t.capacity[e] for e in cut.links)), rad=0.08 if (v, u) in t.capacity else 0.0,
-                shrink=shrink, z=5, scale=13)
+                t.capacity[e] for e in cut.links)), rad=rad, shrink=shrink, z=5, scale=13)
             if labelled:
-                _label(ax, lay.pos[u], lay.pos[v], f"{_fmt(c)}", CUT_COLOUR, at=0.62)
+                _label(ax, lay.pos[u], lay.pos[v], f"{_fmt(c)}", CUT_COLOUR, at=0.62, rad=rad,
+                       avoid=spots)
         handles.append(_proxy("line", f"cut link, labelled with its capacity ({t.unit})"
                               if labelled else "cut link", CUT_COLOUR))
         what = "the topology and its bottleneck cut"
