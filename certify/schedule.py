@@ -92,6 +92,11 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
                          f"({claimed_hash[:19]}…); checking it against this topology anyway")
     root = None
     if coll in ("broadcast", "reduce"):
+        if data.get("root") is None:
+            raise InputError(f"a {coll} schedule needs its root: the top-level key 'root' is "
+                             f"{'null' if 'root' in data else 'missing'}; set it to the "
+                             "compute node the data comes from (broadcast) or goes to "
+                             "(reduce)")
         root = topo.compute_node(data.get("root"), "schedule root")
     elif data.get("root") is not None:
         raise InputError(f"a {coll} schedule has no root; drop 'root' or set it to null")

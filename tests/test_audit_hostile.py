@@ -95,3 +95,20 @@ def test_cli_exit_2_without_traceback(tmp_path: pathlib.Path, text: str) -> None
         code = main(["audit", "ring:4", str(f)])
     assert code == 2
     assert "Traceback" not in err.getvalue() and "error:" in err.getvalue()
+
+
+@pytest.mark.parametrize("drop", [True, False], ids=["missing", "null"])
+def test_broadcast_without_root_says_the_key_is_missing(drop: bool) -> None:
+    # a broadcast on the 4-ring from node 0: two paths, 0 -> 1 -> 2 and 0 -> 3
+    s = {"format": "collcert-schedule/1", "collective": "broadcast", "compute_nodes": [0, 1, 2, 3],
+         "root": 0, "phases": [{"collective": "broadcast", "k": 1, "trees": [
+             {"root": 0, "multiplicity": 1, "direction": "out", "edges": [
+                 {"src": 0, "dst": 1, "path": [0, 1]}, {"src": 1, "dst": 2, "path": [1, 2]},
+                 {"src": 0, "dst": 3, "path": [0, 3]}]}]}]}
+    assert audit(platforms.ring(4), s).valid
+    if drop:
+        del s["root"]
+    else:
+        s["root"] = None
+    with pytest.raises(ScheduleError, match=f"'root' is {'missing' if drop else 'null'}"):
+        audit(platforms.ring(4), s)
