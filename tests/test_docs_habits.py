@@ -14,10 +14,12 @@ import collcert
 from collcert import platforms
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+        ROOT / "golden" / "README.md", ROOT / "certify" / "README.md"]
+GOLDEN = sorted((ROOT / "golden").rglob("*.json"))
 
 
-@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_docs_point_at_nothing_outside_the_repository(doc: Path) -> None:
     text = doc.read_text()
     outside = re.findall(r"\.\./shared|shared/(?:seeds|digests|platforms)|/work/", text)
@@ -25,6 +27,13 @@ def test_docs_point_at_nothing_outside_the_repository(doc: Path) -> None:
     for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
         if not target.startswith(("http://", "https://", "mailto:")):
             assert (doc.parent / target).exists(), f"{doc.name}: broken link {target}"
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_golden_provenance_points_at_nothing_outside_the_repository(case: Path) -> None:
+    # provenance must be followable by a reader of the repository: papers, sections, figures
+    outside = re.findall(r"\.\./shared|shared/(?:seeds|digests|platforms)|/work/", case.read_text())
+    assert not outside, f"{case.name} refers to files outside the repository: {outside}"
 
 
 def test_every_cited_paper_number_has_its_title() -> None:

@@ -1,7 +1,8 @@
 """Ready-made topologies: the evaluation platforms of seed 003 and generic shapes.
 
 Bandwidths are in GB/s per direction unless a builder says otherwise; the
-hardware facts come from ``shared/platforms/README.md`` (003 §6.2-6.3) and the
+hardware facts are those of ForestColl's evaluation (003 §6.2-6.3, Fig. 9), the
+DGX-1's NVLink cube-mesh follows NVIDIA's DGX-1 V100 white paper (003 ref. [51]), the
 2-box example from seed 000 Fig. 1. Node ids are readable strings:
 ``"b0.gpu3"``, ``"b0.nvswitch"``, ``"b1.nic5"``, ``"ib0"``.
 """
