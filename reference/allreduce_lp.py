@@ -65,7 +65,7 @@ def logical_arcs(t: Topology) -> list[Link]:
     out_of: dict[Node, list[Node]] = {v: [] for v in t.nodes}
     for u, v in t.capacity:
         out_of[u].append(v)
-    arcs = []
+    arcs: list[Link] = []
     for a in t.compute_nodes:
         seen = {a}
         stack = [a]
@@ -88,6 +88,14 @@ def commodity_links(t: Topology, a: Node) -> list[Link]:
     """Links source α's commodity flow may use: out of α or a switch, into a switch or β ≠ α."""
     return [(u, v) for (u, v) in t.capacity
             if (u == a or not t.is_compute(u)) and v != a]
+
+
+def lp5_size(t: Topology) -> int:
+    """About how many constraint entries :func:`build_lp5` writes (without building it)."""
+    n, arcs = t.num_compute, len(logical_arcs(t))
+    flows = 2 * n * (4 * arcs + 4 * n)
+    return flows + (2 * len(t.capacity) if not t.switch_nodes
+                    else 3 * arcs + 3 * n * len(t.capacity))
 
 
 def build_lp5(t: Topology, *, uniform: bool = False) -> LinearProgram:
@@ -117,11 +125,11 @@ def build_lp5(t: Topology, *, uniform: bool = False) -> LinearProgram:
         for u, v in arcs:
             lp.add_row(name("logical", u, v),
                        {name("cre", u, v): 1, name("cbc", u, v): 1, name("b", u, v): -1}, "<=", 0)
-        usage: dict[Link, dict[str, int]] = {e: {} for e in t.capacity}
+        usage: dict[Link, dict[Hashable, int]] = {e: {} for e in t.capacity}
         logical = set(arcs)
         for a in comp:
             links = commodity_links(t, a)
-            into: dict[Node, dict[str, int]] = {v: {} for v in t.nodes}
+            into: dict[Node, dict[Hashable, int]] = {v: {} for v in t.nodes}
             for u, v in links:
                 g = name("g", a, u, v)
                 usage[(u, v)][g] = 1
@@ -135,13 +143,13 @@ def build_lp5(t: Topology, *, uniform: bool = False) -> LinearProgram:
                     lp.add_row(name("deliver", a, b), {**into[b], name("b", a, b): -1}, "=", 0)
         for (u, v), c in t.capacity.items():
             lp.add_row(name("link", u, v), usage[(u, v)], "<=", c)
-    xs = {name("x", v): -1 for v in comp}
+    xs: dict[Hashable, int] = {name("x", v): -1 for v in comp}
     for kind, cap in (("fb", "cbc"), ("fr", "cre")):
         for tt in comp:
             # BC: flow s -> tt over s->v (≤ x_v) and logical arcs (≤ c^BC);
             # RE: flow tt -> s over logical arcs (≤ c^RE) and v->s (≤ x_v)
-            bal: dict[Node, dict[str, int]] = {v: {} for v in comp}
-            sink_in: dict[str, int] = {}
+            bal: dict[Node, dict[Hashable, int]] = {v: {} for v in comp}
+            sink_in: dict[Hashable, int] = {}
             for u, v in arcs:
                 f = name(kind, tt, u, v)
                 lp.add_row(name(kind + "cap", tt, u, v), {f: 1, name(cap, u, v): -1}, "<=", 0)
@@ -194,13 +202,14 @@ def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
     from .lp_glop import solve_lp_ortools
 
     started = time.perf_counter()
+    estimate = lp5_size(t)
+    if estimate > MAX_LP_NONZEROS:
+        raise TopologyError(
+            f"LP (5) of this topology has about {estimate} constraint entries (more than "
+            f"{MAX_LP_NONZEROS}): too large to solve exactly here; without switches the "
+            "MAC-BC LP has the same value and scales (column generation)")
     lp = build_lp5(t, uniform=uniform)
     nonzeros = sum(len(c) for c in lp.cols)
-    if nonzeros > MAX_LP_NONZEROS:
-        raise TopologyError(
-            f"LP (5) of this topology has {nonzeros} constraint entries (more than "
-            f"{MAX_LP_NONZEROS}): too large to solve exactly here; the MAC-BC LP (networks "
-            "without switches) is the scalable route")
     res = solve_lp_ortools(lp)
     x = {v: res.x[name("x", v)] for v in t.compute_nodes}
     arcs = logical_arcs(t)

@@ -440,7 +440,7 @@ def arborescences(t: Topology, root: Node, direction: str) -> list[tuple[Link, .
 
 def all_mac_bc_networks(t: Topology) -> list[MacBcNetwork]:
     """Every rooted MAC-BC network of the topology (K^(2K−3) on the complete graph)."""
-    out = []
+    out: list[MacBcNetwork] = []
     for r in t.compute_nodes:
         ins = arborescences(t, r, "in")
         outs = arborescences(t, r, "out")

@@ -194,7 +194,7 @@ def _take(flow: dict[Node, dict[Node, int]], p: Node, q: Node, amount: int) -> N
 def _route(batches: list[tuple[Node, int, list[Link]]], direction: str,
            pools: dict[Link, list[list[Any]]]) -> list[LPTree]:
     """Give every tree edge walks from the pools, splitting batches where walks change."""
-    out = []
+    out: list[LPTree] = []
     for root, mult, edges in batches:
         parts: list[tuple[int, list[tuple[Node, Node, Walk]]]] = [(mult, [])]
         for e in edges:
