@@ -120,6 +120,7 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
     if abs(band - leg_h) > 0.01:
         height += band - leg_h
         fig.set_figheight(height)
+    ax.set_anchor("S")  # spare height (equal aspect) above the drawing, not above the legend
     for _ in range(2):  # twice: the first pass starts from default margins, which an
         fig.tight_layout(rect=(0, (cap_h + band) / height, 1, 1))  # equal-aspect box skews
     ax.apply_aspect()  # the drawing's real box (equal aspect may shrink it within its slot)
@@ -316,6 +317,14 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
                    rad=0.13, shrink=shrink, scale=7 + 3 * float(x))
         handles.append(_proxy("line", "link direction, coloured by load", "#e8590c"))
         handles.append(_proxy("grey", "link carrying nothing"))
+        if cut is not None and len(cut.links) <= 16:  # what the bound counts, and how busy
+            spots = [lay.pos[w] for w in t.nodes] if len(t.nodes) <= 300 else None
+            for u, v in cut.links:
+                x = busy.get((u, v), Fraction(0))
+                _label(ax, lay.pos[u], lay.pos[v], f"{round(100 * float(x))}%", CUT_COLOUR,
+                       at=0.62, rad=0.13, avoid=spots)
+            handles.append(_proxy("line", "bottleneck cut link: % of the time busy",
+                                  CUT_COLOUR))
         what = f"the loads of all {len(schedule.trees)} trees" if schedule else what
     elif chosen is not None:
         hops: dict[Link, int] = {}
