@@ -151,3 +151,27 @@ def test_a_bundle_fails_when_one_certificate_does(files: dict[str, Path], tmp_pa
     (tmp_path / "ar.json").write_text(json.dumps(cert))
     assert main(["check", str(files["topo"]), str(tmp_path / "ar.json")]) == 1
     assert f"{name} (optimum): " in capsys.readouterr().out
+
+
+def test_check_imports_no_reference_even_where_it_is_installed(files: dict[str, Path]) -> None:
+    # the report's list is what the check itself imported: a JSON topology needs no
+    # reference module, even where collcert.reference is importable (the other command
+    # modules, which do import it, are not loaded for 'collcert check')
+    proc = subprocess.run([sys.executable, "-m", "collcert", "check", str(files["topo"]),
+                           str(files["sched"]), "--json"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["reference_modules_imported"] == []
+    # a built-in platform is built by the reference, and the list says so
+    proc = subprocess.run([sys.executable, "-m", "collcert", "check", "two_box_example",
+                           str(files["opt"]), "--json"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "collcert.reference.topology" in json.loads(proc.stdout)["reference_modules_imported"]
+
+
+def test_a_machine_file_as_topology_is_sent_to_collcert_import(
+        files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    xml = Path(__file__).parent / "data" / "importers" / "dgx_a100_dump.xml"
+    assert main(["check", str(xml), str(files["opt"])]) == 2
+    assert f"collcert import {xml} -o topo.json" in capsys.readouterr().err

@@ -61,6 +61,12 @@ def _read(path: str, what: str) -> Any:
     except OSError:
         pass  # read_text names the problem
     text = read_text(path, MAX_BYTES)  # gzip by its magic bytes, size capped
+    if what == "topology" and not text.lstrip().startswith(("{", "[")):
+        # NCCL XML and nvidia-smi matrices are read by the importers, which build the
+        # topology with collcert.reference: convert once, then check against the JSON
+        raise InputError(f"{path}: collcert check reads the topology as collcert-topology/1 "
+                         "JSON only (so that no reference code runs); convert the machine's "
+                         f"file first: collcert import {path} -o topo.json")
     if text.lstrip().startswith("<"):
         raise InputError(f"{path}: an XML file is a schedule, not a certificate; check it "
                          "with 'collcert audit TOPOLOGY SCHEDULE'")
