@@ -41,6 +41,8 @@ from .topology import Topology
 Progress = Callable[[int, int], None]
 
 KEYS = ("cut_set_bound", "mac_bc_lp", "forestcoll_lp")
+MAX_MAC_BC_NODES = 256
+"""Above this many compute nodes ``allreduce_rate`` skips the MAC-BC LP (with the reason)."""
 
 LABELS = {
     "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees (000 App. B)",
@@ -193,6 +195,10 @@ def allreduce_rate(
     elif t.switch_nodes:
         reasons["mac_bc_lp"] = ("defined for networks of compute nodes only (On the Computation "
                                 "Rate of All-Reduce has no switches); see forestcoll_lp")
+    elif t.num_compute > MAX_MAC_BC_NODES:
+        reasons["mac_bc_lp"] = (f"{t.num_compute} compute nodes: column generation would take "
+                                f"long here (about a minute at 144 nodes, growing as K³); call "
+                                "collcert.reference.allreduce_rate.mac_bc_lp directly")
     else:
         mb = mac_bc_lp(t, progress=progress)
     fc: ForestCollLP | None = None
