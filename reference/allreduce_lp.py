@@ -206,8 +206,8 @@ def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
     if estimate > MAX_LP_NONZEROS:
         raise TopologyError(
             f"LP (5) of this topology has about {estimate} constraint entries (more than "
-            f"{MAX_LP_NONZEROS}): too large to solve exactly here; without switches the "
-            "MAC-BC LP has the same value and scales (column generation)")
+            f"{MAX_LP_NONZEROS}): too large to solve exactly here (on networks without "
+            "switches the MAC-BC LP has the same value and scales: column generation)")
     lp = build_lp5(t, uniform=uniform)
     nonzeros = sum(len(c) for c in lp.cols)
     res = solve_lp_ortools(lp)
