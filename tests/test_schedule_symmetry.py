@@ -224,3 +224,19 @@ def test_orbit_trees_share_edges_and_time_is_exact() -> None:
     assert s.time_per_unit == collcert.optimum(t).time_per_unit
     perms = find_symmetry(t)
     assert perms is not None and np.all(perms.perms[0] == np.arange(len(t.nodes)))
+
+
+def test_schedule_check_says_so_and_a_rejection_is_an_internal_error(
+        monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    assert main(["schedule", "two_box_example", "--check"]) == 0
+    assert "Checked by collcert.certify" in capsys.readouterr().out
+    import collcert.certify.schedule as certify_schedule
+
+    def reject(topo: Any, doc: Any) -> Any:
+        verdict = check_schedule(topo, doc)
+        verdict.fail("tree 0 misses a node (simulated)")
+        return verdict
+
+    monkeypatch.setattr(certify_schedule, "check_schedule", reject)
+    assert main(["schedule", "two_box_example", "--check"]) == 3
+    assert "collcert.certify rejects the schedule just built" in capsys.readouterr().err

@@ -155,6 +155,12 @@ def run(args: argparse.Namespace) -> int:
         print_json(summary, out)
     else:
         print(s.summary(), file=out)
+        checked = next((st for st in stages if st["stage"] == "checking"), None)
+        if checked is not None:
+            what = "trees, paths, loads, exact time" + ("" if args.no_certificates
+                                                        else ", certificates")
+            print(f"Checked by collcert.certify ({what}) in {checked['seconds']:.2f} s: valid, "
+                  "same time.", file=out)
         if args.output and args.output != "-":
             print(f"Schedule written to {args.output} ({args.format}).", file=out)
         elif not args.output:
