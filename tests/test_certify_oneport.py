@@ -117,6 +117,9 @@ MUTATIONS: dict[str, tuple[Mutation, str]] = {
         duration=str(Fraction(d["steps"][-1]["duration"]) + 1)), "period"),
     "cut weight up": (lambda d: d["lp"]["dual"]["cuts"][0].update(
         weight=str(Fraction(d["lp"]["dual"]["cuts"][0]["weight"]) * 2)), "dual"),
+    # still a feasible dual, but it proves less than the claimed T*: the optimality claim falls
+    "cut weights halved": (lambda d: [c.update(weight=str(Fraction(c["weight"]) / 2))
+                                      for c in d["lp"]["dual"]["cuts"]], "differs from T\\*"),
     "prices zeroed": (lambda d: d["lp"]["dual"].update(send={}, recv={}),
                       "cuts entered by"),
     "prices over 1": (lambda d: d["lp"]["dual"]["send"].update(

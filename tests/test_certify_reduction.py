@@ -84,6 +84,14 @@ def test_zero_transfer_cost_allows_simultaneous_arrivals_in_any_order() -> None:
     assert facts["makespan"] == 3 and facts["max_concurrent_transfers"] == 0
 
 
+def test_simultaneous_arrivals_must_still_fit_next_to_each_other() -> None:
+    # d = 0: 3 and 4 arrive at 0, 2 only at 1. In the order 1 3 2 4, operand 4 needs 2 beside
+    # it first, so at time 0 machine 1 cannot join 4 to its run (it would need commutativity)
+    refused(doc([None, 1, 1, 1], [None, 1, 0, 0], 0, 1, operand_order=[1, 3, 2, 4]),
+            "not adjacent")
+    ok(doc([None, 1, 1, 1], [None, 1, 0, 0], 0, 1, operand_order=[1, 3, 4, 2]))
+
+
 def test_left_joins_are_allowed() -> None:
     # machine 1 holds operand 2 and receives operand 1 from machine 2: x2' (+) x1' on the left
     ok(doc([None, 1], [None, 0], operand_order=[2, 1]))

@@ -111,3 +111,20 @@ def test_check_unreadable_json(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     bad.write_text("{not json")
     code, _, err = run(capsys, "reduce-tree", "--check", str(bad))
     assert code == 2 and "not valid JSON" in err
+
+
+def test_draw_limit_and_hint(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Above MAX_DRAWN machines draw refuses (exit 2, saying the limit) and reduce-tree -o
+    suggests --check instead of draw; at the limit it suggests draw."""
+    from collcert.commands._reduction_draw import MAX_DRAWN
+
+    big = tmp_path / "big.json"
+    code, out, _ = run(capsys, "reduce-tree", str(MAX_DRAWN + 1), "-d", "1", "-c", "1",
+                       "-o", str(big))
+    assert code == 0 and f"reduce-tree --check {big}" in out and "collcert draw" not in out
+    code, _, err = run(capsys, "draw", str(big), "-o", str(tmp_path / "big.png"))
+    assert code == 2 and f"at most {MAX_DRAWN}" in err and not (tmp_path / "big.png").exists()
+    small = tmp_path / "small.json"
+    code, out, _ = run(capsys, "reduce-tree", str(MAX_DRAWN), "-d", "1", "-c", "1",
+                       "-o", str(small))
+    assert code == 0 and f"collcert draw {small}" in out
