@@ -202,3 +202,64 @@ def test_audit_of_the_compiler_style_program_on_a_dgx_a100_box() -> None:
     r = audit(platforms.dgx_a100(1), allpairs_inplace(8), fmt="msccl-xml")
     assert r.valid, r.reasons
     assert r.algbw == Fraction(1200, 7) and r.ratio == 1
+
+
+def ring_reducescatter_inplace(n: int = 3, inplace: str = "1") -> str:
+    """In-place ring reduce-scatter, one chunk per rank (C = n), as MSCCLang writes it.
+
+    In place, rank r's output (C/N = 1 chunk) is its input chunk r, so the program declares
+    o_chunks="0" and addresses the input only. Chunk c starts at rank c+1 (send), is
+    reduced and forwarded by ranks c+2 … c-1 (rrs), and ends reduced into i[c] of rank c
+    (rrc); rank r plays the three roles for chunks r-1, r-2 … r+1 and r.
+    """
+    out = [f'<algo name="rs" proto="Simple" nchannels="1" nchunksperloop="{n}" ngpus="{n}" '
+           f'coll="reducescatter" inplace="{inplace}">']
+    for r in range(n):
+        steps = [st(0, "s", "i", (r - 1) % n, "i", (r - 1) % n)]
+        for k in range(2, n):  # chunk r-k arrives from r-1, has r's share added, moves on
+            steps.append(st(len(steps), "rrs", "i", (r - k) % n, "i", (r - k) % n))
+        steps.append(st(len(steps), "rrc", "i", r, "i", r))
+        out.append(f'<gpu id="{r}" i_chunks="{n}" o_chunks="0" s_chunks="0">'
+                   f'<tb id="0" send="{(r + 1) % n}" recv="{(r - 1) % n}" chan="0">'
+                   + "".join(steps) + "</tb></gpu>")
+    out.append("</algo>")
+    return "\n".join(out)
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_in_place_reduce_scatter_output_is_the_input_slice(n: int) -> None:
+    # the executor's in-place reduce-scatter passes output = input + r·(C/N): rank r's
+    # result is its own input chunk r, which the ring reduces into last
+    res = check(ring_reducescatter_inplace(n))
+    assert res.verdict.ok, res.verdict.reasons
+    assert res.verdict.facts["modes"] == ["in-place"]
+    # out of place the same program leaves the (undeclared) output buffer empty
+    text = " ".join(check(ring_reducescatter_inplace(n, inplace="0")).verdict.all_reasons())
+    assert "output chunk 0 should be the sum of chunk" in text or "o_chunks" in text
+
+
+def test_only_a_step_with_hasdep_sets_the_flag() -> None:
+    # gpu g: tb 1 copies its chunk to s[0] (step 0, no hasdep), then s[0] to s[1] (step 1,
+    # hasdep="1", after waiting for tb 2, so that the two steps run at different times);
+    # tb 0 waits for tb 1 step 0 and sends s[1]. The kernel sets tb 1's flag only after
+    # step 1 (to 1 ≥ 0), so the send runs after s[1] is written: valid. Were step 0 to
+    # signal, the wait would be released before s[1] holds anything.
+    def gpu(g: int, hasdep0: int) -> str:
+        return (f'<gpu id="{g}" i_chunks="0" o_chunks="2" s_chunks="3">'
+                f'<tb id="0" send="{1 - g}" recv="{1 - g}" chan="0">'
+                + st(0, "s", "s", 1, "s", 1, depid=1, deps=0)
+                + st(1, "r", "o", 1 - g, "o", 1 - g) + "</tb>"
+                '<tb id="1" send="-1" recv="-1" chan="0">'
+                + st(0, "cpy", "o", g, "s", 0, hasdep=hasdep0)
+                + st(1, "cpy", "s", 0, "s", 1, depid=2, deps=0, hasdep=1) + "</tb>"
+                '<tb id="2" send="-1" recv="-1" chan="0">'
+                + st(0, "cpy", "o", g, "s", 2, hasdep=1) + "</tb></gpu>")
+
+    def prog(hasdep0: int) -> str:
+        return ('<algo name="h" nchunksperloop="2" ngpus="2" coll="allgather" inplace="1">'
+                + gpu(0, hasdep0) + gpu(1, hasdep0) + "</algo>")
+
+    res = check(prog(0))
+    assert res.verdict.ok, res.verdict.reasons
+    # when step 0 does signal (hasdep="1"), the send may run before step 1
+    assert "gpu 0 tb 0 step 0" in reasons(prog(1)) and "s[1]" in reasons(prog(1))
