@@ -263,3 +263,29 @@ def test_only_a_step_with_hasdep_sets_the_flag() -> None:
     assert res.verdict.ok, res.verdict.reasons
     # when step 0 does signal (hasdep="1"), the send may run before step 1
     assert "gpu 0 tb 0 step 0" in reasons(prog(1)) and "s[1]" in reasons(prog(1))
+
+
+def _reducer(steps: list[str]) -> msccl.Program:
+    """Two gpus whose threadblock 0 holds ``steps`` (local reductions into i, from s)."""
+    gpus = "".join(f'<gpu id="{g}" i_chunks="1" o_chunks="0" s_chunks="40">'
+                   '<tb id="0" send="-1" recv="-1" chan="0">' + "".join(steps) + "</tb></gpu>"
+                   for g in range(2))
+    return msccl.read('<algo name="f" proto="Simple" nchannels="1" nchunksperloop="1" '
+                      f'ngpus="2" coll="allreduce" inplace="1">{gpus}</algo>')
+
+
+def test_reduction_fusion_stops_at_hasdep_and_at_the_running_count_of_16() -> None:
+    # msccl_parser.cc: a re continues the previous one (same dst buffer/offset and src
+    # buffer, no dependency) unless that one had hasdep or the threadblock's running count
+    # of reductions just reached MSCCL_MAX_REDUCE_FUSION = 16
+    ops = _reducer([st(0, "re", "s", 0, "i", 0, hasdep=1), st(1, "re", "s", 1, "i", 0)])
+    assert [op.reductions for op in ops.tbs[0].ops] == [[0], [1]]
+    ops = _reducer([st(j, "re", "s", j, "i", 0) for j in range(17)])
+    assert [len(op.reductions) for op in ops.tbs[0].ops] == [16, 1] and not ops.refusals
+    # the count is never reset: past 16 nothing stops a group, and 17 fused reductions
+    # overflow the kernel's srcs[MSCCL_MAX_REDUCE_FUSION + 1]
+    steps = [st(j, "re", "s", j, "i", 0, hasdep=1) for j in range(16)]
+    steps += [st(16 + j, "re", "s", 16 + j, "i", 0) for j in range(17)]
+    ops = _reducer(steps)
+    assert [len(op.reductions) for op in ops.tbs[0].ops] == [1] * 16 + [17]
+    assert any("fuses more than 16 reductions" in r for r in ops.refusals)
