@@ -67,3 +67,11 @@ def test_unknown_platform_is_bad_input() -> None:
 def test_examples_are_usable_specs(spec: str) -> None:
     code, out, _ = run("optimum", spec, "--json")
     assert code == 0 and json.loads(out)["algbw"]
+
+
+@pytest.mark.parametrize("name", ["mi250", "dgx1", "torus", "two_box_example"])
+def test_full_description_is_plain_text(name: str) -> None:
+    # the builders' docstrings use reST (``ib``, :data:`MI250_LINKS`); a terminal shows text
+    code, out, _ = run("platforms", name)
+    assert code == 0 and out.startswith(name)
+    assert "``" not in out and ":data:" not in out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import re
 import textwrap
 from typing import Any
 
@@ -59,13 +60,19 @@ def describe(name: str) -> dict[str, Any]:
             if prm.default is not prm.empty:
                 entry["default"] = prm.default
             params.append(entry)
-    doc = inspect.getdoc(builder) or ""
+    doc = _plain(inspect.getdoc(builder) or "")
     line, example = ABOUT.get(name, (doc.split(". ")[0].replace("\n", " "), name))
     topo = load_topology(example, solve=False)
     return {"name": name, "parameters": params, "description": line, "example": example,
             "example_size": {"compute_nodes": topo.num_compute, "nodes": len(topo.nodes),
                              "links": len(topo.capacity)},
             "unit": topo.unit, "doc": doc}
+
+
+def _plain(doc: str) -> str:
+    """A builder's docstring for a terminal: reST roles and literals as plain text."""
+    doc = re.sub(r":[a-z]+:`~?([^`]+)`", r"\1", doc)
+    return doc.replace("``", "")
 
 
 def _signature(entry: dict[str, Any]) -> str:
