@@ -112,13 +112,34 @@ def cut_set_bound(t: Topology, *, engine: str = "auto") -> CutSetBound:
             flows.append({"source": src, "sink": dst, "value": value,
                           "flow": [[u, w, int(a)] for (u, w), a in zip(links, res.flow) if a]})
             if best is None or value < best[0]:
-                side = frozenset(t.nodes[i] for i in res.source_side)
-                best = (value, side)
+                best = (value, _residual_side(links, t.int_capacity, res.flow, src))
     assert best is not None
     value, side = best
     if sum(t.int_capacity[e] for e in links if e[0] in side and e[1] not in side) != value:
         raise RuntimeError("internal: the max-flow engine's cut does not match its flow value")
     return CutSetBound(Fraction(value, t.scale), side, flows, t.scale, len(flows))
+
+
+def _residual_side(links: list[Link], cap: dict[Link, int], flow: Any, source: Node,
+                   ) -> frozenset[Node]:
+    """Nodes reachable from ``source`` in the residual network of a maximum flow: the
+    source side of a minimum cut. Computed here from the flow itself (the OR-Tools
+    engine's own source side is {source} when the flow is 0 and the sink has no links)."""
+    nxt: dict[Node, list[Node]] = {}
+    for e, f in zip(links, flow):
+        u, v = e
+        if int(f) < cap[e]:
+            nxt.setdefault(u, []).append(v)
+        if int(f) > 0:
+            nxt.setdefault(v, []).append(u)
+    seen = {source}
+    stack = [source]
+    while stack:
+        for w in nxt.get(stack.pop(), []):
+            if w not in seen:
+                seen.add(w)
+                stack.append(w)
+    return frozenset(seen)
 
 
 # --------------------------------------------------------------------------- #
