@@ -173,10 +173,11 @@ def _arrow(ax: Any, p: tuple[float, float], q: tuple[float, float], colour: Any,
 
 def _label(ax: Any, p: tuple[float, float], q: tuple[float, float], text: str, colour: str,
            at: float = 0.5, size: float = 7.0, rad: float = 0.0,
-           avoid: list[tuple[float, float]] | None = None) -> None:
+           avoid: list[tuple[float, float]] | None = None, clear: float = 0.0) -> None:
     """Write ``text`` on the arrow p -> q (an arc3 arc of curvature ``rad``), at fraction
     ``at`` of its length, or at the first of a few other fractions that keeps clear of the
-    nodes in ``avoid`` (a long link, such as a torus wrap-around, passes other nodes)."""
+    points in ``avoid`` by ``clear`` (nodes: a long link, such as a torus wrap-around, passes
+    other nodes); the spot chosen is added to ``avoid``, so later labels keep clear of it."""
     cx, cy = (p[0] + q[0]) / 2 + rad * (q[1] - p[1]), (p[1] + q[1]) / 2 - rad * (q[0] - p[0])
 
     def point(f: float) -> tuple[float, float]:  # the quadratic Bezier curve arc3 draws
@@ -185,16 +186,25 @@ def _label(ax: Any, p: tuple[float, float], q: tuple[float, float], text: str, c
 
     x, y = point(at)
     if avoid:
-        clear = 0.3 * min((math.dist(u, w) for i, u in enumerate(avoid)
-                           for w in avoid[i + 1:] if u != w), default=1.0)
         for f in (at, 0.5, 0.4, 0.75, 0.3, 0.85):
             fx, fy = point(f)
             if all(math.dist((fx, fy), w) >= clear for w in avoid):
                 x, y = fx, fy
                 break
+        avoid.append((x, y))
     ax.text(x, y, text, fontsize=size, color=colour, ha="center", va="center", zorder=6,
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": colour, "lw": 0.5,
                   "alpha": 0.9})
+
+
+def _spots(t: Topology, lay: Layout) -> tuple[list[tuple[float, float]] | None, float]:
+    """The node positions labels keep clear of, and by how much (0.3 × the least distance
+    between two nodes); none above 300 nodes."""
+    if len(t.nodes) > 300:
+        return None, 0.0
+    spots = [lay.pos[w] for w in t.nodes]
+    return spots, 0.3 * min((math.dist(u, w) for i, u in enumerate(spots)
+                             for w in spots[i + 1:] if u != w), default=1.0)
 
 
 def _proxy(kind: str, label: str, colour: str = "black", face: str = "white") -> Any:
@@ -318,11 +328,11 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
         handles.append(_proxy("line", "link direction, coloured by load", "#e8590c"))
         handles.append(_proxy("grey", "link carrying nothing"))
         if cut is not None and len(cut.links) <= 16:  # what the bound counts, and how busy
-            spots = [lay.pos[w] for w in t.nodes] if len(t.nodes) <= 300 else None
+            spots, clear = _spots(t, lay)
             for u, v in cut.links:
                 x = busy.get((u, v), Fraction(0))
                 _label(ax, lay.pos[u], lay.pos[v], f"{round(100 * float(x))}%", CUT_COLOUR,
-                       at=0.62, rad=0.13, avoid=spots)
+                       at=0.62, rad=0.13, avoid=spots, clear=clear)
             handles.append(_proxy("line", "bottleneck cut link: % of the time busy",
                                   CUT_COLOUR))
         what = f"the loads of all {len(schedule.trees)} trees" if schedule else what
@@ -345,7 +355,7 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
         what = "one tree"
     elif cut is not None:
         labelled = len(cut.links) <= 16
-        spots = [lay.pos[w] for w in t.nodes] if labelled and len(t.nodes) <= 300 else None
+        spots, clear = _spots(t, lay) if labelled else (None, 0.0)
         for u, v in cut.links:
             c = t.capacity[(u, v)]
             rad = 0.08 if (v, u) in t.capacity else 0.0
@@ -353,7 +363,7 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
                 t.capacity[e] for e in cut.links)), rad=rad, shrink=shrink, z=5, scale=13)
             if labelled:
                 _label(ax, lay.pos[u], lay.pos[v], f"{_fmt(c)}", CUT_COLOUR, at=0.62, rad=rad,
-                       avoid=spots)
+                       avoid=spots, clear=clear)
         handles.append(_proxy("line", f"cut link, labelled with its capacity ({t.unit})"
                               if labelled else "cut link", CUT_COLOUR))
         what = "the topology and its bottleneck cut"
