@@ -240,7 +240,10 @@ def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
     from .lp import LinearProgram, LPResult
 
     t0 = time.perf_counter()
-    cols, rows, xf, yf = master.basis()
+    if master.failed:  # no float basis: every column, exact simplex from the slack basis
+        cols, rows, xf, yf = set(), set(range(len(sup.cap))), [1.0] * len(nets), []
+    else:
+        cols, rows, xf, yf = master.basis()
     keep = sorted(cols | {j for j, v in enumerate(xf) if v > FLOAT_TOL})
     lp = LinearProgram(sense="max")
     for i, c in enumerate(sup.cap):
@@ -249,8 +252,8 @@ def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
         lp.add_variable(f"m{j}", cost=1,
                         column={f"cap{i}": a for i, a in _column(sup, nets[j]).items()})
     position = {j: p for p, j in enumerate(keep)}
-    sol = lp_exact.check_snapped(lp, lp_exact.snap_all([xf[j] for j in keep]),
-                                 lp_exact.snap_all(yf))
+    sol = None if master.failed else lp_exact.check_snapped(
+        lp, lp_exact.snap_all([xf[j] for j in keep]), lp_exact.snap_all(yf))
     pivots = 0
     proof = "snapped float values"
     if sol is None:
@@ -283,6 +286,7 @@ class _FloatMaster:
         self.obj = self.s.Objective()
         self.obj.SetMaximization()
         self.vars: list[Any] = []
+        self.failed = False
 
     @property
     def size(self) -> int:
@@ -303,10 +307,13 @@ class _FloatMaster:
             self.rows[i].SetCoefficient(var, float(a))
         self.obj.SetCoefficient(var, 1.0)
 
-    def solve(self) -> tuple[float, list[float]]:
+    def solve(self) -> tuple[float, list[float]] | None:
+        """(value, duals), or None when GLOP gives up (capacities over a huge range can
+        defeat floats): from then on the exact master works alone (``failed``)."""
         status = self.s.Solve()
-        if status != self.s.OPTIMAL:
-            raise RuntimeError(f"internal: the float master LP ended with status {status}")
+        self.failed = status != self.s.OPTIMAL
+        if self.failed:
+            return None
         return self.obj.Value(), [max(0.0, r.dual_value()) for r in self.rows]
 
 
@@ -373,7 +380,10 @@ def mac_bc_lp(t: Topology, *, progress: Progress | None = None, passes: int = 8)
         best_bound = float("inf")
         while rounds < MAX_ROUNDS:
             rounds += 1
-            obj, yf = master.solve()
+            solved = master.solve()
+            if solved is None:
+                break
+            obj, yf = solved
             priced = [sup.cheapest(yf, r) for r in range(k)]
             least = min(p[0] for p in priced if p is not None)
             if least > 0:

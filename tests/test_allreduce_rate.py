@@ -230,3 +230,18 @@ def test_exact_pricing_finishes_what_loose_float_pricing_leaves(monkeypatch: Any
     assert r.value == lp_by_z3(t) == 4
     assert r.stats["exact_rounds"] >= 2  # the exact pricing found what floats skipped
     assert check_mac_bc_lp(t.to_json(), r.certificate(t)).ok
+
+
+def test_exact_column_generation_when_floats_give_up(monkeypatch: Any) -> None:
+    """GLOP can fail on capacities over a huge range (found by fuzzing with 2^70): the
+    exact master then works from the slack basis with every column, and pricing goes on."""
+    import collcert.reference.allreduce_rate as ar
+
+    def give_up(self: Any) -> None:
+        self.failed = True
+
+    monkeypatch.setattr(ar._FloatMaster, "solve", give_up)
+    t = digraph(4, {(0, 2): 4, (0, 3): 2, (1, 0): 2, (1, 3): 2, (2, 0): 2, (2, 1): 4,
+                    (3, 0): 4, (3, 1): 1, (3, 2): 3})
+    r = ar.mac_bc_lp(t, passes=0)
+    assert r.value == 4 and check_mac_bc_lp(t.to_json(), r.certificate(t)).ok
