@@ -240,3 +240,42 @@ def test_schedule_check_says_so_and_a_rejection_is_an_internal_error(
     monkeypatch.setattr(certify_schedule, "check_schedule", reject)
     assert main(["schedule", "two_box_example", "--check"]) == 3
     assert "collcert.certify rejects the schedule just built" in capsys.readouterr().err
+
+
+def test_progress_by_stage_with_time_left(capsys: Any) -> None:
+    assert main(["schedule", "dgx_a100:3", "--progress"]) == 0
+    err = capsys.readouterr().err
+    for n, stage in enumerate(["optimum", "symmetry", "allgather: switch removal",
+                               "allgather: tree packing"], 1):
+        assert f"[{n}] {stage} [" in err
+    assert "s left)" in err  # each bar estimates the time left while it runs
+
+
+def test_gzip_is_recognised_by_its_magic_bytes_not_the_name(tmp_path: Path) -> None:
+    packed = tmp_path / "s.json.gz"
+    assert main(["schedule", "two_box_example", "-o", str(packed)]) == 0
+    assert packed.read_bytes()[:2] == b"\x1f\x8b"
+    plain_name = tmp_path / "s.json"  # the same gzip bytes under a name without .gz
+    plain_name.write_bytes(packed.read_bytes())
+    assert main(["audit", "two_box_example", str(plain_name)]) == 0
+    assert main(["check", "two_box_example", str(plain_name)]) == 0
+
+
+def test_gzip_bomb_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    # 64 MiB of blanks in about 64 KiB: reading stops after the 1 MiB limit, so memory stays
+    # near the limit however large the decompressed file would be
+    import tracemalloc
+
+    bomb = tmp_path / "bomb.json"
+    with gzip.open(bomb, "wb", compresslevel=1) as fh:
+        block = b" " * (1 << 20)
+        for _ in range(64):
+            fh.write(block)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="after decompression"):
+            certify_read_text(bomb, 1 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 << 20, f"reading a gzip bomb took {peak >> 20} MiB"
