@@ -240,6 +240,10 @@ def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
     from .lp import LinearProgram, LPResult
 
     t0 = time.perf_counter()
+    cols: set[int]
+    rows: set[int]
+    xf: list[float]
+    yf: list[float]
     if master.failed:  # no float basis: every column, exact simplex from the slack basis
         cols, rows, xf, yf = set(), set(range(len(sup.cap))), [1.0] * len(nets), []
     else:
