@@ -148,7 +148,9 @@ def optimum_view(args: argparse.Namespace, topo: Topology, opt: Any) -> dict[str
                 f"time(M) ≥ M / B + D: B = {show(1 / t_star)} {topo.unit} ({what}); "
                 f"D = {_latency_line(lat)}",
                 _alpha_note(topo, default),
-                "algbw and busbw below are upper bounds: no schedule does better"]
+                "algbw and busbw below are upper bounds: no schedule does better"
+                + (" that routes data (trees, rings); network coding may: collcert optimum -c "
+                   "allreduce gives its cut-set bound" if opt.collective == "allreduce" else "")]
     return _emit(args, topo, opt.collective, opt.root, None, bound,
                  f"{opt.collective} on {name}: best possible algbw", "bound", comments)
 
