@@ -37,6 +37,8 @@ def test_public_schedules_audit_as_expected(case: dict[str, Any],
     assert (("VALID" if code == 0 else f"exit {code}"), out["algbw"]) == (
         case["verdict"], case["algbw"])
     assert out["verdict"] == case["verdict"]
+    if case["schedule"].startswith("forestcoll"):  # README: "VALID, algbw 2400/7, ratio 1"
+        assert out["ratio"] == "1" and out["optimum_algbw"] == "2400/7"
 
 
 def _audit(topology: str, text: str, fmt: str) -> Any:
