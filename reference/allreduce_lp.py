@@ -196,10 +196,10 @@ class ForestCollLP:
 
 
 def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
-    """Solve LP (5) exactly (OR-Tools float basis, exact proof: :mod:`.lp_glop`).
+    """Solve LP (5) exactly (float simplex basis, exact proof: :func:`.lp.solve_lp`).
 
     ``uniform``: the variant with equal shares (see :func:`build_lp5`)."""
-    from .lp_glop import solve_lp_ortools
+    from .lp import solve_lp
 
     started = time.perf_counter()
     estimate = lp5_size(t)
@@ -210,7 +210,7 @@ def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
             "switches the MAC-BC LP has the same value and scales: column generation)")
     lp = build_lp5(t, uniform=uniform)
     nonzeros = sum(len(c) for c in lp.cols)
-    res = solve_lp_ortools(lp)
+    res = solve_lp(lp)
     x = {v: res.x[name("x", v)] for v in t.compute_nodes}
     arcs = logical_arcs(t)
     c_re = {e: res.x[name("cre", *e)] for e in arcs}

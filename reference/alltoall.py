@@ -21,10 +21,8 @@ pairwise problem)::
 Variables are named by node index (the topology's compute nodes, then its
 switches): ``lambda``, ``f{s}:{u}>{v}``; rows ``cons{s}:{v}`` and
 ``cap{u}>{v}``. :mod:`collcert.certify.alltoall` rebuilds the same LP from the
-topology and checks the exact primal and dual, found from GLOP's optimal basis
-and proven in rationals (:mod:`collcert.reference.lp_glop`; the highspy engine
-of :func:`collcert.reference.lp.solve_lp` cannot share a process with OR-Tools,
-which the audit's max-flows and routing load).
+topology and checks the exact primal and dual, found from a float simplex basis
+and proven in rationals by the exact LP layer (:func:`collcert.reference.lp.solve_lp`).
 
 A cut S bounds λ by B⁺(S) / (|S ∩ V_c| · |V_c ∖ S|) (every pair from inside to
 outside crosses it); when the best single-node or complement cut meets λ, the
@@ -40,8 +38,7 @@ from typing import Any
 
 from .errors import TopologyError
 from .exact import fraction_str
-from .lp import LinearProgram, LPResult
-from .lp_glop import solve_lp_glop
+from .lp import LinearProgram, LPResult, solve_lp
 from .topology import Node, Topology
 
 MAX_LP_COLUMNS = 400_000  # N·|E|: beyond this the exact solve is not attempted
@@ -148,7 +145,7 @@ def alltoall_optimum(topology: Topology) -> AlltoallOptimum:
     """The exact optimal alltoall on ``topology``, with its LP certificate."""
     if topology.num_compute < 2:
         raise TopologyError("alltoall needs at least two compute nodes")
-    res = solve_lp_glop(alltoall_lp(topology))  # GLOP: audits load OR-Tools (not highspy)
+    res = solve_lp(alltoall_lp(topology))
     lam = res.objective
     cut = None
     candidates: list[frozenset[Node]] = []

@@ -4,8 +4,8 @@ The design card's rule for fast engines: *use the fastest sound tool for the
 heavy work, then prove the result exactly*. An LP is solved here in three
 steps:
 
-1. **Float solve** by OR-Tools' GLOP (dual simplex), which returns an
-   optimal *basis* as well as float values.
+1. **Float solve** by OR-Tools' simplex codes (CLP, else GLOP), which
+   return an optimal *basis* as well as float values.
 2. **Exact proof.** The values a basis determines are computed in rationals
    (:mod:`collcert.reference.lp_exact`: the triangular parts of the basis
    matrix are peeled off by singletons, the remaining core goes to
@@ -178,11 +178,12 @@ class LPResult:
         }
 
 
-def solve_lp(lp: LinearProgram, *, engine: str = "glop", max_repair_pivots: int = 100000,
+def solve_lp(lp: LinearProgram, *, engine: str = "auto", max_repair_pivots: int = 100000,
              ) -> LPResult:
     """Solve ``lp`` and prove the optimum exactly (see the module docstring).
 
-    ``engine="glop"`` (default) starts from the float basis of OR-Tools' GLOP;
+    ``engine="auto"`` (default) starts from the float basis of OR-Tools' CLP,
+    or GLOP where CLP fails (``"clp"`` or ``"glop"`` ask for one of them);
     ``engine="exact"`` skips the float solve and runs the exact simplex from the
     all-slack basis (slow; for tests and tiny LPs). Raises :class:`LPError` for
     an infeasible or unbounded LP.
@@ -194,10 +195,11 @@ def solve_lp(lp: LinearProgram, *, engine: str = "glop", max_repair_pivots: int 
                              "repair_pivots": 0, "proof": ""}
     basis: lp_exact.Basis | None = None
     guess: tuple[list[Fraction], list[Fraction]] | None = None
-    if engine == "glop" and lp.num_variables and lp.num_rows:
-        basis, guess = _glop_solve(lp)
-    elif engine not in ("glop", "exact"):
-        raise LPError(f"LP engine {engine!r}: use 'glop' or 'exact'")
+    engines = {"auto": FLOAT_ENGINES, "clp": ("CLP",), "glop": ("GLOP",), "exact": ()}
+    if engine not in engines:
+        raise LPError(f"LP engine {engine!r}: use one of {', '.join(engines)}")
+    if engines[engine] and lp.num_variables and lp.num_rows:
+        basis, guess = _float_solve(lp, engines[engine])
     t1 = time.perf_counter()
     stats["float_seconds"] = t1 - t0
     sol: lp_exact.Solution | None = None
@@ -215,48 +217,58 @@ def solve_lp(lp: LinearProgram, *, engine: str = "glop", max_repair_pivots: int 
     return LPResult(lp, sol.objective, x, y, stats)
 
 
-def _glop_solve(lp: LinearProgram) -> tuple[Any, tuple[list[Fraction], list[Fraction]] | None]:
-    """Solve with OR-Tools' GLOP (dual simplex) in floating point; return its
-    optimal basis and float values. The floats only choose a basis and a
-    guess; nothing here is trusted.
+FLOAT_ENGINES = ("CLP", "GLOP")
 
-    GLOP, not the highspy wheel: OR-Tools (the max-flow engine) and highspy
-    ship different ``libhighs`` builds, and whichever is imported second in a
-    process fails with an undefined symbol, so an LP layer on highspy would
-    break every process that also computes max-flows.
+
+def _float_solve(lp: LinearProgram, engines: tuple[str, ...] = FLOAT_ENGINES,
+                 ) -> tuple[Any, tuple[list[Fraction], list[Fraction]] | None]:
+    """Solve in floating point with OR-Tools' simplex codes, the first that
+    reaches an optimum: COIN-OR CLP (about 5× faster than GLOP on ForestColl's
+    LP (5)), then GLOP. Return the optimal basis and float values; they only
+    choose a basis and a guess, and nothing here is trusted.
+
+    OR-Tools, not the highspy wheel: the two ship different ``libhighs``
+    builds, and whichever is imported second in a process fails with an
+    undefined symbol, so an LP layer on highspy would break every process that
+    also computes max-flows (OR-Tools is the max-flow engine).
     """
     from ortools.linear_solver import pywraplp
 
     from . import lp_exact
 
-    s = pywraplp.Solver.CreateSolver("GLOP")
-    inf = s.infinity()
-    variables = [s.NumVar(-inf if free else 0.0, inf, "") for free in lp.free]
-    rows = []
-    for sense, b in zip(lp.row_sense, lp.rhs):
-        v = b.numerator / b.denominator
-        rows.append(s.Constraint(-inf if sense == "<=" else v, inf if sense == ">=" else v))
-    for j, col in enumerate(lp.cols):
-        var = variables[j]
-        for i, a in col.items():
-            rows[i].SetCoefficient(var, a.numerator / a.denominator)
-    obj = s.Objective()
-    for var, c in zip(variables, lp.cost):
-        if c:
-            obj.SetCoefficient(var, c.numerator / c.denominator)
-    if lp.sense == "max":
-        obj.SetMaximization()
-    else:
-        obj.SetMinimization()
-    if s.Solve() != s.OPTIMAL:
-        # Infeasible, unbounded or failed: GLOP's word is not taken; the exact
-        # simplex, started from scratch, decides (and finds the ray).
-        return None, None
-    basic = s.BASIC
-    basis = lp_exact.Basis(
-        cols={j for j, var in enumerate(variables) if var.basis_status() == basic},
-        rows={i for i, row in enumerate(rows) if row.basis_status() == basic},
-    )
-    guess = (lp_exact.snap_all([var.solution_value() for var in variables]),
-             lp_exact.snap_all([row.dual_value() for row in rows]))
-    return basis, guess
+    for engine in engines:
+        s = pywraplp.Solver.CreateSolver(engine)
+        if s is None:
+            continue
+        inf = s.infinity()
+        variables = [s.NumVar(-inf if free else 0.0, inf, "") for free in lp.free]
+        rows = []
+        for sense, b in zip(lp.row_sense, lp.rhs):
+            v = b.numerator / b.denominator
+            rows.append(s.Constraint(-inf if sense == "<=" else v, inf if sense == ">=" else v))
+        for j, col in enumerate(lp.cols):
+            var = variables[j]
+            for i, a in col.items():
+                rows[i].SetCoefficient(var, a.numerator / a.denominator)
+        obj = s.Objective()
+        for var, c in zip(variables, lp.cost):
+            if c:
+                obj.SetCoefficient(var, c.numerator / c.denominator)
+        if lp.sense == "max":
+            obj.SetMaximization()
+        else:
+            obj.SetMinimization()
+        if s.Solve() != s.OPTIMAL:
+            # Infeasible, unbounded or failed (huge capacity ranges fool float
+            # solvers): not taken on its word; the next engine, and in the end
+            # the exact simplex from scratch, decides (and finds the ray).
+            continue
+        basic = s.BASIC
+        basis = lp_exact.Basis(
+            cols={j for j, var in enumerate(variables) if var.basis_status() == basic},
+            rows={i for i, row in enumerate(rows) if row.basis_status() == basic},
+        )
+        guess = (lp_exact.snap_all([var.solution_value() for var in variables]),
+                 lp_exact.snap_all([row.dual_value() for row in rows]))
+        return basis, guess
+    return None, None

@@ -63,12 +63,11 @@ def _min_congestion(
 ) -> Routing:
     """min T s.t. one commodity per source, Σ_s f_se + fixed_e ≤ c_e·T (see :func:`route`).
 
-    Solved by the exact LP layer (GLOP's optimal basis, proven in rationals:
-    :mod:`collcert.reference.lp_glop`); its certificate is checked by
+    Solved by the exact LP layer (a float simplex basis, proven in rationals:
+    :func:`collcert.reference.lp.solve_lp`); its certificate is checked by
     :func:`collcert.certify.lp.check_lp` before the time is used.
     """
-    from collcert.reference.lp import LinearProgram
-    from collcert.reference.lp_glop import solve_lp_glop
+    from collcert.reference.lp import LinearProgram, solve_lp
 
     idx = topology.index
     links = list(topology.capacity)
@@ -92,7 +91,7 @@ def _min_congestion(
         coefs: dict[Hashable, object] = {var(s, e): -1 for s in sources}
         coefs["T"] = topology.capacity[e]
         lp.add_row(f"cap{idx[e[0]]}>{idx[e[1]]}", coefs, ">=", fixed.get(e, Fraction(0)))
-    res = solve_lp_glop(lp)
+    res = solve_lp(lp)
     cert = res.certificate()
     verdict = check_lp(cert["lp"], cert["primal"], cert["dual"])
     verdict.check = "routing LP certificate"
