@@ -181,13 +181,29 @@ class FlowNetwork:
         self, source: int, sink: int, caps: list[int], changed: bool
     ) -> FlowResult:
         mf = self._ortools_solved(source, sink, caps, changed)
-        if mf is None:  # a node without arcs: nothing can flow
-            return FlowResult(0, [0] * len(caps), _cut=frozenset([source]))
+        if mf is None:  # the source or the sink has no arc: nothing can flow
+            # The source side of the minimum cut is still every node the source
+            # reaches (the residual network is the network itself), not {source}.
+            return FlowResult(0, [0] * len(caps), _cut=self._reachable(source, caps))
         # Python ints, never numpy scalars: callers do exact arithmetic with them
         flows = mf.flows(self._ortools_arcs).tolist() if len(caps) else []
         # the cut is read now: the solver's state belongs to the next solve
         cut = frozenset(mf.get_source_side_min_cut())
         return FlowResult(int(mf.optimal_flow()), flows, _cut=cut)
+
+    def _reachable(self, source: int, caps: list[int]) -> frozenset[int]:
+        """Nodes reachable from ``source`` over arcs of positive capacity."""
+        out: dict[int, list[int]] = {}
+        for t, h, c in zip(self.tails, self.heads, caps):
+            if c > 0:
+                out.setdefault(t, []).append(h)
+        seen, stack = {source}, [source]
+        while stack:
+            for h in out.get(stack.pop(), ()):
+                if h not in seen:
+                    seen.add(h)
+                    stack.append(h)
+        return frozenset(seen)
 
     # ------------------------------------------------------------------ fast paths
     # Leaner variants of :meth:`solve` for hot loops (switch removal and tree

@@ -209,3 +209,14 @@ def test_source_side_survives_a_later_solve() -> None:
         first = net.solve(0, 1)  # only arc 0->1 enters node 1: value 1, side {0, 2, 3}
         net.solve(0, 3)
         check_result(4, tails, heads, caps, 0, 1, first)
+
+
+@pytest.mark.parametrize("engine", ["ortools", "exact"])
+def test_zero_flow_cut_is_everything_the_source_reaches(engine: str) -> None:
+    """A sink with no arc at all: the flow is 0 and the source side of the minimum
+    cut is every node the source reaches (OR-Tools never sees that sink; the
+    answer used to be {source})."""
+    net = FlowNetwork(5, [0, 1, 2], [1, 2, 0], [3, 4, 5], engine=engine)
+    res = net.solve(0, 4)
+    assert res.value == 0
+    assert res.source_side == frozenset({0, 1, 2})
