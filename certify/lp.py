@@ -51,7 +51,10 @@ def check_lp(lp: Mapping[str, Any], primal: Mapping[str, Any], dual: Mapping[str
         raise InputError(f"LP sense {sense_raw!r} is not 'min' or 'max'")
     sg = -1 if sense_raw == "max" else 1  # a max LP is checked as min of -c, duals negated
     obj = {str(k): sg * number(c, f"objective[{k}]") for k, c in obj_raw.items()}
-    free = {str(x) for x in lp.get("free", [])}
+    free_raw = lp.get("free", [])
+    if not isinstance(free_raw, list):
+        raise InputError("LP 'free' must be a list of variable names")
+    free = {str(x) for x in free_raw}
     x = {str(k): number(val, f"primal[{k}]") for k, val in primal.items()}
     y = {str(k): sg * number(val, f"dual[{k}]") for k, val in dual.items()}
     variables = set(obj) | set(x)

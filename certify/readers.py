@@ -20,6 +20,7 @@ from collections.abc import Collection
 from typing import Any
 
 from .base import InputError
+from .files import check_json_memory
 from .schedule import COLLECTIVES, DIRECTION, MAX_EDGES, MAX_PATH, MAX_PHASES, MAX_TREES, PHASES
 from .xmlsafe import Element, parse
 
@@ -34,6 +35,7 @@ def load_json(text: str | bytes, origin: str = "schedule") -> Any:
     """
     if len(text) > MAX_JSON_BYTES:
         raise InputError(f"{origin}: {len(text)} bytes is more than collcert reads")
+    check_json_memory(text, origin)  # 60 MB of {},{},… would parse to over 1 GB
     sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
     try:
         return json.loads(sample)

@@ -27,9 +27,10 @@ longest predicted solve (default one hour).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
+
+from collcert.certify import files
 
 from .errors import TopologyError
 
@@ -56,7 +57,7 @@ ORTOOLS_SECONDS_PER_ARC = 6e-8
 EXACT_SECONDS_PER_NODE_ARC = 1e-7
 """Time per (compute node × node × arc) with the pure-Python exact max-flow engine."""
 
-MEMORY_FRACTION = 0.75
+MEMORY_FRACTION = files.MEMORY_FRACTION
 """Share of the available memory a single solve may plan to use."""
 
 MAX_SECONDS = 3600.0
@@ -71,11 +72,8 @@ MAX_PROVE_TREE_UNITS = 50_000
 """Most N·k·|links| (0/1 variables, each with a flow variable) of a fixed-k tree proof;
 6,000 already take Z3 over two minutes, and 10^9 trees would exhaust any memory."""
 
-ENV_MEMORY = "COLLCERT_MAX_MEMORY"
+ENV_MEMORY = files.ENV_MEMORY
 ENV_SECONDS = "COLLCERT_MAX_SECONDS"
-
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
 
 @dataclass(frozen=True)
 class Size:
@@ -144,59 +142,48 @@ def human_seconds(s: float) -> str:
 
 def parse_bytes(text: str) -> int:
     """``"64G"`` → 68719476736; plain digits are bytes. ValueError when unreadable."""
-    m = re.fullmatch(r"\s*(\d{1,18})\s*([kmgt]?)i?b?\s*", text.lower())
-    if not m:
-        raise ValueError(f"{text!r} is not a size such as 64G, 512M or 1000000")
-    return int(m.group(1)) * _UNITS[m.group(2)]
-
-
-def _physical_memory() -> int | None:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-        return None
-
-
-def _address_space_limit() -> int | None:
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        return None
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    return None if soft == resource.RLIM_INFINITY else soft
-
-
-def _cgroup_limit() -> int | None:
-    for path in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
-        try:
-            with open(path, encoding="ascii") as fh:
-                text = fh.read(64).strip()
-        except OSError:
-            continue
-        if text.isdigit() and int(text) < 1 << 60:
-            return int(text)
-    return None
+    return files.parse_bytes(text)
 
 
 def memory_budget() -> tuple[int, str]:
-    """(bytes a solve may plan to use, how that figure was chosen)."""
-    env = os.environ.get(ENV_MEMORY)
-    if env:
-        try:
-            return parse_bytes(env), f"{ENV_MEMORY}={env}"
-        except ValueError as exc:
-            raise TopologyError(f"{ENV_MEMORY}: {exc}") from None
-    found = [(v, name) for v, name in ((_physical_memory(), "this machine's memory"),
-                                       (_address_space_limit(), "the address-space limit "
-                                        "(ulimit -v)"),
-                                       (_cgroup_limit(), "the cgroup memory limit"))
-             if v is not None]
-    if not found:  # pragma: no cover - no way to tell: only the hard caps apply
-        return 1 << 62, "no memory limit known"
-    least, name = min(found)
-    budget = int(least * MEMORY_FRACTION)
-    return budget, (f"{MEMORY_FRACTION:.0%} of {name}, {human_bytes(least)}; set "
-                    f"{ENV_MEMORY} to change it")
+    """(bytes a solve may plan to use, how that figure was chosen): one budget for the
+    whole of collcert, computed by :func:`collcert.certify.files.memory_budget` (the
+    checkers read their input within it too)."""
+    try:
+        return files.memory_budget()
+    except ValueError as exc:
+        raise TopologyError(str(exc)) from None
+
+
+def check_json_memory(text: str, origin: str) -> None:
+    """Refuse (TopologyError) a JSON text whose parsed form would not fit in the memory
+    budget (:func:`collcert.certify.files.check_json_memory`: 60 MB of ``{},{},…``
+    parse to over 1 GB)."""
+    from collcert.certify.base import InputError
+
+    try:
+        files.check_json_memory(text, origin)
+    except InputError as exc:
+        raise TopologyError(str(exc)) from None
+
+
+def check_budget(what: str, need: int, detail: str, seconds: float | None = None,
+                 action: str = "try a smaller input") -> None:
+    """Refuse (TopologyError, exit 2) work named ``what`` whose estimate does not fit:
+    ``need`` bytes of memory (``detail`` says what takes them) or ``seconds`` of time.
+    The shared check behind the size limits of the commands (docs/limits.md)."""
+    budget, how = memory_budget()
+    if need > budget:
+        raise TopologyError(
+            f"{what}: {detail} needs about {human_bytes(need)} of memory, more than the "
+            f"{human_bytes(budget)} collcert may use ({how}); {action} (docs/limits.md)")
+    if seconds is not None:
+        limit = seconds_budget()
+        if seconds > limit:
+            raise TopologyError(
+                f"{what}: {detail} would take about {human_seconds(seconds)}, more than the "
+                f"{human_seconds(limit)} collcert starts (set {ENV_SECONDS} to allow longer); "
+                f"{action} (docs/limits.md)")
 
 
 def seconds_budget() -> float:

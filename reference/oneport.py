@@ -250,6 +250,8 @@ class OnePortPlatform:
                                     f"{exc.colno}: {exc.msg}") from None
             except RecursionError:
                 raise TopologyError(f"{origin}: JSON nested too deeply") from None
+            except ValueError as exc:  # an integer beyond Python's 4300-digit limit
+                raise TopologyError(f"{origin}: not readable JSON ({exc})") from None
             for i, line in enumerate(_array_item_lines(text, "links")):
                 where[i] = f"{origin}: links[{i}] (line {line})"
         try:

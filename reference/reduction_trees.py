@@ -55,6 +55,23 @@ STRATEGIES = ("optimal", "binomial", "fibonacci")
 MAX_MACHINES = 20_000_000
 
 
+BYTES_PER_MACHINE = 500
+"""Memory per machine of building, documenting and checking a schedule (measured with
+``/usr/bin/time -v collcert reduce-tree N``: about 430 bytes at N = 1-3 million)."""
+
+
+def _check_memory(n: int) -> None:
+    from .errors import TopologyError
+    from .limits import check_budget
+
+    try:
+        check_budget(f"n = {n}", BYTES_PER_MACHINE * n,
+                     f"a reduction schedule of {n} machines (its tree, dates and independent "
+                     "check)", action="try a smaller n")
+    except TopologyError as exc:
+        raise ReductionError(str(exc)) from None
+
+
 @dataclass
 class ReductionSchedule:
     """A reduction schedule: the tree, the transfer dates and their length.
@@ -101,6 +118,8 @@ def check_problem(n: object, transfer: object, compute: object,
         raise ReductionError(f"n = {n}: there must be at least one element to reduce")
     if n > MAX_MACHINES:
         raise ReductionError(f"n = {n}: at most {MAX_MACHINES} elements are supported")
+    if n > 100_000:
+        _check_memory(n)
     costs = []
     for name, value in (("transfer cost d", transfer), ("compute cost c", compute)):
         try:

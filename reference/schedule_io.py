@@ -19,7 +19,6 @@ import gzip
 import io
 import json
 import os
-import zlib
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
@@ -134,42 +133,19 @@ def render(schedule: Schedule, fmt: str = "json", *, certificates: bool = True,
 
 def read_bytes(path: str | os.PathLike[str], limit: int = MAX_SCHEDULE_BYTES) -> bytes:
     """The contents of a schedule file, gunzipped when it starts with gzip's magic
-    bytes; at most ``limit`` bytes after decompression. Raises ScheduleError naming
-    the file on any problem (missing, a directory, too large, corrupt gzip)."""
-    from .errors import ScheduleError
+    bytes; at most ``limit`` bytes after decompression, read a megabyte at a time
+    (:func:`collcert.certify.files.read_bytes`: ``/dev/zero`` and binary data stop at
+    the first NUL byte). Raises ScheduleError naming the file on any problem (missing,
+    a directory, too large, binary, corrupt gzip)."""
+    from collcert.certify.base import InputError
+    from collcert.certify.files import read_bytes as read_capped
 
-    p = os.fspath(path)
-    try:
-        with open(p, "rb") as fh:
-            head = fh.read(2)
-            fh.seek(0)
-            if head == GZIP_MAGIC:
-                data = _gunzip(fh, limit, p)
-            else:
-                data = fh.read(limit + 1)
-    except FileNotFoundError:
-        raise ScheduleError(f"{p}: no such file") from None
-    except IsADirectoryError:
-        raise ScheduleError(f"{p}: is a directory, not a schedule file") from None
-    except OSError as exc:
-        raise ScheduleError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    if len(data) > limit:
-        how = " after decompression" if head == GZIP_MAGIC else ""
-        raise ScheduleError(f"{p}: more than {limit} bytes{how}; that is beyond what "
-                            "collcert reads")
-    return data
-
-
-def _gunzip(fh: IO[bytes], limit: int, p: str) -> bytes:
-    """At most ``limit + 1`` decompressed bytes (GzipFile.read stops there, so a
-    small file that would unpack to gigabytes costs only that much)."""
     from .errors import ScheduleError
 
     try:
-        with gzip.GzipFile(fileobj=fh, mode="rb") as gz:
-            return gz.read(limit + 1)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise ScheduleError(f"{p}: not a readable gzip file ({exc})") from None
+        return read_capped(path, limit, text=True)
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
 
 
 def read_text(path: str | os.PathLike[str], limit: int = MAX_SCHEDULE_BYTES) -> str:

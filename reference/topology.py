@@ -17,14 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sized
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from .errors import TopologyError
 from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
-from .limits import Size, check_size, read_text
+from .limits import Size, check_json_memory, check_size, read_text
 
 FORMAT = "collcert-topology/1"
 
@@ -115,6 +115,11 @@ class Topology:
         self.unit = str(unit)
         compute = list(compute_nodes)
         switches = list(switch_nodes)
+        if not isinstance(links, Sized):
+            links = list(links)
+        if len(compute) + len(switches) + len(links) > 10_000:  # built directly, from networkx
+            check_size(Size(len(compute), len(compute) + len(switches), len(links)),
+                       self.name or "the topology")
         seen: dict[Node, str] = {}
         by_text: dict[str, Node] = {}
         for kind, group in (("compute", compute), ("switch", switches)):
@@ -620,9 +625,12 @@ def _parse_alpha(raw: Any, where: str) -> Fraction:
 def _read_text(source: str | os.PathLike[str]) -> tuple[str, str]:
     """The text of a path, or the string itself when it already is JSON."""
     if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
+        check_json_memory(source, "the topology text")
         return source, "topology"
     path = os.fspath(source)
-    return read_text(path, str(path)), str(path)  # bounded size, no binary (limits.py)
+    text = read_text(path, str(path))  # bounded size, no binary (limits.py)
+    check_json_memory(text, str(path))  # its parsed form must fit in memory too
+    return text, str(path)
 
 
 def _line_of(text: str, pos: int) -> int:

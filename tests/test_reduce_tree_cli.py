@@ -94,7 +94,7 @@ def test_figure2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     (["2.5", "-d", "1", "-c", "1"], "not a whole number"),
     (["5", "-d", "1", "-c", "1", "--strategy", "binomial", "--max-reducers", "2"],
      "plain model"),
-    (["--check", "/nonexistent/x.json"], "No such file"),
+    (["--check", "/nonexistent/x.json"], "no such file"),
 ])
 def test_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv: list[str],
                            words: str) -> None:

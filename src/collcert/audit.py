@@ -132,11 +132,11 @@ def _ranks(topology: Topology, ranks: Sequence[Any] | str | os.PathLike[str] | N
     if ranks is None:
         return list(topology.compute_nodes)
     if isinstance(ranks, str | os.PathLike):
-        try:
-            with open(ranks, encoding="utf-8") as fh:
-                text = fh.read(16 * 1024 * 1024)
-        except OSError as exc:
-            raise ScheduleError(f"{ranks}: cannot read the ranks file ({exc.strerror})") from None
+        from collcert.reference.limits import read_text
+
+        # bounded, binary and non-UTF-8 files refused with a message (exit 2), never cut
+        text = read_text(ranks, f"ranks file {os.fspath(ranks)}", limit=16 * 1024 * 1024,
+                         what="a ranks file (one node id per line, or a JSON array)")
         if text.lstrip().startswith("["):
             try:
                 items = load_json(text, str(ranks))

@@ -35,16 +35,16 @@ def _output(path: str) -> None:
 
 def draw_file(path: str, output: str) -> int:
     """Draw the tree (top) and the Gantt chart (bottom) of a reduction schedule file."""
-    from collcert.certify.base import InputError
-    from collcert.certify.readers import load_json
     from collcert.certify.reduction_schedule import check_reduction
 
+    from .reduce_tree import read_reduction_file
+
     _output(output)
-    try:
-        with open(path, "rb") as fh:
-            data = load_json(fh.read(), path)
-    except (OSError, InputError) as exc:
-        raise ReductionError(f"{path}: {exc}") from None
+    data = read_reduction_file(path)
+    n = data.get("n") if isinstance(data, dict) else None
+    if type(n) is int and n > MAX_DRAWN:  # before simulating a million machines
+        raise ReductionError(f"{path}: {n} machines are too many to draw (at most "
+                             f"{MAX_DRAWN}); draw a smaller instance")
     verdict, sim = check_reduction(data)
     if sim is None or not sim.depth:
         raise ReductionError(f"{path}: cannot draw it: " + "; ".join(verdict.all_reasons()[:3]))

@@ -17,7 +17,7 @@ from typing import Any
 
 from collcert.certify.base import InputError, frac_str
 from collcert.certify.dispatch import KINDS, check_certificate
-from collcert.certify.files import read_text
+from collcert.certify.files import decode, read_stream, read_text
 from collcert.certify.readers import load_json
 
 MAX_BYTES = 512 * 1024 * 1024
@@ -51,7 +51,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _read(path: str, what: str) -> Any:
     if path == "-":
-        return load_json(sys.stdin.read(MAX_BYTES + 1), f"{what} on stdin")
+        origin = f"{what} on stdin"
+        return load_json(decode(read_stream(sys.stdin.buffer, MAX_BYTES, origin), origin),
+                         origin)
     try:
         size = os.path.getsize(path)
         if size > MAX_BYTES:
@@ -102,6 +104,9 @@ def _show(value: Any) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.topology == "-" and args.certificate == "-":
+        raise InputError("TOPOLOGY and CERTIFICATE cannot both be '-' (stdin holds one file); "
+                         "give one of them as a file name")
     topo = _topology(args.topology)
     cert = _read(args.certificate, "certificate")
     kind, verdict = check_certificate(topo, cert)

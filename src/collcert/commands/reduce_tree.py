@@ -198,18 +198,26 @@ def _n(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
 
 
-def _check_file(args: argparse.Namespace) -> int:
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+def read_reduction_file(path: str) -> Any:
+    """The parsed JSON of a reduction schedule file, read in bounded memory: a missing,
+    binary, oversized or unparsable file is a ReductionError naming it (exit 2)."""
     from collcert.certify.base import InputError
+    from collcert.certify.files import read_text
     from collcert.certify.readers import load_json
-    from collcert.certify.reduction_schedule import check_reduction
 
     try:
-        with open(args.check, "rb") as fh:
-            data = load_json(fh.read(), args.check)
-    except OSError as exc:
-        raise ReductionError(f"{args.check}: {exc.strerror}") from None
+        return load_json(read_text(path, MAX_FILE_BYTES), path)
     except InputError as exc:
         raise ReductionError(str(exc)) from None
+
+
+def _check_file(args: argparse.Namespace) -> int:
+    from collcert.certify.reduction_schedule import check_reduction
+
+    data = read_reduction_file(args.check)
     verdict, _ = check_reduction(data)
     if args.json:
         print_json(verdict.to_json())
