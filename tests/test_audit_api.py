@@ -49,6 +49,24 @@ def test_allreduce_xml_has_two_phases() -> None:
     assert r.collective == "allreduce" and r.algbw == Fraction(5, 4)
 
 
+def test_allreduce_without_lp5_says_rsag_is_not_proven_optimal(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """When LP (5) is too large to solve, the figure an allreduce is compared with
+    is RS+AG's: the report must not call it the certified optimum."""
+    import collcert.reference.allreduce_lp as lp5
+
+    t = platforms.ring(5)
+    s = collcert.schedule(t, "allreduce").to_json()
+    solved = audit(t, s)
+    assert solved.optimum_kind == "certified" and "(certified)" in solved.summary()
+    monkeypatch.setattr(lp5, "MAX_LP_NONZEROS", 0)
+    r = audit(t, s)
+    assert r.valid and r.optimum_algbw == solved.algbw
+    assert "not proven optimal" in r.optimum_kind
+    assert "(certified)" not in r.summary() and "not proven optimal" in r.summary()
+    assert r.to_json()["optimum_kind"] == r.optimum_kind
+
+
 def test_hand_made_schedules() -> None:
     r = audit(platforms.ring(4), ring_trees(4))
     assert r.valid and r.algbw == Fraction(8, 3) and r.ratio == 1

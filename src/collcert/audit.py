@@ -60,6 +60,7 @@ class AuditReport:
     bound_algbw: Fraction | None = None  # no schedule of the collective is faster
     bound_witness: str = ""  # the proof of bound_algbw, in words
     multicast: bool = False
+    optimum_kind: str = "certified"  # what optimum_algbw is (see OptimumInfo.kind)
 
     def to_json(self) -> dict[str, Any]:
         def q(x: Fraction | None) -> str | None:
@@ -75,6 +76,7 @@ class AuditReport:
             "algbw": q(self.algbw),
             "time_per_unit": q(self.time_per_unit),
             "optimum_algbw": q(self.optimum_algbw),
+            "optimum_kind": self.optimum_kind,
             "ratio": q(self.ratio),
             "lower_bound_time_per_unit": q(self.lower_bound_time_per_unit),
             "proven_time_per_unit": q(self.proven_time_per_unit),
@@ -99,9 +101,10 @@ class AuditReport:
             lines.append(f"  algbw          = {show(self.algbw)} {self.unit}")
         if self.optimum_algbw is not None:
             lines.append(f"  optimum algbw  = {show(self.optimum_algbw)} {self.unit} "
-                         "(certified)")
+                         f"({self.optimum_kind})")
         if self.ratio is not None:
-            lines.append(f"  ratio          = {show(self.ratio)} of the optimum")
+            of = "the optimum" if self.optimum_kind == "certified" else "that figure"
+            lines.append(f"  ratio          = {show(self.ratio)} of {of}")
         lines.append(f"  routing        : {self.routing}")
         for n in self.notes:
             lines.append(f"  note: {n}")
@@ -295,7 +298,8 @@ def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt: Optimum
         c.get("facts", {}).pop("notes", None)
     return AuditReport(valid, verdict.all_reasons(), algbw, time, opt_bw, ratio, routing, fmt,
                        collective, unit, notes, checks, lower, bound_algbw=opt.bound,
-                       bound_witness=opt.witness, multicast=multicast)
+                       bound_witness=opt.witness, multicast=multicast,
+                       optimum_kind=opt.kind)
 
 
 # --------------------------------------------------------------------------- #

@@ -42,6 +42,7 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
     except CollcertError as exc:
         info.notes.append(f"allreduce: ForestColl's LP (5) not solved ({exc}); the optimum "
                           "shown is that of RS+AG")
+        info.kind = "RS+AG's certified algbw; not proven optimal"
         lp = None
     if lp is not None:
         if check:

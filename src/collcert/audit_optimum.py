@@ -33,6 +33,9 @@ class OptimumInfo:
     verdict: Verdict | None = None  # the certificate's check
     bound: Fraction | None = None  # no schedule's algbw exceeds it (None: no such proof)
     witness: str = ""  # what proves ``bound``
+    # what ``algbw`` is: the certified optimum, or (allreduce, when ForestColl's
+    # LP (5) cannot be solved) the RS+AG figure, which is not proven optimal
+    kind: str = "certified"
 
 
 def certified_optimum(topology: Topology, topo: Topo, collective: str, root: Any,
