@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import Any
 
 from .errors import TopologyError
-from .exact import fraction_str, parse_number
+from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
 from .topology import FORMAT, _array_item_lines, _read_text
 
 PORT_MODEL = "one-port"
@@ -40,7 +40,9 @@ DEFAULT_UNIT = "time unit"
 
 
 def _name(node: object) -> str:
-    return repr(node)
+    """A node id for messages: its repr, shortened when it is absurdly long."""
+    text = repr(node)
+    return text if len(text) <= 60 else f"{text[:40]}…{text[-12:]} ({len(text)} characters)"
 
 
 class OnePortPlatform:
@@ -110,6 +112,10 @@ class OnePortPlatform:
                 first_at[e] = loc
         if not cost:
             raise TopologyError("the platform has no links: add links between its nodes")
+        try:  # exact LPs over costs 1/p for hundreds of primes p would need huge numbers
+            lcm_of_denominators(list(cost.values()), what="the link costs")
+        except NumberError as exc:
+            raise TopologyError(str(exc)) from None
         self.cost: dict[Link, Fraction] = dict(
             sorted(cost.items(), key=lambda it: (self.index[it[0][0]], self.index[it[0][1]])))
         self.out_adj: dict[Node, list[Node]] = {v: [] for v in self.nodes}
@@ -132,9 +138,9 @@ class OnePortPlatform:
             if str(v) == str(ref):
                 return v
         raise TopologyError(
-            f"source {ref!r} is not a node of the platform"
-            f"{' ' + repr(self.name) if self.name else ''} (nodes: "
-            f"{', '.join(map(str, self.nodes[:12]))}{', …' if len(self.nodes) > 12 else ''}); "
+            f"source {_name(ref)} is not a node of the platform"
+            f"{' ' + _name(self.name) if self.name else ''} (nodes: "
+            f"{', '.join(map(_name, self.nodes[:12]))}{', …' if len(self.nodes) > 12 else ''}); "
             "pick one of them with --source")
 
     def reachable_from(self, source: Node) -> set[Node]:
@@ -251,7 +257,9 @@ class OnePortPlatform:
             except RecursionError:
                 raise TopologyError(f"{origin}: JSON nested too deeply") from None
             except ValueError as exc:  # an integer beyond Python's 4300-digit limit
-                raise TopologyError(f"{origin}: not readable JSON ({exc})") from None
+                why = ("a number has more than 4300 digits; costs need far fewer"
+                       if "digits" in str(exc) else str(exc))
+                raise TopologyError(f"{origin}: not readable JSON: {why}") from None
             for i, line in enumerate(_array_item_lines(text, "links")):
                 where[i] = f"{origin}: links[{i}] (line {line})"
         try:

@@ -33,7 +33,9 @@ Link = tuple[Node, Node]
 
 
 def _name(node: object) -> str:
-    return repr(node)
+    """A node id for messages: its repr, shortened when it is absurdly long."""
+    text = repr(node)
+    return text if len(text) <= 60 else f"{text[:40]}…{text[-12:]} ({len(text)} characters)"
 
 
 class Topology:

@@ -10,13 +10,12 @@ import argparse
 import json
 import os
 import re
-import sys
 import time
 from typing import Any
 
 from collcert.reference.errors import ScheduleError, TopologyError
 
-from ._common import Progress, print_json
+from ._common import Progress, print_json, read_stdin
 
 FORMAT = "collcert-steady-broadcast/1"
 BUILTINS = "fig1, fig5 (seed 001 Figs. 1 and 5), random:P[,SEED[,DEGREE]]"
@@ -71,7 +70,13 @@ def load_platform(spec: str) -> Any:
     from collcert.reference.oneport import OnePortPlatform
 
     if spec == "-":
-        return OnePortPlatform.from_json(sys.stdin.read())
+        text = read_stdin("a one-port platform (JSON)")  # bounded, binary data refused
+        if text.lstrip()[:1] != "{":
+            raise TopologyError("stdin: not a one-port platform (a JSON object; "
+                                "docs/steady-broadcast.md)" if text.strip() else
+                                "stdin is empty: pipe a one-port platform JSON into the "
+                                "command (docs/steady-broadcast.md)")
+        return OnePortPlatform.from_json(text)
     if spec in ("fig1", "fig5"):
         return sb.paper_fig1() if spec == "fig1" else sb.paper_fig5()
     m = _RANDOM.match(spec)
@@ -161,17 +166,21 @@ def _steady_doc(path: str | None) -> dict[str, Any] | None:
     """The parsed schedule when ``path`` is a collcert-steady-broadcast/1 JSON file."""
     if not path or path == "-" or not os.path.isfile(path):
         return None
+    from collcert.certify.base import InputError
+    from collcert.certify.files import read_text
+    from collcert.certify.readers import load_json
+
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
-            if FORMAT.encode() not in head and b"collcert-steady-broadcast" not in head:
-                return None
-            if os.path.getsize(path) > MAX_SCHEDULE_BYTES:
-                raise ScheduleError(f"{path}: larger than {MAX_SCHEDULE_BYTES} bytes")
-            fh.seek(0)
-            doc = json.loads(fh.read().decode("utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ScheduleError(f"{path}: not a readable {FORMAT} file ({exc})") from None
+        if FORMAT.encode() not in head and b"collcert-steady-broadcast" not in head:
+            return None
+        # bounded reading and a parse that must fit in memory (certify.files, readers)
+        doc = load_json(read_text(path, MAX_SCHEDULE_BYTES), path)
+    except OSError as exc:
+        raise ScheduleError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    except InputError as exc:
+        raise ScheduleError(f"{exc} (a {FORMAT} file)") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         return None
     return doc
