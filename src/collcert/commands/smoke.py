@@ -6,17 +6,19 @@ import argparse
 import re
 
 from collcert.reference.errors import ScheduleError
+from collcert.smoke import MAX_ITERS  # torch itself is imported only when a run starts
 
-from ._common import load_topology, print_json
+from ._common import bounded_int, load_topology, print_json, seconds
 
-_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
+_SIZE = re.compile(r"^\s*(\d{1,20})\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 
 
 def parse_size(text: str) -> int:
     """Bytes from ``4096``, ``64K``, ``1M``, ``2GiB`` (powers of 1024)."""
     m = _SIZE.match(text)
     if not m:
-        raise ScheduleError(f"--size {text!r} is not a size such as 1048576, 64K or 1M")
+        raise ScheduleError(f"--size {text[:40]!r} is not a size such as 1048576, 64K or 1M "
+                            "(at most 20 digits)")
     unit = (m.group(2) or "b").lower()[0]
     return int(m.group(1)) * {"b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[unit]
 
@@ -55,15 +57,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="data size M in bytes (the allgather output, the reduce-scatter input, "
                    "the broadcast/reduce/allreduce buffer), rounded up to whole cells; "
                    "K, M, G suffixes are powers of 1024 (default: 1M)")
-    p.add_argument("--iters", type=int, default=5, metavar="N",
-                   help="timed iterations after a checked warm-up (default: 5); the last one "
-                   "is checked too")
+    p.add_argument("--iters", type=bounded_int(1, MAX_ITERS), default=5, metavar="N",
+                   help="timed iterations after a checked warm-up (default: 5, at most "
+                   f"{MAX_ITERS}); the last one is checked too")
     p.add_argument("--format", choices=("json", "forestcoll-xml", "msccl-xml"),
                    help="schedule format (default: detected)")
     p.add_argument("--device", metavar="DEV",
                    help="single-gpu backend: the device, e.g. cuda:1 or cpu (default: cuda:0 "
                    "when there is a GPU, else cpu)")
-    p.add_argument("--timeout", type=float, default=120.0, metavar="S",
+    p.add_argument("--timeout", type=seconds, default=120.0, metavar="S",
                    help="gloo/nccl: stop the ranks after S (+30) seconds (default: 120)")
     p.add_argument("--seed", type=int, default=0,
                    help="single-gpu on the CPU: seed of the emulated streams' interleaving")

@@ -23,7 +23,6 @@ definition computed on the host. torch is the optional extra
 
 from __future__ import annotations
 
-import math
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -42,6 +41,7 @@ __all__ = ["smoke", "load_plan", "SmokeReport", "SmokeError", "INSTALL_HINT", "B
 BACKENDS = ("auto", "gloo", "nccl", "single-gpu")
 FORMATS = ("json", "forestcoll-xml", "msccl-xml")
 ELEM_BYTES = 8  # int64
+MAX_ITERS = 10_000
 
 
 @dataclass
@@ -216,14 +216,18 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
     """Run the schedule ``source`` (a path or the text) and check it; see the module doc."""
     text, origin = _read(source)
     plan, fmt, parsed = load_plan(text, fmt, topology, origin)
-    if iters < 1:
-        raise SmokeError(f"--iters must be at least 1, got {iters}")
+    if not 1 <= iters <= MAX_ITERS:
+        raise SmokeError(f"--iters must be between 1 and {MAX_ITERS}, got {iters}")
     if size < 1:
         raise SmokeError(f"--size must be a positive number of bytes, got {size}")
+    ce = max(1, -(-size // (ELEM_BYTES * plan.spec.cells)))
+    _check_memory(plan, size, ce)
     model = _model(fmt, parsed, text, topology)
     torch = require_torch()
     chosen = choose_backend(torch, backend, plan.nranks)
-    ce = max(1, math.ceil(size / ELEM_BYTES / plan.spec.cells))
+    if device is not None and chosen != "single-gpu":
+        raise SmokeError(f"--device {device[:40]} is for the single-gpu backend, and this run "
+                         f"uses {chosen}; add --backend single-gpu")
     report = SmokeReport(False, plan.spec.collective, plan.nranks, origin, fmt, chosen, [],
                          False, plan.spec.cells * ce * ELEM_BYTES, ce, plan.spec.cells,
                          plan.messages(), iters, model_algbw=model[0], model_unit=model[1],
@@ -255,6 +259,17 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
         _explain(report, plan, bad, ce, parsed)
     report.passed = not report.failures
     return report
+
+
+def _check_memory(plan: Plan, size: int, ce: int) -> None:
+    """Refuse (exit 2) a --size whose buffers cannot fit in memory: every rank's buffers,
+    their pristine copies and the messages in flight, about 3 copies of all cells."""
+    from collcert.reference.limits import check_budget
+
+    cells = sum(sum(b.values()) for b in plan.buffers)
+    check_budget(f"--size {size}", 3 * ELEM_BYTES * ce * cells,
+                 f"running {plan.nranks} ranks with {cells} cells of {ce} int64 elements "
+                 "(buffers, their copies and the messages)", action="try a smaller --size")
 
 
 def _execute(torch: Any, plan: Plan, ce: int, iters: int, backend: str, timeout: float,

@@ -225,7 +225,8 @@ def _main(argv: list[str]) -> int:
                 code = 0
             except BaseException as exc:
                 with open(os.path.join(tmp, f"rank{rank}.err"), "w", encoding="utf-8") as fh:
-                    fh.write(f"{type(exc).__name__}: {exc}"[:1000])
+                    first = (str(exc).strip().splitlines() or [""])[0]  # no C++ frames
+                    fh.write(f"{type(exc).__name__}: {first}"[:1000])
                 if os.environ.get("COLLCERT_DEBUG"):
                     import traceback
 

@@ -35,6 +35,28 @@ def gpu_kind(torch: Any) -> str:
     return "ROCm" if getattr(torch.version, "hip", None) else "CUDA"
 
 
+def resolve_device(torch: Any, device: str | None) -> Any:
+    """The torch device of the single-gpu backend: ``device`` checked (SmokeError naming
+    it when it is not a device, or not one this machine has), else cuda:0 or the CPU."""
+    if device is None:
+        return torch.device("cuda:0" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError, TypeError):
+        raise SmokeError(f"--device {device[:40]!r} is not a device: write cpu, or cuda:N for "
+                         "GPU N") from None
+    if dev.type == "cuda":
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        if not count:
+            raise SmokeError(f"--device {device}: torch sees no GPU here; use --device cpu")
+        if (dev.index or 0) >= count:
+            raise SmokeError(f"--device {device}: this machine has {count} GPU(s), cuda:0 to "
+                             f"cuda:{count - 1}")
+    elif dev.type != "cpu":
+        raise SmokeError(f"--device {device}: the single-gpu backend runs on cpu or cuda:N")
+    return dev
+
+
 def device_name(torch: Any, dev: Any) -> str:
     if dev.type == "cuda":
         return f"{dev} ({torch.cuda.get_device_name(dev)})"

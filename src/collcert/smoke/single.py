@@ -22,7 +22,7 @@ from typing import Any
 
 from collcert.reference.execplan import Plan, dependencies
 
-from .runtime import RankResult, allocate, apply, check, device_name
+from .runtime import RankResult, allocate, apply, check, device_name, resolve_device
 
 MAX_STREAMS = 128
 
@@ -78,7 +78,7 @@ def run(plan: Plan, ce: int, iters: int, device: str | None = None, seed: int = 
         ) -> list[RankResult]:
     import torch
 
-    dev = torch.device(device or ("cuda:0" if torch.cuda.is_available() else "cpu"))
+    dev = resolve_device(torch, device)
     deps = dependencies(plan)
     keys = _streams(plan)
     bufs = [allocate(torch, plan, r, ce, dev) for r in range(plan.nranks)]
