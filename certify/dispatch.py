@@ -73,6 +73,10 @@ def detect(cert: Mapping[str, Any]) -> str:
         return "splitting"
     if {"lp", "primal", "dual"} <= set(cert):
         return "lp"
+    if fmt == "collcert-topology/1" or {"compute_nodes", "links"} <= set(cert):
+        raise InputError("this is a topology, not a certificate: give it as TOPOLOGY, and as "
+                         "CERTIFICATE a file that collcert optimum --certificate, schedule -o, "
+                         "broadcast-steady -o or reduce-tree -o wrote")
     keys = ", ".join(sorted(str(k) for k in cert)[:8])
     raise InputError(f"cannot tell what this certificate is (keys: {keys}); collcert check "
                      f"reads: {', '.join(KINDS)} (see collcert check --help)")

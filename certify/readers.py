@@ -46,14 +46,31 @@ def load_json(text: str | bytes, origin: str = "schedule") -> Any:
         raise InputError(f"{origin}: not readable JSON: {exc}") from None
 
 
+OTHER_FILES = {
+    "collcert-certificate/1": "a certificate; check it with 'collcert check TOPOLOGY FILE'",
+    "collcert-reduction/1": "a reduction-tree schedule; check it with 'collcert reduce-tree "
+                            "--check FILE'",
+    "collcert-steady-broadcast/1": "a one-port broadcast schedule; check it with 'collcert "
+                                   "audit PLATFORM FILE'",
+    "collcert-topology/1": "a topology; give it as TOPOLOGY",
+}
+"""collcert files that are not schedules, and what to do with them."""
+
+
 def schedule_json(text: str | bytes, origin: str = "schedule") -> Any:
-    """Parse a schedule JSON text, refusing absurd tree counts before building them."""
+    """Parse a schedule JSON text, refusing absurd tree counts before building them,
+    and other collcert files (a certificate, a topology) with what to do instead."""
     sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
     trees = sample.count('"edges"')
     if trees > MAX_TREES:
         raise InputError(f"{origin}: more than {MAX_TREES} trees ({trees}); that is beyond "
                          "what collcert audits (a 1024-GPU schedule needs far fewer)")
     data = load_json(sample, origin)
+    other = OTHER_FILES.get(data.get("format")) if isinstance(data, dict) else None
+    if isinstance(data, dict) and other is None and "port_model" in data:
+        other = OTHER_FILES["collcert-topology/1"]
+    if other is not None:
+        raise InputError(f"{origin}: not a schedule (collcert-schedule/1) but {other}")
     if (isinstance(data, dict) and data.get("format") == "collcert-schedule/1"
             and "compute_nodes" not in data):  # the schema requires it (docs/schedule-format.md)
         raise InputError(f"{origin}: 'compute_nodes' is missing: a collcert-schedule/1 file "

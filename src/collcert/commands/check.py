@@ -109,7 +109,11 @@ def run(args: argparse.Namespace) -> int:
                          "give one of them as a file name")
     topo = _topology(args.topology)
     cert = _read(args.certificate, "certificate")
-    kind, verdict = check_certificate(topo, cert)
+    try:
+        kind, verdict = check_certificate(topo, cert)
+    except InputError as exc:  # name the file: the checkers see only its contents
+        where = "the certificate on stdin" if args.certificate == "-" else args.certificate
+        raise InputError(f"checking {where} on {args.topology}: {exc}") from None
     module = KINDS[kind][0].replace(":", ".")
     loaded = sorted(m for m in sys.modules if m.startswith("collcert.reference"))
     if args.json:
