@@ -147,6 +147,8 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
     if not isinstance(cert, Mapping):
         raise InputError("'lp' must be an object")
     T = number(cert.get("T_star"), "lp T_star")
+    if T <= 0:
+        raise InputError(f"lp T_star is {frac_str(T)}: the time per message must be positive")
     n = _link_values(topo, cert.get("n", []), "lp n")
     s = source
     for e, val in n.items():

@@ -38,20 +38,36 @@ from typing import Any
 
 from .errors import TopologyError
 from .exact import fraction_str
+from .limits import check_budget
 from .lp import LinearProgram, LPResult, solve_lp
 from .topology import Node, Topology
 
 MAX_LP_COLUMNS = 400_000  # N·|E|: beyond this the exact solve is not attempted
+BYTES_PER_COLUMN = 4000
+"""Memory per flow variable (``/usr/bin/time -v``: dgx_a100:16, 98,304 columns, 378 MB;
+torus:12x12, 82,944 columns, 297 MB)."""
+
+
+def solve_seconds(columns: int) -> float:
+    """Predicted CPU time of the solve, fitted on the hardest family measured (tori:
+    torus:8x8, 16,384 columns, 4.4 s; torus:12x12, 82,944 columns, 200 s); DGX boxes
+    and rings solve much faster (dgx_a100:16, 98,304 columns, 22 s)."""
+    return 4.4 * (columns / 16384) ** 2.35
 
 
 def alltoall_lp(topology: Topology) -> LinearProgram:
     """The maximum concurrent flow LP of alltoall on ``topology`` (see the module doc)."""
     n = topology.num_compute
     links = list(topology.capacity)
-    if n * len(links) > MAX_LP_COLUMNS:
-        raise TopologyError(f"the alltoall LP would have {n * len(links)} flow variables "
+    cols = n * len(links)
+    if cols > MAX_LP_COLUMNS:
+        raise TopologyError(f"the alltoall LP would have {cols} flow variables "
                             f"({n} compute nodes × {len(links)} links); collcert solves it "
                             f"exactly up to {MAX_LP_COLUMNS}")
+    check_budget(topology.name or "the topology", BYTES_PER_COLUMN * cols,
+                 f"the alltoall LP with {cols} flow variables ({n} compute nodes × "
+                 f"{len(links)} links)", seconds=solve_seconds(cols),
+                 action="try a smaller topology")
     idx = topology.index
     lp = LinearProgram("max")
     lp.add_variable("lambda", 1)

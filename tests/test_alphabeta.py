@@ -272,9 +272,21 @@ def test_audit_sizes_table_and_plot(tmp_path: Path, capsys: Any) -> None:
     (["optimum", "ring:4", "--sizes", "1K:8K", "--stepfactor", "1"], "--stepfactor"),
     (["optimum", "dgx1", "--sizes", "1K"], "not a data rate"),
     (["optimum", "ring:4", "--plot", "x.gif"], ".png"),
+    (["optimum", "ring:4", "--alpha", "nan"], "not a finite number"),  # without --sizes too
 ])
 def test_bad_size_arguments_exit_2(argv: list[str], needle: str, capsys: Any,
                                    tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.chdir(tmp_path)
-    assert main(argv) == 2
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse refuses bad --alpha / --stepfactor values itself
+        code = exc.code
+    assert code == 2
     assert needle in capsys.readouterr().err
+
+
+def test_alpha_alone_is_never_ignored(capsys: Any) -> None:
+    """--alpha (or --stepfactor) without --sizes shows the default table, not nothing."""
+    assert main(["optimum", "ring:4", "--alpha", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "busbw" in out and "8589934592" in out  # the default sizes 1K:8G

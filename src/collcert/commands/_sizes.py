@@ -37,11 +37,11 @@ def add_size_arguments(p: argparse.ArgumentParser) -> None:
                    "algbw busbw) for message sizes MIN, MIN·F, … ≤ MAX, e.g. 1K:8G "
                    "(nccl-tests -b 1K -e 8G -f 2; K, M, G are binary; F defaults to 2), "
                    "or a list 1M,64M")
-    g.add_argument("--stepfactor", type=int, metavar="F",
-                   help="factor between sizes (nccl-tests -f; default 2)")
-    g.add_argument("--alpha", metavar="US",
+    g.add_argument("--stepfactor", type=_stepfactor, metavar="F",
+                   help="factor between sizes (nccl-tests -f; default 2); shows the table")
+    g.add_argument("--alpha", type=_alpha_arg, metavar="US",
                    help="latency α in microseconds of every link whose topology entry has no "
-                   "'alpha' of its own (exact: 2, 0.5, 1/3; default 0)")
+                   "'alpha' of its own (exact: 2, 0.5, 1/3; default 0); shows the table")
     g.add_argument("--dtype", default="float", choices=sorted(DTYPES), metavar="TYPE",
                    help="element type for the count column (default float, 4 bytes)")
     g.add_argument("--plot", metavar="FILE",
@@ -50,19 +50,41 @@ def add_size_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def wanted(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "sizes", None) or getattr(args, "plot", None))
+    """Whether to show the α-β view: --sizes or --plot, or an option that only it uses
+    (--alpha, --stepfactor: never silently ignored)."""
+    return any(getattr(args, k, None) is not None for k in ("sizes", "plot", "alpha",
+                                                             "stepfactor"))
+
+
+def _alpha_arg(text: str) -> Fraction:
+    """argparse ``type=`` of --alpha: checked when the command line is read, so a bad
+    value stops the command before any long computation."""
+    try:
+        return _alpha_value(text)
+    except SizeError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--alpha ")) from None
+
+
+def _alpha_value(text: str | Fraction) -> Fraction:
+    try:
+        a = parse_number(text)
+    except ValueError as exc:
+        raise SizeError(f"--alpha {text!r}: {exc} (microseconds)") from None
+    if a < 0 or a > 10**9:
+        raise SizeError(f"--alpha {text}: a latency in microseconds from 0 to 10^9")
+    return a
+
+
+def _stepfactor(text: str) -> int:
+    t = text.strip()
+    if not t.isdigit() or len(t) > 7 or not 2 <= int(t) <= 1 << 20:
+        raise argparse.ArgumentTypeError(f"{t[:30]!r}: the factor between sizes must be an "
+                                         "integer from 2 to 1048576 (nccl-tests -f)")
+    return int(t)
 
 
 def _alpha(args: argparse.Namespace) -> Fraction:
-    if args.alpha is None:
-        return Fraction(0)
-    try:
-        a = parse_number(args.alpha)
-    except ValueError as exc:
-        raise SizeError(f"--alpha {args.alpha!r}: {exc} (microseconds)") from None
-    if a < 0 or a > 10**9:
-        raise SizeError(f"--alpha {args.alpha}: a latency in microseconds from 0 to 10^9")
-    return a
+    return Fraction(0) if args.alpha is None else _alpha_value(args.alpha)
 
 
 def _sizes(args: argparse.Namespace) -> list[int]:
@@ -109,7 +131,7 @@ def _emit(args: argparse.Namespace, topo: Topology, collective: str, root: Any,
     if model is not None:
         out["bound"] = {"time_per_unit": fraction_str(bound.time_per_unit),
                         "latency": bound.latency.to_json()}
-    if args.sizes and not args.json:
+    if (args.sizes or not args.plot) and not args.json:  # --alpha alone: the default table
         print(format_table(rows, comments, with_bound=model is not None))
     if args.plot:
         from collcert.drawing.sizeplot import Series, plot_algbw
