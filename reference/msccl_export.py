@@ -102,12 +102,14 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     raw = name or f"collcert_{coll.replace('-', '')}_{plan.name}"
     # the runtime's XML reader takes attribute values up to 255 characters, in double quotes
     name = "".join(ch if ch.isalnum() or ch in "_-.:" else "_" for ch in raw)[:120]
-    tries = [channels] if channels else list(range(1, MAX_CHANNELS + 1))
+    tries = [channels] if channels is not None else list(range(1, MAX_CHANNELS + 1))
     last = ""
     analysis = _analyse(plan)
     for ch in tries:
         if ch < 1 or ch > MAX_CHANNELS:
-            raise ScheduleError(f"channels must be between 1 and {MAX_CHANNELS}, got {ch}")
+            raise ScheduleError(f"--msccl-channels {ch}: the MSCCL runtime takes 1 to "
+                                f"{MAX_CHANNELS} channels (leave it out to use the fewest "
+                                "that fit)")
         tbs = _compile(plan, ch, analysis)
         last = _limits(plan, tbs, ch)
         if not last:

@@ -92,6 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except MemoryError:  # the input was bigger than the size estimates foresaw
+        print(f"collcert {args.command}: error: out of memory: this input needs more memory "
+              "than this process may use. Try a smaller input, or more memory (ulimit -v, "
+              "COLLCERT_MAX_MEMORY; docs/limits.md). collcert estimates sizes before it "
+              "starts, so please report the command: that estimate missed this input.",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - last line of defence: no bare tracebacks
         if is_bad_input(exc):
             print(f"collcert {args.command}: error: {exc}", file=sys.stderr)
