@@ -267,7 +267,7 @@ def _check_memory(plan: Plan, size: int, ce: int) -> None:
     from collcert.reference.limits import check_budget
 
     cells = sum(sum(b.values()) for b in plan.buffers)
-    check_budget(f"--size {size}", 3 * ELEM_BYTES * ce * cells,
+    check_budget(f"--size {size} bytes", 3 * ELEM_BYTES * ce * cells,
                  f"running {plan.nranks} ranks with {cells} cells of {ce} int64 elements "
                  "(buffers, their copies and the messages)", action="try a smaller --size")
 
