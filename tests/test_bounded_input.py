@@ -1,0 +1,128 @@
+"""Bad input through the library, for every reader and builder the CLI's hostile corpus
+(tests/test_hostile_corpus.py) reaches: bounded reading of files and devices, the one
+memory budget, JSON whose parsed form cannot fit, topologies built directly, ranks
+files, and the steady-state broadcast's cut generation (which used to take thousands of
+rounds on a few hundred nodes)."""
+
+from __future__ import annotations
+
+import io
+import tracemalloc
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from collcert import platforms
+from collcert.audit import _ranks
+from collcert.certify import files
+from collcert.certify.base import InputError
+from collcert.graphs import as_topology
+from collcert.reference import limits, schedule_io
+from collcert.reference.errors import ScheduleError, TopologyError
+from collcert.reference.steady_broadcast import random_platform
+from collcert.reference.steady_lp import solve_ssb
+from collcert.reference.topology import Topology
+
+
+def test_devices_stop_at_the_first_nul_byte() -> None:
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="/dev/zero: contains a NUL byte at byte 0"):
+            files.read_text("/dev/zero", 512 << 20)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 << 20, f"reading /dev/zero took {peak >> 20} MiB before refusing it"
+    with pytest.raises(InputError, match="NUL byte"):
+        files.read_text("/dev/urandom", 512 << 20)
+    # the schedule reader of collcert.reference (audit, smoke) goes through the same reader
+    with pytest.raises(ScheduleError, match="/dev/zero: contains a NUL byte"):
+        schedule_io.read_text("/dev/zero")
+
+
+def test_streams_and_limits() -> None:
+    with pytest.raises(InputError, match="stdin: more than 4096 bytes"):
+        files.read_stream(io.BytesIO(b" " * 5000), 4096, "stdin")
+    with pytest.raises(InputError, match="stdin: contains a NUL byte at byte 3"):
+        files.read_stream(io.BytesIO(b"abc\0"), 4096, "stdin")
+    assert files.read_stream(io.BytesIO(b"\0\1"), 4096, "x", text=False) == b"\0\1"
+    assert files.decode(files.read_stream(io.BytesIO("é".encode()), 16, "x"), "x") == "é"
+    with pytest.raises(InputError, match="not UTF-8"):
+        files.decode(b"\xff", "x")
+
+
+def test_json_that_cannot_fit_is_refused_before_parsing(monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path) -> None:
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "64M")
+    bloat = "[" + "{}," * 1_000_000 + "{}]"  # 1,000,001 objects of at least 56 bytes each
+    # 2,000,002 separators at 64 bytes, plus twice the 3,000,005 characters: 127.8 MiB
+    with pytest.raises(InputError, match=r"bloat: .* about 2000002 values would take about "
+                       r"127\.8 MB of memory.*COLLCERT_MAX_MEMORY=64M"):
+        files.check_json_memory(bloat, "bloat")
+    files.check_json_memory(" " * (4 << 20) + "[1]", "blanks")  # long but one value: fine
+    path = tmp_path / "bloat.json"
+    path.write_text('{"compute_nodes": ' + bloat + ', "links": []}')
+    with pytest.raises(TopologyError, match="bloat.json: .* of memory"):
+        Topology.from_json(path)
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "lots")
+    with pytest.raises(TopologyError, match="COLLCERT_MAX_MEMORY"):
+        limits.memory_budget()
+
+
+def test_one_memory_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "3G")
+    assert files.memory_budget() == limits.memory_budget() == (3 << 30, "COLLCERT_MAX_MEMORY=3G")
+    with pytest.raises(TopologyError, match=r"x: y needs about 4\.0 GB of memory, more than "
+                       r"the 3\.0 GB"):
+        limits.check_budget("x", 4 << 30, "y")
+    monkeypatch.setenv("COLLCERT_MAX_SECONDS", "10")
+    with pytest.raises(TopologyError, match="would take about 20 s, more than the 10 s"):
+        limits.check_budget("x", 1, "y", seconds=20)
+
+
+def test_topologies_built_directly_are_sized_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "50M")
+    n = 100_000  # about 1 KB per link and 0.5 KB per node: ~140 MB
+    with pytest.raises(TopologyError, match="100000 compute nodes.*building it needs"):
+        Topology(range(n), [(i, (i + 1) % n, 1) for i in range(n)])
+    g = nx.cycle_graph(n, create_using=nx.DiGraph)
+    nx.set_edge_attributes(g, 1, "capacity")
+    with pytest.raises(TopologyError, match="building it needs"):
+        as_topology(g)
+    Topology(range(4), [(i, (i + 1) % 4, 1) for i in range(4)])  # small ones: no check at all
+
+
+def test_ranks_files_are_read_safely(tmp_path: Path) -> None:
+    ring = platforms.ring(4)
+    binary = tmp_path / "ranks.bin"
+    binary.write_bytes(bytes(range(256)))
+    with pytest.raises(TopologyError, match="ranks file .*ranks.bin: contains a NUL byte"):
+        _ranks(ring, binary)
+    latin = tmp_path / "ranks.txt"
+    latin.write_bytes(b"0\n1\n\xe9\n")
+    with pytest.raises(TopologyError, match="not UTF-8"):
+        _ranks(ring, latin)
+    with pytest.raises(TopologyError, match="no such file"):
+        _ranks(ring, tmp_path / "missing.txt")
+    good = tmp_path / "ranks.json"
+    good.write_text("[3, 2, 1, 0]")
+    assert _ranks(ring, good) == [3, 2, 1, 0]
+
+
+def test_steady_cut_generation_converges_in_few_rounds() -> None:
+    """Adding, for each violated destination, the minimum cut nearest to it as well as
+    the one nearest the source: 150 random nodes need ~12 rounds (it was 86, and 300
+    nodes thousands, one cut per round on a degenerate LP)."""
+    p = random_platform(150, 0, 3)
+    sol = solve_ssb(p, p.nodes[0])
+    assert sol.stats["rounds"] <= 30
+    assert sol.T == sum(w for _, w in sol.cuts)  # still proven by its dual
+
+
+def test_steady_platforms_too_big_for_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "100M")
+    p = random_platform(1000, 0, 3)  # 250 bytes × 1000 nodes × 3000 links = 750 MB
+    with pytest.raises(TopologyError, match="SSB by cut generation on 1000 nodes and 3000 "
+                       "links needs about"):
+        solve_ssb(p, p.nodes[0])
