@@ -41,6 +41,7 @@ from xml.sax.saxutils import quoteattr
 
 from .errors import ScheduleError
 from .execplan import Op, Plan, dependencies
+from .limits import check_budget
 from .treeplan import plan_from_schedule
 
 if TYPE_CHECKING:
@@ -52,6 +53,10 @@ MAX_CHANNELS = 32
 MAX_COUNT = 71
 MAX_OFFSET = 32767
 MAX_DEP_TB = 127
+BYTES_PER_OP = 2000
+SECONDS_PER_OP = 2e-4
+"""Cost of the export per plan operation (/usr/bin/time -v collcert schedule dgx_a100:64
+--format msccl-xml: 523,264 transfers, 89 s CPU, 920 MB)."""
 MAX_XML_ELEMENTS = 4096  # msccl_parser.h MAX_NODES: <algo>, every <gpu>, one rank's tb/step
 MSCCL_COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter",
               "allreduce": "allreduce"}
@@ -97,6 +102,10 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
         raise ScheduleError("MSCCL export needs equal shards (MSCCL chunks are uniform); this "
                             "schedule has non-uniform weights")
     plan = plan_from_schedule(doc, "schedule")
+    check_budget(f"MSCCL export of {plan.nranks} ranks", BYTES_PER_OP * len(plan.ops),
+                 f"compiling {len(plan.ops)} transfers into threadblocks and steps",
+                 seconds=SECONDS_PER_OP * len(plan.ops),
+                 action="use --format json or forestcoll-xml for this many GPUs")
     if plan.problems:
         raise ScheduleError("the schedule cannot be compiled: " + "; ".join(plan.problems[:3]))
     raw = name or f"collcert_{coll.replace('-', '')}_{plan.name}"

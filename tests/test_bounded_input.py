@@ -126,3 +126,15 @@ def test_steady_platforms_too_big_for_the_budget(monkeypatch: pytest.MonkeyPatch
     with pytest.raises(TopologyError, match="SSB by cut generation on 1000 nodes and 3000 "
                        "links needs about"):
         solve_ssb(p, p.nodes[0])
+
+
+def test_msccl_export_is_sized_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    from collcert.reference.msccl_export import msccl_xml
+    from collcert.reference.schedule import schedule
+
+    s = schedule(platforms.dgx_a100(2))  # 16 GPUs: over 240 transfers, 2000 bytes each
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "100K")
+    with pytest.raises(TopologyError, match=r"MSCCL export of 16 ranks: compiling \d+ transfers"):
+        msccl_xml(s)
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "1G")
+    assert msccl_xml(s).startswith("<algo")
