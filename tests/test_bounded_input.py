@@ -137,4 +137,4 @@ def test_msccl_export_is_sized_first(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(TopologyError, match=r"MSCCL export of 16 ranks: compiling \d+ transfers"):
         msccl_xml(s)
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "1G")
-    assert msccl_xml(s).startswith("<algo")
+    assert "<algo " in msccl_xml(s)
