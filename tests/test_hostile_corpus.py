@@ -88,7 +88,7 @@ def _one_port(links: list[tuple[str, str, object]], nodes: str = "sabc") -> str:
 
 
 FILES.update({
-    # 10 million empty objects: 30 MB of text that would parse to over 1.3 GB
+    # 10 million empty objects: 30 MB of text that would parse to about 700 MB
     "bloat.json": '{"x": [' + "{}," * 10_000_000 + "{}]}",
     "topo4.json": json.dumps({"compute_nodes": [0, 1, 2, 3], "links": [
         {"src": i, "dst": (i + 1) % 4, "capacity": 1, "bidirectional": True}
