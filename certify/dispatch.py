@@ -117,6 +117,9 @@ def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdic
     """Every certificate under ``cert["certificates"]``, each by its own checker."""
     v = Verdict("certificates")
     for name, sub in cert["certificates"].items():
+        if detect(sub) == "bundle":  # collcert writes one level; no recursion on hostile files
+            raise InputError(f"certificates[{name!r}] is itself a bundle of certificates: "
+                             "collcert writes bundles one level deep")
         kind, sv = check_certificate(topology, sub)
         v.absorb(sv, f"{name} ({kind}): ")
         for key, value in sv.facts.items():

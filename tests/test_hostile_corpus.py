@@ -122,6 +122,16 @@ RING4 = {"format": "collcert-schedule/1", "collective": "allgather",
                          "path": [(r + i) % 4, (r + i + 1) % 4]} for i in range(3)]}
              for r in range(4)]}]}
 FILES["ring4_chains.json"] = json.dumps(RING4)  # a valid (not optimal) ring:4 allgather
+FILES["chain100.json"] = json.dumps({  # a broadcast down a chain of 100 ranks
+    "format": "collcert-schedule/1", "collective": "broadcast", "root": 0,
+    "compute_nodes": list(range(100)),
+    "phases": [{"collective": "broadcast", "k": 1, "trees": [{"root": 0, "multiplicity": 1,
+                "edges": [{"src": i, "dst": i + 1, "path": [i, i + 1]} for i in range(99)]}]}]})
+_bundle: dict[str, object] = {"kind": "lp", "lp": {"objective": {}, "rows": []},
+                              "primal": {}, "dual": {}}
+for _ in range(300):  # bundles inside bundles: the checker would recurse 900 frames deep
+    _bundle = {"certificates": {"a": _bundle}}
+FILES["nested_bundles.json"] = json.dumps(_bundle)
 
 SCHEDULE = {"format": "collcert-schedule/1", "collective": "allgather",
             "compute_nodes": [0, 1, 2, 3], "phases": [{"collective": "allgather", "k": 1,
@@ -215,6 +225,8 @@ CASES = [
     ("check-truncated", ["check", "{topo4.json}", "{reduction_cut.json}"], None,
      ["not valid JSON"]),
     ("check-lp-free", ["check", "{topo4.json}", "{lp_free.json}"], None, ["'free'"]),
+    ("check-nested-bundles", ["check", "{topo4.json}", "{nested_bundles.json}"], None,
+     ["itself a bundle"]),
     ("check-steady-zero-period", ["check", "{fig1.json}", "{steady_t0.json}"], None,
      ["T_star", "positive"]),
     # reduce-tree
@@ -292,6 +304,8 @@ CASES = [
                       "zz"], None, ["--device", "not a device"]),
     ("smoke-dev-zero", ["smoke", "/dev/zero"], None, ["NUL byte"]),
     ("smoke-reduction-file", ["smoke", "{reduction300.json}"], None, ["not a schedule"]),
+    ("smoke-gloo-100-ranks", ["smoke", "{chain100.json}", "--backend", "gloo"], None,
+     ["100 ranks", "--backend single-gpu"]),
 ]
 
 

@@ -52,7 +52,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="gloo: one CPU process per rank; nccl: one process per GPU (RCCL on "
                    "ROCm), needs a GPU per rank; single-gpu: every rank on one GPU, one stream "
                    "per link (on the CPU with emulated streams when there is no GPU); auto "
-                   "(default): nccl if the GPUs suffice, else single-gpu on a GPU, else gloo")
+                   "(default): nccl if the GPUs suffice, else single-gpu on a GPU, else gloo "
+                   "(up to 64 ranks; single-gpu on the CPU beyond)")
     p.add_argument("--size", default="1M", metavar="BYTES",
                    help="data size M in bytes (the allgather output, the reduce-scatter input, "
                    "the broadcast/reduce/allreduce buffer), rounded up to whole cells; "

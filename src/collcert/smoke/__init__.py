@@ -42,6 +42,9 @@ BACKENDS = ("auto", "gloo", "nccl", "single-gpu")
 FORMATS = ("json", "forestcoll-xml", "msccl-xml")
 ELEM_BYTES = 8  # int64
 MAX_ITERS = 10_000
+MAX_GLOO_RANKS = 64
+"""Most ranks of a gloo run (one process each, a full mesh of connections); auto uses the
+single-gpu backend beyond (on the CPU when there is no GPU)."""
 
 
 @dataclass
@@ -199,6 +202,11 @@ def _model(fmt: str, parsed: Any, text: str, topology: Any) -> tuple[Fraction | 
 def choose_backend(torch: Any, backend: str, nranks: int) -> str:
     if backend not in BACKENDS:
         raise SmokeError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    if backend == "gloo" and nranks > MAX_GLOO_RANKS:
+        raise SmokeError(f"the gloo backend starts one CPU process per rank, each connected "
+                         f"to every other: {nranks} ranks is more than the {MAX_GLOO_RANKS} it "
+                         "runs; use --backend single-gpu (every rank in one process, on the "
+                         "CPU when there is no GPU)")
     if backend != "auto":
         return backend
     if gpu_kind(torch):
@@ -207,7 +215,7 @@ def choose_backend(torch: Any, backend: str, nranks: int) -> str:
         if torch.cuda.device_count() >= nranks and dist.is_nccl_available():
             return "nccl"
         return "single-gpu"
-    return "gloo"
+    return "gloo" if nranks <= MAX_GLOO_RANKS else "single-gpu"
 
 
 def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str = "auto",
