@@ -13,6 +13,7 @@ function ``run(args) -> int``. Exit codes are shared by every subcommand:
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import sys
 from collections.abc import Sequence
@@ -99,23 +100,40 @@ def main(argv: Sequence[str] | None = None) -> int:
               "starts, so please report the command: that estimate missed this input.",
               file=sys.stderr)
         return EXIT_BAD_INPUT
+    except OSError as exc:
+        if exc.errno not in _FILE_ERRORS:
+            return _internal(args.command, exc)
+        # a file the user named (-o into a missing folder, a full disk): not a bug
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"collcert {args.command}: error: {where}{exc.strerror or exc}; check the file "
+              "name, its folder and the disk", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - last line of defence: no bare tracebacks
         if is_bad_input(exc):
             print(f"collcert {args.command}: error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        import traceback
+        return _internal(args.command, exc)
 
-        print(
-            f"collcert {args.command}: internal error: {type(exc).__name__}: {exc}\n"
-            "This is a bug in collcert; please report it with the command you ran. "
-            "Set COLLCERT_DEBUG=1 to see the traceback.",
-            file=sys.stderr,
-        )
-        import os
 
-        if os.environ.get("COLLCERT_DEBUG"):
-            traceback.print_exc()
-        return EXIT_INTERNAL
+_FILE_ERRORS = {errno.ENOENT, errno.ENOTDIR, errno.EISDIR, errno.EACCES, errno.EPERM,
+                errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.ENAMETOOLONG, errno.EEXIST}
+"""OSErrors about a file the user named or the disk, reported as bad input (exit 2)."""
+
+
+def _internal(command: str, exc: BaseException) -> int:
+    import traceback
+
+    print(
+        f"collcert {command}: internal error: {type(exc).__name__}: {exc}\n"
+        "This is a bug in collcert; please report it with the command you ran. "
+        "Set COLLCERT_DEBUG=1 to see the traceback.",
+        file=sys.stderr,
+    )
+    import os
+
+    if os.environ.get("COLLCERT_DEBUG"):
+        traceback.print_exc()
+    return EXIT_INTERNAL
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,9 +28,9 @@ def is_reduction_file(path: object) -> bool:
     return b'"collcert-reduction/1"' in head
 
 
-def _output(path: str) -> None:
+def _output(path: str, option: str = "-o") -> None:
     if os.path.splitext(path)[1].lower() not in (".png", ".svg"):
-        raise ReductionError(f"-o {path}: use a .png or .svg file name")
+        raise ReductionError(f"{option} {path}: use a .png or .svg file name")
 
 
 def draw_file(path: str, output: str) -> int:
@@ -173,7 +173,7 @@ def draw_figure2(output: str, N: int, marks: tuple[Fraction, Fraction] | None = 
         theorem_bound,
     )
 
-    _output(output)
+    _output(output, "--figure2")
     if N < 2:
         raise ReductionError(f"--figure2 needs N ≥ 2 (got {N})")
     if N > 200_000:

@@ -127,9 +127,13 @@ def run(args: argparse.Namespace) -> int:
         best = solve(args.n, d, c).makespan
         doc["optimum"] = fraction_str(best)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh)
-            fh.write("\n")
+        try:
+            with open(args.output, "w", encoding="utf-8") as fh:
+                json.dump(doc, fh)
+                fh.write("\n")
+        except OSError as exc:
+            raise ReductionError(f"-o {args.output}: cannot write it "
+                                 f"({exc.strerror or exc})") from None
     if args.json:
         print_json(doc)
     else:
