@@ -162,6 +162,10 @@ def random_platform(nodes: int, seed: int = 0, degree: int = 3) -> OnePortPlatfo
         from .errors import TopologyError
 
         raise TopologyError(f"random:{nodes}: a platform needs at least two nodes")
+    want = min(max(degree, 1) * nodes, nodes * (nodes - 1))
+    from .steady_lp import check_ssb_counts
+
+    check_ssb_counts(nodes, want, f"random:{nodes},{seed},{degree}")  # before generating it
     rng = random.Random(seed)
     names = [f"p{i}" for i in range(nodes)]
     costs = [Fraction(1, 2), Fraction(1), Fraction(3, 2), Fraction(2), Fraction(3), Fraction(4),
@@ -169,7 +173,11 @@ def random_platform(nodes: int, seed: int = 0, degree: int = 3) -> OnePortPlatfo
     links: dict[Link, Fraction] = {}
     for i in range(1, nodes):
         links[(names[rng.randrange(i)], names[i])] = rng.choice(costs)
-    want = min(degree * nodes, nodes * (nodes - 1))
+    if 2 * want > nodes * (nodes - 1):  # dense: draw from the missing pairs, no rejection
+        missing = [(u, v) for u in names for v in names if u != v and (u, v) not in links]
+        rng.shuffle(missing)
+        for e in missing[:want - len(links)]:
+            links[e] = rng.choice(costs)
     while len(links) < want:
         u, v = rng.sample(names, 2)
         links.setdefault((u, v), rng.choice(costs))

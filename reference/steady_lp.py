@@ -73,8 +73,12 @@ random:P`` (3 links per node): 300 nodes 2.9 s and 82 MB, 1,000 nodes 148 s CPU 
 
 def check_ssb_size(p: OnePortPlatform) -> None:
     """Refuse (exit 2) a platform whose SSB would not fit the memory or time budget."""
-    v, e = len(p.nodes), len(p.cost)
-    check_budget(p.name or "the platform", BYTES_PER_NODE_LINK * v * e,
+    check_ssb_counts(len(p.nodes), len(p.cost), p.name or "the platform")
+
+
+def check_ssb_counts(v: int, e: int, name: str) -> None:
+    """:func:`check_ssb_size` from the counts alone (before building a platform)."""
+    check_budget(name, BYTES_PER_NODE_LINK * v * e,
                  f"SSB by cut generation on {v} nodes and {e} links",
                  seconds=SECONDS_PER_NODE2_LINK * v * v * e,
                  action="try a smaller platform (or --dag on a DAG: one LP, no cuts)")

@@ -121,11 +121,18 @@ def test_steady_cut_generation_converges_in_few_rounds() -> None:
 
 
 def test_steady_platforms_too_big_for_the_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    p = random_platform(1000, 0, 3)  # 250 bytes × 1000 nodes × 3000 links = 715 MiB
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "100M")
-    p = random_platform(1000, 0, 3)  # 250 bytes × 1000 nodes × 3000 links = 750 MB
     with pytest.raises(TopologyError, match="SSB by cut generation on 1000 nodes and 3000 "
-                       "links needs about"):
+                       "links needs about 715"):
         solve_ssb(p, p.nodes[0])
+    # a random platform is sized before it is generated: 2000 × 1999 links would take
+    # minutes to draw by rejection, and terabytes to solve
+    with pytest.raises(TopologyError, match="2000 nodes and 3998000 links"):
+        random_platform(2000, 0, 10**30)
+    monkeypatch.delenv("COLLCERT_MAX_MEMORY")
+    dense = random_platform(30, 0, 29)  # complete, drawn without rejection
+    assert len(dense.cost) == 30 * 29
 
 
 def test_msccl_export_is_sized_first(monkeypatch: pytest.MonkeyPatch) -> None:

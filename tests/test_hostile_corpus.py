@@ -267,6 +267,8 @@ CASES = [
      ["2000 nodes", "of memory"]),
     ("steady-random-absurd", ["broadcast-steady", "random:1000000000000"], None,
      ["at most 2000 nodes"]),
+    ("steady-random-dense", ["broadcast-steady", "random:2000,0,99999999999999999999"], None,
+     ["2000 nodes and 3998000 links"]),
     # optimum -c alltoall: LP size and time
     ("alltoall-too-many-columns", ["optimum", "torus:20x20", "-c", "alltoall"], None,
      ["640000 flow variables"]),
