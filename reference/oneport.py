@@ -27,6 +27,7 @@ from typing import Any
 
 from .errors import TopologyError
 from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
+from .limits import Size, check_size
 from .topology import FORMAT, _array_item_lines, _read_text
 
 PORT_MODEL = "one-port"
@@ -303,6 +304,8 @@ class OnePortPlatform:
             if not isinstance(data[key], list):
                 raise TopologyError(f"{key!r} must be a JSON array")
         links = data["links"]
+        n = len(data["compute_nodes"])
+        check_size(Size(n, n, len(links)), origin)  # the build, before any link object
         for i, link in enumerate(links):
             where.setdefault(i, f"links[{i}]")
             if not isinstance(link, Mapping | list):
