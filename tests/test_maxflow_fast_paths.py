@@ -84,7 +84,7 @@ def test_from_arrays_rejects_bad_input() -> None:
 
 
 def test_switch_removal_repairs_instead_of_resolving() -> None:
-    """Broken flows are repaired from the kept ones (reference/splitting.py):
+    """Broken flows are repaired from the kept ones (reference/splitting_repair.py):
     on 4-box DGX A100 the re-solves stay a few dozen (≈ 950 max-flows before
     the repair existed) and the schedule still reaches the optimum (checked by
     schedule() itself)."""
