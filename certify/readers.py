@@ -66,7 +66,8 @@ def schedule_json(text: str | bytes, origin: str = "schedule") -> Any:
         raise InputError(f"{origin}: more than {MAX_TREES} trees ({trees}); that is beyond "
                          "what collcert audits (a 1024-GPU schedule needs far fewer)")
     data = load_json(sample, origin)
-    other = OTHER_FILES.get(data.get("format")) if isinstance(data, dict) else None
+    fmt = data.get("format") if isinstance(data, dict) else None
+    other = OTHER_FILES.get(fmt) if isinstance(fmt, str) else None
     if isinstance(data, dict) and other is None and "port_model" in data:
         other = OTHER_FILES["collcert-topology/1"]
     if other is not None:

@@ -52,7 +52,7 @@ def solve_seconds(columns: int) -> float:
     """Predicted CPU time of the solve, fitted on the hardest family measured (tori:
     torus:8x8, 16,384 columns, 4.4 s; torus:12x12, 82,944 columns, 200 s); DGX boxes
     and rings solve much faster (dgx_a100:16, 98,304 columns, 22 s)."""
-    return 4.4 * (columns / 16384) ** 2.35
+    return float(4.4 * (columns / 16384) ** 2.35)
 
 
 def alltoall_lp(topology: Topology) -> LinearProgram:
