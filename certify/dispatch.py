@@ -98,7 +98,10 @@ def check_certificate(topology: Mapping[str, Any],
 def check_reduction_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:
     from .reduction_schedule import check_reduction
 
-    return check_reduction(cert)[0]
+    verdict, sim = check_reduction(cert)
+    if sim is None:  # unreadable (wrong types, lengths, numbers): bad input, not INVALID
+        raise InputError("; ".join(verdict.all_reasons()))
+    return verdict
 
 
 def check_lp_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:

@@ -222,7 +222,9 @@ def _check_file(args: argparse.Namespace) -> int:
     from collcert.certify.reduction_schedule import check_reduction
 
     data = read_reduction_file(args.check)
-    verdict, _ = check_reduction(data)
+    verdict, sim = check_reduction(data)
+    if sim is None:  # unreadable (wrong types, lengths, numbers): exit 2, not INVALID
+        raise ReductionError(f"{args.check}: " + "; ".join(verdict.all_reasons()))
     if args.json:
         print_json(verdict.to_json())
     else:
