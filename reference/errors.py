@@ -1,6 +1,12 @@
-"""Exception types of the reference implementation."""
+"""Exception types of the reference implementation, and how their messages name a node."""
 
 from __future__ import annotations
+
+
+def node_name(node: object) -> str:
+    """A node id for messages: its repr, shortened when it is absurdly long."""
+    text = repr(node)
+    return text if len(text) <= 60 else f"{text[:40]}…{text[-12:]} ({len(text)} characters)"
 
 
 class CollcertError(Exception):

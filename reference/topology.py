@@ -10,6 +10,10 @@ G = (V = V_s ∪ V_c, E) is a directed multigraph with positive capacities and i
 Capacities are exact rationals in the topology's bandwidth unit (GB/s by
 default). Internally they are scaled by ``scale`` (the least common multiple
 of their denominators) to integers: ``int_capacity[e] == scale * capacity[e]``.
+
+Reading and writing (JSON, networkx) is in :mod:`.topology_io`, to which
+``Topology.from_json``, ``to_json``, ``save``, ``from_networkx`` and
+``to_networkx`` delegate; ``FORMAT`` is importable from here as before.
 """
 
 from __future__ import annotations
@@ -18,24 +22,24 @@ import hashlib
 import json
 import os
 from collections.abc import Hashable, Iterable, Mapping, Sized
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
+from . import topology_io
 from .errors import TopologyError
+from .errors import node_name as _name
 from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
-from .limits import Size, check_json_memory, check_size, read_text
+from .limits import Size, check_size
+from .topology_io import FORMAT, _parse_alpha, _unpack_link
 
-FORMAT = "collcert-topology/1"
+# oneport.py reads JSON through these two and imports them from here
+from .topology_io import _array_item_lines as _array_item_lines
+from .topology_io import _read_text as _read_text
+
+__all__ = ["FORMAT", "Link", "Node", "Topology"]
 
 Node = Hashable
 Link = tuple[Node, Node]
-
-
-def _name(node: object) -> str:
-    """A node id for messages: its repr, shortened when it is absurdly long."""
-    text = repr(node)
-    return text if len(text) <= 60 else f"{text[:40]}…{text[-12:]} ({len(text)} characters)"
 
 
 class Topology:
@@ -168,7 +172,7 @@ class Topology:
         latency: dict[Link, Fraction] = {}
         for i, link in enumerate(links):
             loc = where.get(i, f"link #{i}")
-            src, dst, raw, both = self._unpack_link(link, loc)
+            src, dst, raw, both = _unpack_link(link, loc)
             raw_alpha = link.get("alpha") if isinstance(link, Mapping) else None
             for node in (src, dst):
                 if node not in seen:
@@ -263,32 +267,6 @@ class Topology:
     def _link_key(self, item: tuple[Link, Fraction]) -> tuple[int, int]:
         (u, v), _ = item
         return (self.index[u], self.index[v])
-
-    @staticmethod
-    def _unpack_link(link: Any, loc: str) -> tuple[Node, Node, Any, bool]:
-        if isinstance(link, Mapping):
-            missing = [k for k in ("src", "dst", "capacity") if k not in link]
-            if missing:
-                raise TopologyError(
-                    f"{loc} lacks {', '.join(missing)}: every link needs src, dst and capacity"
-                )
-            extra = set(link) - {"src", "dst", "capacity", "bidirectional", "alpha"}
-            if extra:
-                raise TopologyError(
-                    f"{loc} has unknown keys {sorted(extra)}: a link has src, dst, capacity "
-                    "and optionally bidirectional and alpha"
-                )
-            both = link.get("bidirectional", False)
-            if not isinstance(both, bool):
-                raise TopologyError(f"{loc}: bidirectional must be true or false")
-            return link["src"], link["dst"], link["capacity"], both
-        try:
-            src, dst, cap = link
-        except (TypeError, ValueError):
-            raise TopologyError(
-                f"{loc} is {link!r}: a link is a (src, dst, capacity) triple"
-            ) from None
-        return src, dst, cap, False
 
     def _check_connected(self, tot_in: Mapping[Node, Fraction]) -> None:
         first = self.compute_nodes[0]
@@ -411,28 +389,7 @@ class Topology:
     # ------------------------------------------------------------- conversion
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict in the ``collcert-topology/1`` format (docs/topology.md)."""
-        for v in self.nodes:
-            if not isinstance(v, str | int):
-                raise TopologyError(
-                    f"node id {v!r} cannot be written to JSON: only string and integer ids can; "
-                    "relabel the nodes first (networkx.relabel_nodes(G, str))"
-                )
-        out: dict[str, Any] = {"format": FORMAT}
-        if self.name:
-            out["name"] = self.name
-        out["unit"] = self.unit
-        out["compute_nodes"] = list(self.compute_nodes)
-        out["switch_nodes"] = list(self.switch_nodes)
-        if self.multicast_switches:
-            out["multicast_switches"] = [w for w in self.switch_nodes if w in self.multicast_switches]
-        out["links"] = [
-            {"src": u, "dst": v, "capacity": fraction_str(c)} for (u, v), c in self.capacity.items()
-        ]
-        for link in out["links"]:
-            a = self.alpha.get((link["src"], link["dst"]))
-            if a is not None:
-                link["alpha"] = fraction_str(a)
-        return out
+        return topology_io.to_json(self)
 
     def content_hash(self) -> str:
         """``sha256:<hex>`` of the canonical topology (node order, links, capacities)."""
@@ -459,96 +416,10 @@ class Topology:
         (or, with ``solve=True``, too big for its optimum to fit in this machine's
         memory) is refused before it is built (:mod:`collcert.reference.limits`).
         """
-        where: dict[int, str] = {}
-        origin = "topology"
-        if isinstance(source, Mapping):
-            data: Any = source
-        else:
-            text, origin = _read_text(source)
-            try:
-                # long decimals stay exact: never let a capacity pass through a float
-                data = json.loads(text, parse_float=Decimal)
-            except json.JSONDecodeError as exc:
-                raise TopologyError(
-                    f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-                ) from None
-            except RecursionError:
-                raise TopologyError(f"{origin}: JSON nested too deeply to be a topology") from None
-            except ValueError as exc:  # an integer beyond Python's 4300-digit limit
-                why = ("a number has more than 4300 digits" if "digits" in str(exc)
-                       else str(exc))
-                raise TopologyError(f"{origin}: not readable JSON: {why}") from None
-            for i, line in enumerate(_array_item_lines(text, "links")):
-                where[i] = f"{origin}: links[{i}] (line {line})"
-        if not isinstance(data, Mapping):
-            raise TopologyError(f"{origin}: the top level must be a JSON object")
-        fmt = data.get("format", FORMAT)
-        if fmt != FORMAT:
-            raise TopologyError(
-                f"{origin}: format {fmt!r} is not {FORMAT!r}; convert the file or drop the key"
-            )
-        if "port_model" in data:  # one-port platforms (seed 001): reference/oneport.py
-            raise TopologyError(
-                f"{origin}: \"port_model\": {data['port_model']!r} marks a one-port platform "
-                "(links with a 'cost'), which this command does not model; use "
-                "'collcert broadcast-steady' (docs/steady-broadcast.md), or drop the key and "
-                "give link capacities")
-        known = {"format", "name", "unit", "compute_nodes", "switch_nodes", "multicast_switches",
-                 "links", "description", "source"}
-        extra = set(data) - known
-        if extra:
-            raise TopologyError(
-                f"{origin}: unknown keys {sorted(extra)}; allowed keys are {sorted(known)}"
-            )
-        for key in ("compute_nodes", "links"):
-            if key not in data:
-                raise TopologyError(f"{origin}: missing {key!r} (see docs/topology.md)")
-        for key in ("compute_nodes", "switch_nodes", "multicast_switches", "links"):
-            if key in data and not isinstance(data[key], list):
-                raise TopologyError(f"{origin}: {key!r} must be a JSON array")
-        num_links = sum(2 if isinstance(link, Mapping) and link.get("bidirectional") is True
-                        else 1 for link in data["links"])
-        num_compute = len(data["compute_nodes"])
-        check_size(Size(num_compute, num_compute + len(data.get("switch_nodes", [])), num_links),
-                   origin, solve=solve)
-        for key in ("compute_nodes", "switch_nodes", "multicast_switches"):
-            for v in data.get(key, []):
-                if not isinstance(v, str | int) or isinstance(v, bool):
-                    raise TopologyError(
-                        f"{origin}: {key} entry {v!r} is not a string or integer node id"
-                    )
-        links = data["links"]
-        for i, link in enumerate(links):
-            where.setdefault(i, f"{origin}: links[{i}]")
-            if isinstance(link, Mapping) and "cost" in link:
-                raise TopologyError(
-                    f"{where[i]} gives a 'cost' (time per message), which belongs to one-port "
-                    "platforms: add \"port_model\": \"one-port\" at the top level and use "
-                    "'collcert broadcast-steady', or give a 'capacity' instead")
-            if not isinstance(link, Mapping | list):
-                raise TopologyError(
-                    f"{where[i]} is {link!r}: a link is an object with src, dst, capacity"
-                )
-        try:
-            return cls(
-                data["compute_nodes"],
-                links,
-                data.get("switch_nodes", []),
-                name=str(data.get("name", "")),
-                unit=str(data.get("unit", "GB/s")),
-                multicast_switches=data.get("multicast_switches", []),
-                strict=strict,
-                _where=where,
-            )
-        except TopologyError as exc:
-            if str(exc).startswith(origin):
-                raise
-            raise TopologyError(f"{origin}: {exc}") from None
+        return topology_io.from_json(cls, source, strict=strict, solve=solve)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.to_json(), fh, indent=1)
-            fh.write("\n")
+        topology_io.save(self, path)
 
     @classmethod
     def from_networkx(
@@ -566,114 +437,9 @@ class Topology:
         remaining nodes are switches. Node ids are kept as given. Every edge
         needs the ``capacity`` attribute.
         """
-        nodes = list(graph.nodes)
-        if compute_nodes is None:
-            compute = nodes
-        else:
-            compute = list(compute_nodes)
-            missing = [v for v in compute if v not in graph]
-            if missing:
-                raise TopologyError(
-                    f"compute node {_name(missing[0])} is not a node of the graph: "
-                    "check the compute_nodes argument"
-                )
-        cset = set(compute)
-        switches = [v for v in nodes if v not in cset]
-        links = []
-        directed = graph.is_directed()
-        for data_edge in graph.edges(data=True):
-            u, v, attrs = data_edge
-            if capacity not in attrs:
-                raise TopologyError(
-                    f"edge {_name(u)} -> {_name(v)} has no {capacity!r} attribute: set it, "
-                    "or pass capacity='<attribute name>'"
-                )
-            links.append((u, v, attrs[capacity]))
-            if not directed:
-                links.append((v, u, attrs[capacity]))
-        return cls(compute, links, switches, name=name or str(graph.graph.get("name", "")),
-                   unit=unit)
+        return topology_io.from_networkx(cls, graph, compute_nodes, capacity, name=name,
+                                         unit=unit)
 
     def to_networkx(self) -> Any:
         """A networkx DiGraph with exact ``capacity`` and node attribute ``kind``."""
-        import networkx as nx
-
-        g = nx.DiGraph(name=self.name)
-        for v in self.compute_nodes:
-            g.add_node(v, kind="compute")
-        for v in self.switch_nodes:
-            g.add_node(v, kind="switch", multicast=v in self.multicast_switches)
-        for (u, v), c in self.capacity.items():
-            g.add_edge(u, v, capacity=c)
-        return g
-
-
-def _parse_alpha(raw: Any, where: str) -> Fraction:
-    """A link latency α (microseconds): exact, finite, zero or positive."""
-    try:
-        a = parse_number(raw)
-    except ValueError as exc:
-        raise TopologyError(
-            f"{where} has alpha {raw!r}: {exc}; alpha is the link's latency in microseconds, "
-            "a finite number ≥ 0"
-        ) from None
-    if a < 0:
-        raise TopologyError(
-            f"{where} has alpha {fraction_str(a)}: a latency cannot be negative (microseconds)"
-        )
-    return a
-
-
-def _read_text(source: str | os.PathLike[str]) -> tuple[str, str]:
-    """The text of a path, or the string itself when it already is JSON."""
-    if isinstance(source, str) and source.lstrip()[:1] in ("{", "["):
-        check_json_memory(source, "the topology text")
-        return source, "topology"
-    path = os.fspath(source)
-    text = read_text(path, str(path))  # bounded size, no binary (limits.py)
-    check_json_memory(text, str(path))  # its parsed form must fit in memory too
-    return text, str(path)
-
-
-def _line_of(text: str, pos: int) -> int:
-    return text.count("\n", 0, pos) + 1
-
-
-def _array_item_lines(text: str, key: str) -> list[int]:
-    """Line numbers where the items of the top-level array ``key`` start (best effort)."""
-    dec = json.JSONDecoder()
-    ws = " \t\n\r"
-    try:
-        i = 0
-        while text[i] in ws:
-            i += 1
-        if text[i] != "{":
-            return []
-        i += 1
-        while True:
-            while text[i] in ws + ",":
-                i += 1
-            if text[i] == "}":
-                return []
-            k, i = dec.raw_decode(text, i)
-            while text[i] in ws + ":":
-                i += 1
-            if k != key:
-                _, i = dec.raw_decode(text, i)
-                continue
-            if text[i] != "[":
-                return []
-            i += 1
-            lines: list[int] = []
-            line, last = _line_of(text, i), i
-            while True:
-                while text[i] in ws + ",":
-                    i += 1
-                if text[i] == "]":
-                    return lines
-                line += text.count("\n", last, i)
-                last = i
-                lines.append(line)
-                _, i = dec.raw_decode(text, i)
-    except (ValueError, IndexError, RecursionError):
-        return []
+        return topology_io.to_networkx(self)
