@@ -287,7 +287,7 @@ CASES = [
     ("stepfactor-one", ["audit", "ring:4", "{ring4_chains.json}", "--stepfactor", "1"], None,
      ["--stepfactor"]),
     ("sizes-exabyte", ["audit", "ring:4", "{ring4_chains.json}", "--sizes", "1:1E"], None,
-     ["'1E'", "number of bytes"]),
+     ["--sizes", "'1E'", "at most 1P"]),
     ("sizes-thousands", ["optimum", "ring:4", "--sizes", ",".join(["1M"] * 2000)], None,
      ["2000 sizes", "at most 1000"]),
     ("claim-unit-unknown", ["audit", "ring:4", "{ring4_chains.json}", "--claim-time",

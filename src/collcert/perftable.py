@@ -64,12 +64,13 @@ def parse_size(text: str) -> int:
     nccl-tests reads -b/-e)."""
     m = _SIZE.match(text)
     if not m:
-        raise SizeError(f"size {text!r} is not a number of bytes such as 8, 1K, 4M or 8G")
+        raise SizeError(f"--sizes: {text!r} is not a number of bytes such as 8, 1K, 4M, 8G or "
+                        "1T (binary units, at most 1P)")
     value = parse_number(m.group(1)) * _PREFIX[m.group(2).lower()]
     if value.denominator != 1:
-        raise SizeError(f"size {text!r} is not a whole number of bytes")
+        raise SizeError(f"--sizes: {text!r} is not a whole number of bytes")
     if not 0 <= value <= MAX_BYTES:
-        raise SizeError(f"size {text!r} is more than {MAX_BYTES} bytes (1P)")
+        raise SizeError(f"--sizes: {text[:40]!r} is more than {MAX_BYTES} bytes (1P)")
     return int(value)
 
 
