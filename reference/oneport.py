@@ -21,14 +21,14 @@ import hashlib
 import json
 import os
 from collections.abc import Hashable, Iterable, Mapping
-from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
 from .errors import TopologyError
+from .errors import node_name as _name
 from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
 from .limits import Size, check_size
-from .topology import FORMAT, _array_item_lines, _read_text
+from .topology_io import FORMAT, _load_json
 
 PORT_MODEL = "one-port"
 
@@ -38,12 +38,6 @@ Link = tuple[Node, Node]
 _KEYS = {"format", "port_model", "name", "unit", "compute_nodes", "switch_nodes", "links",
          "description", "source"}
 DEFAULT_UNIT = "time unit"
-
-
-def _name(node: object) -> str:
-    """A node id for messages: its repr, shortened when it is absurdly long."""
-    text = repr(node)
-    return text if len(text) <= 60 else f"{text[:40]}…{text[-12:]} ({len(text)} characters)"
 
 
 class OnePortPlatform:
@@ -244,25 +238,9 @@ class OnePortPlatform:
     @classmethod
     def from_json(cls, source: str | os.PathLike[str] | Mapping[str, Any]) -> OnePortPlatform:
         """Read a one-port platform from a file path, a JSON text or a parsed dict."""
-        where: dict[int, str] = {}
-        origin = "topology"
-        if isinstance(source, Mapping):
-            data: Any = source
-        else:
-            text, origin = _read_text(source)
-            try:
-                data = json.loads(text, parse_float=Decimal)
-            except json.JSONDecodeError as exc:
-                raise TopologyError(f"{origin}: not valid JSON at line {exc.lineno} column "
-                                    f"{exc.colno}: {exc.msg}") from None
-            except RecursionError:
-                raise TopologyError(f"{origin}: JSON nested too deeply") from None
-            except ValueError as exc:  # an integer beyond Python's 4300-digit limit
-                why = ("a number has more than 4300 digits; costs need far fewer"
-                       if "digits" in str(exc) else str(exc))
-                raise TopologyError(f"{origin}: not readable JSON: {why}") from None
-            for i, line in enumerate(_array_item_lines(text, "links")):
-                where[i] = f"{origin}: links[{i}] (line {line})"
+        data, origin, where = _load_json(
+            source, too_deep="JSON nested too deeply",
+            too_long="a number has more than 4300 digits; costs need far fewer")
         try:
             return cls._from_dict(data, origin, where)
         except TopologyError as exc:

@@ -32,10 +32,6 @@ from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
 from .limits import Size, check_size
 from .topology_io import FORMAT, _parse_alpha, _unpack_link
 
-# oneport.py reads JSON through these two and imports them from here
-from .topology_io import _array_item_lines as _array_item_lines
-from .topology_io import _read_text as _read_text
-
 __all__ = ["FORMAT", "Link", "Node", "Topology"]
 
 Node = Hashable

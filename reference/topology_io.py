@@ -4,7 +4,7 @@ Moved out of :mod:`collcert.reference.topology` (unchanged): the bodies of
 ``Topology.to_json``, ``from_json``, ``save``, ``from_networkx`` and
 ``to_networkx`` (those methods delegate here and keep their docstrings), the
 parsing of one link's fields and latency, and the bounded reading of a JSON
-text with the line of each link (used by :mod:`.oneport` too).
+file or text with the line of each link (``_load_json``, used by :mod:`.oneport` too).
 """
 
 from __future__ import annotations
@@ -56,27 +56,7 @@ def to_json(t: Topology) -> dict[str, Any]:
 def from_json(cls: type[Topology], source: str | os.PathLike[str] | Mapping[str, Any], *,
               strict: bool = True, solve: bool = False) -> Topology:
     """:meth:`Topology.from_json` (``cls`` is the class to build)."""
-    where: dict[int, str] = {}
-    origin = "topology"
-    if isinstance(source, Mapping):
-        data: Any = source
-    else:
-        text, origin = _read_text(source)
-        try:
-            # long decimals stay exact: never let a capacity pass through a float
-            data = json.loads(text, parse_float=Decimal)
-        except json.JSONDecodeError as exc:
-            raise TopologyError(
-                f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-            ) from None
-        except RecursionError:
-            raise TopologyError(f"{origin}: JSON nested too deeply to be a topology") from None
-        except ValueError as exc:  # an integer beyond Python's 4300-digit limit
-            why = ("a number has more than 4300 digits" if "digits" in str(exc)
-                   else str(exc))
-            raise TopologyError(f"{origin}: not readable JSON: {why}") from None
-        for i, line in enumerate(_array_item_lines(text, "links")):
-            where[i] = f"{origin}: links[{i}] (line {line})"
+    data, origin, where = _load_json(source)
     if not isinstance(data, Mapping):
         raise TopologyError(f"{origin}: the top level must be a JSON object")
     fmt = data.get("format", FORMAT)
@@ -243,6 +223,37 @@ def _parse_alpha(raw: Any, where: str) -> Fraction:
             f"{where} has alpha {fraction_str(a)}: a latency cannot be negative (microseconds)"
         )
     return a
+
+
+def _load_json(
+    source: str | os.PathLike[str] | Mapping[str, Any], *,
+    too_deep: str = "JSON nested too deeply to be a topology",
+    too_long: str = "a number has more than 4300 digits",
+) -> tuple[Any, str, dict[int, str]]:
+    """The data of a JSON file path, a JSON text or an already-parsed dict; the origin
+    that messages name; ``where[i]``, "origin: links[i] (line n)" for each link of a
+    file or text. For topology and one-port platform files (``too_deep`` and
+    ``too_long`` end the messages about JSON nested too deeply or a number too long)."""
+    where: dict[int, str] = {}
+    origin = "topology"
+    if isinstance(source, Mapping):
+        return source, origin, where
+    text, origin = _read_text(source)
+    try:
+        # long decimals stay exact: never let a capacity pass through a float
+        data = json.loads(text, parse_float=Decimal)
+    except json.JSONDecodeError as exc:
+        raise TopologyError(
+            f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    except RecursionError:
+        raise TopologyError(f"{origin}: {too_deep}") from None
+    except ValueError as exc:  # an integer beyond Python's 4300-digit limit
+        why = too_long if "digits" in str(exc) else str(exc)
+        raise TopologyError(f"{origin}: not readable JSON: {why}") from None
+    for i, line in enumerate(_array_item_lines(text, "links")):
+        where[i] = f"{origin}: links[{i}] (line {line})"
+    return data, origin, where
 
 
 def _read_text(source: str | os.PathLike[str]) -> tuple[str, str]:
