@@ -22,7 +22,7 @@ from .errors import ScheduleError
 from .exact import fraction_str
 from .packing import pack_trees
 from .schedule_result import Node, Path, Phase, StageProgress, Tree, TreeEdge
-from .splitting import SplitResult, remove_switches
+from .splitting import SplitResult, _hand_out, remove_switches
 from .symmetry import Symmetry, box_symmetry
 from .sympack import pack_orbits
 from .symsplit import SymmetryFailed, remove_switches_orbits
@@ -180,19 +180,7 @@ def _map_back(split: SplitResult, batches: Sequence[Any], direction: str) -> lis
     for b in batches:
         alloc = []
         for e in b.edges:
-            need = b.multiplicity
-            parts = []
-            bag, ptr = bags[e], pos[e]
-            while need:
-                p, avail = bag[ptr[0]]
-                x = min(avail - ptr[1], need)
-                parts.append((p, x))
-                need -= x
-                ptr[1] += x
-                if ptr[1] == avail:
-                    ptr[0] += 1
-                    ptr[1] = 0
-            alloc.append(parts)
+            alloc.append(_hand_out(bags[e], pos[e], b.multiplicity))
         trees.extend(_refine(b.root, b.multiplicity, b.height, list(b.edges), alloc, direction))
     return trees
 

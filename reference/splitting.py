@@ -121,6 +121,24 @@ def _join(left: list[tuple[Path, int]], right: list[tuple[Path, int]]) -> list[t
     return out
 
 
+def _hand_out(bag: Sequence[tuple[Any, int]], ptr: list[int], need: int,
+              ) -> list[tuple[Any, int]]:
+    """The next ``need`` units of an arc's walks: ``bag`` lists (walk, units) largest
+    first, ``ptr`` = [entry, units of it used] is the cursor, advanced in place (mapping
+    tree edges of G* back to walks in G: schedule_build._map_back, sympack)."""
+    parts = []
+    while need:
+        p, avail = bag[ptr[0]]
+        x = min(avail - ptr[1], need)
+        parts.append((p, x))
+        need -= x
+        ptr[1] += x
+        if ptr[1] == avail:
+            ptr[0] += 1
+            ptr[1] = 0
+    return parts
+
+
 def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int]]:
     """Hop distances from each source in the live graph without ``banned``."""
     adj: dict[int, list[int]] = {}

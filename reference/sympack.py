@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .splitting import SplitResult
+from .splitting import SplitResult, _hand_out
 from .symmetry import Symmetry
 from .symsplit import SymmetryFailed
 
@@ -183,18 +183,8 @@ def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[N
     for bt in sorted(done, key=lambda b: b.root):
         allocs = []
         for _x, _y, lab, j in bt.edges:
-            need, parts = bt.mult, []  # every edge carries the batch's final multiplicity
-            bag, ptr = bags[lab], pos[lab]
-            while need:
-                p, avail = bag[ptr[0]]
-                take = min(avail - ptr[1], need)
-                parts.append((p, take))
-                need -= take
-                ptr[1] += take
-                if ptr[1] == avail:
-                    ptr[0] += 1
-                    ptr[1] = 0
-            allocs.append((j, parts))
+            # every edge carries the batch's final multiplicity
+            allocs.append((j, _hand_out(bags[lab], pos[lab], bt.mult)))
         cuts = {0, bt.mult}
         for _, parts in allocs:
             acc = 0
