@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from xml.parsers import expat
 
 from .base import InputError
+from .files import human_bytes, memory_budget
 
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ELEMENTS = 5_000_000
@@ -37,6 +38,38 @@ class _Refused(Exception):
     pass
 
 
+BYTES_PER_ELEMENT = 256
+BYTES_PER_ATTRIBUTE = 64
+"""Memory of the parsed tree (tracemalloc: a bare element 197 bytes, an MSCCL <step> with
+its 10 attributes 520)."""
+
+
+def _check_memory(text: str | bytes, origin: str, max_elements: int) -> None:
+    """Count elements and attributes in C before parsing, and refuse a file whose tree
+    would not fit in the memory budget (5 million ``<x/>`` are 20 MB of text, 1 GB parsed)
+    or has more elements than ``max_elements``."""
+    if len(text) < 1 << 20:
+        return
+    def count(sub: str) -> int:
+        return text.count(sub) if isinstance(text, str) else text.count(sub.encode())
+
+    # start tags: every "<" but those of end tags, comments, declarations and PIs
+    elements = count("<") - count("</") - count("<!") - count("<?")
+    if elements > max_elements:
+        raise InputError(f"{origin}: about {elements} elements, more than {max_elements}; "
+                         "collcert does not read files this big")
+    need = BYTES_PER_ELEMENT * elements + BYTES_PER_ATTRIBUTE * (count('="') + count("='"))
+    try:
+        budget, how = memory_budget()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    if need > budget:
+        raise InputError(
+            f"{origin}: about {elements} XML elements would take about {human_bytes(need)} of "
+            f"memory to read, more than the {human_bytes(budget)} collcert may use ({how}); "
+            "use a smaller file or a machine with more memory")
+
+
 def parse(text: str | bytes, origin: str = "XML", *, max_elements: int = MAX_ELEMENTS,
           max_depth: int = MAX_DEPTH, max_per_tag: Mapping[str, int] | None = None) -> Element:
     """The root element of ``text``; InputError naming the line for anything wrong.
@@ -55,6 +88,7 @@ def parse(text: str | bytes, origin: str = "XML", *, max_elements: int = MAX_ELE
             if seen > cap:
                 raise InputError(f"{origin}: more than {cap} <{tag}> elements ({seen}); "
                                  "collcert does not audit schedules this big")
+    _check_memory(text, origin, max_elements)
     parser = expat.ParserCreate()
     try:
         parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)

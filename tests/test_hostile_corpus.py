@@ -77,6 +77,7 @@ FILES: dict[str, str | bytes] = {
     "laughs.xml": LAUGHS,
     "external.xml": EXTERNAL,
     "deep.xml": "<x>" * 100_000 + "</x>" * 100_000,
+    "xml_bloat.xml": "<algo>" + "<x/>" * 4_900_000 + "</algo>",  # 20 MB; 1.2 GB as a tree
     "million_trees.xml": '<algo nchunkspernode="1">' + '<tree root="0"/>' * 1_000_000
                          + "</algo>",
 }
@@ -200,6 +201,8 @@ CASES = [
     ("stdin-laughs", ["audit", "ring:4", "-"], "laughs.xml", ["stdin", "DOCTYPE"]),
     ("deep-xml", ["audit", "ring:4", "{deep.xml}", "--format", "forestcoll-xml"], None,
      ["nested deeper"]),
+    ("xml-bloat", ["audit", "ring:4", "{xml_bloat.xml}"], None,
+     ["xml_bloat.xml", "XML elements would take about"]),
     ("million-trees", ["audit", "ring:4", "{million_trees.xml}"], None, ["<tree> elements"]),
     ("schedule-stdin-binary", ["audit", "ring:4", "-"], "binary.json", ["stdin", "binary"]),
     ("schedule-no-compute-nodes", ["audit", "ring:4", "{no_compute_nodes.json}"], None,
