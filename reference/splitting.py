@@ -52,7 +52,6 @@ construction; the recursive table routing[(u,t)][w] of Alg 1 is kept too.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,7 +60,7 @@ import numpy as np
 
 from .errors import ScheduleError
 from .maxflow import FlowNetwork
-from .splitting_repair import Node, Path, _FlowRepair, _Graph
+from .splitting_repair import Node, Path, _distances, _FlowRepair, _Graph
 
 Progress = Callable[[int, int], None]
 
@@ -137,27 +136,6 @@ def _hand_out(bag: Sequence[tuple[Any, int]], ptr: list[int], need: int,
             ptr[0] += 1
             ptr[1] = 0
     return parts
-
-
-def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int]]:
-    """Hop distances from each source in the live graph without ``banned``."""
-    adj: dict[int, list[int]] = {}
-    for i, (a, b) in enumerate(zip(g.tails, g.heads)):
-        if g.cap[i] > 0 and a != g.s and a != banned and b != banned:
-            adj.setdefault(a, []).append(b)
-    out = {}
-    for src in sources:
-        dist = [-1] * g.n
-        dist[src] = 0
-        q = deque([src])
-        while q:
-            x = q.popleft()
-            for y in adj.get(x, ()):
-                if dist[y] < 0:
-                    dist[y] = dist[x] + 1
-                    q.append(y)
-        out[src] = dist
-    return out
 
 
 class _Splitter(_FlowRepair):

@@ -5,7 +5,7 @@ docstring for the method (seed 000 §2.2, Thm 8, Alg 1).
 
 - :class:`_Graph`: the shrinking graph, a global arc registry (tails, heads,
   capacities, the walks in G of every capacity unit) and one s→v flow per
-  compute sink v (a numpy row each).
+  compute sink v (a numpy row each); :func:`_distances`, hop distances in it.
 - :class:`_FlowRepair`: the methods of the splitter that make a kept flow,
   broken by a split, feasible again in place (routes of one or two arcs, then
   breadth-first augmenting paths), check the result exactly, or undo it.
@@ -13,6 +13,7 @@ docstring for the method (seed 000 §2.2, Thm 8, Alg 1).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -82,6 +83,27 @@ class _Graph:
 
     def live_out(self, w: int) -> list[int]:
         return [i for i in self.out[w] if self.cap[i] > 0]
+
+
+def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int]]:
+    """Hop distances from each source in the live graph without ``banned``."""
+    adj: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(zip(g.tails, g.heads)):
+        if g.cap[i] > 0 and a != g.s and a != banned and b != banned:
+            adj.setdefault(a, []).append(b)
+    out = {}
+    for src in sources:
+        dist = [-1] * g.n
+        dist[src] = 0
+        q = deque([src])
+        while q:
+            x = q.popleft()
+            for y in adj.get(x, ()):
+                if dist[y] < 0:
+                    dist[y] = dist[x] + 1
+                    q.append(y)
+        out[src] = dist
+    return out
 
 
 class _FlowRepair:
