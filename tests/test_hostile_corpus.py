@@ -295,6 +295,10 @@ CASES = [
      ["2000 sizes", "at most 1000"]),
     ("claim-unit-unknown", ["audit", "ring:4", "{ring4_chains.json}", "--claim-time",
                             "1years", "--size", "1GB"], None, ["--claim-time", "units"]),
+    ("root-100k-characters", ["optimum", "ring:4", "-c", "broadcast", "--root", "x" * 100_000],
+     None, ["root", "100002 characters"]),
+    ("choice-100k-characters", ["audit", "ring:4", "{ring4_chains.json}", "--from",
+                                "x" * 100_000], None, ["--from", "100002 characters"]),
     # wrong kinds of files
     ("audit-reduction-file", ["audit", "ring:4", "{reduction300.json}"], None,
      ["not a schedule", "reduce-tree --check"]),

@@ -46,10 +46,20 @@ def _unavailable(sub: argparse._SubParsersAction[_Parser], name: str,
     p.set_defaults(func=run)
 
 
+def shorten(message: str, limit: int = 4000) -> str:
+    """An error message as printed: a hostile value it quotes (a 100,000-character node
+    id, option value or number) is cut to its ends, and the whole stays under ``limit``."""
+    import re
+
+    message = re.sub(r"\S{300,}", lambda m: f"{m.group(0)[:60]}…{m.group(0)[-20:]} "
+                     f"({len(m.group(0))} characters)", message)
+    return message if len(message) <= limit else message[:limit] + "… (message shortened)"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {shorten(message)}\n")
 
 
 def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
@@ -110,7 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - last line of defence: no bare tracebacks
         if is_bad_input(exc):
-            print(f"collcert {args.command}: error: {exc}", file=sys.stderr)
+            print(f"collcert {args.command}: error: {shorten(str(exc))}", file=sys.stderr)
             return EXIT_BAD_INPUT
         return _internal(args.command, exc)
 
