@@ -157,18 +157,21 @@ def _flow_value(g: Graph, arcs: object, m: int, src: Node, dst: Node, v: Verdict
         raise InputError(f"{label}: 'flow' must be an array of [u, v, amount]")
     net = {x: 0 for x in g.nodes}
     ok = True
+    on_arc: dict[Link, int] = {}  # an arc listed twice carries the sum of its amounts
     for item in arcs:
         if not isinstance(item, list) or len(item) != 3:
             raise InputError(f"{label}: flow entries are [u, v, amount]")
         a, b = g.node(item[0], label), g.node(item[1], label)
         amount = integer(item[2], f"{label} amount", 0)
+        on_arc[(a, b)] = on_arc.get((a, b), 0) + amount
+        net[a] += amount
+        net[b] -= amount
+    for (a, b), amount in on_arc.items():
         cap = g.cap.get((a, b))
         if cap is None or amount > cap * m:
             v.fail(f"{label}: {a!r} -> {b!r} carries {frac_str(Fraction(amount, m))} over "
                    f"capacity {frac_str(cap or 0)}")
             ok = False
-        net[a] += amount
-        net[b] -= amount
     for x, bal in net.items():
         if x not in (src, dst) and bal:
             v.fail(f"{label}: flow is not conserved at {x!r}")
