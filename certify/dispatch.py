@@ -48,7 +48,7 @@ KINDS: dict[str, tuple[str, str]] = {
                "-c allreduce --certificate`)"),
 }
 FORMATS = {"collcert-schedule/1": "schedule", "collcert-steady-broadcast/1": "steady-broadcast",
-           "collcert-reduction/1": "reduction"}
+           "collcert-reduction/1": "reduction", "collcert-lp-certificate/1": "lp"}
 
 
 def detect(cert: Mapping[str, Any]) -> str:
@@ -65,7 +65,7 @@ def detect(cert: Mapping[str, Any]) -> str:
     if isinstance(fmt, str) and fmt in FORMATS:
         return FORMATS[fmt]
     if cert.get("format") == "collcert-certificate/1" and "collective" in cert:
-        return "optimum"
+        return "alltoall-optimum" if cert["collective"] == "alltoall" else "optimum"
     subs = cert.get("certificates")
     if isinstance(subs, Mapping) and subs and all(isinstance(c, Mapping) for c in subs.values()):
         return "bundle"

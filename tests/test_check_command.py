@@ -175,3 +175,19 @@ def test_a_machine_file_as_topology_is_sent_to_collcert_import(
     xml = Path(__file__).parent / "data" / "importers" / "dgx_a100_dump.xml"
     assert main(["check", str(xml), str(files["opt"])]) == 2
     assert f"collcert import {xml} -o topo.json" in capsys.readouterr().err
+
+
+def test_detect_by_format_without_kind(files: dict[str, Path]) -> None:
+    """A certificate whose "kind" was dropped is still sent to the right checker: an
+    alltoall optimum (not the allgather optimum checker, which would misread it) and an
+    LP certificate by its format name."""
+    from collcert.certify.dispatch import detect
+
+    a2a = json.loads(files["a2a"].read_text())
+    del a2a["kind"]
+    assert detect(a2a) == "alltoall-optimum"
+    opt = json.loads(files["opt"].read_text())
+    opt.pop("kind", None)
+    assert detect(opt) == "optimum"
+    lp = json.loads(files["lp"].read_text())
+    assert detect({"format": "collcert-lp-certificate/1", **lp}) == "lp"
