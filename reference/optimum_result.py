@@ -93,7 +93,7 @@ class Optimum:
         unit = t.unit
         head = f"{self.collective}"
         if self.root is not None:
-            head += f" from/to root {self.root!r}"
+            head += f" {'to' if self.collective == 'reduce' else 'from'} root {self.root!r}"
         if self.fixed_k is not None:
             head += f" with fixed k = {self.fixed_k}"
         ns = len(t.switch_nodes)

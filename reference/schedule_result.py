@@ -164,7 +164,9 @@ class Schedule:
 
     def summary(self) -> str:
         t = self.topology
-        head = self.collective + (f" from/to root {self.root!r}" if self.root is not None else "")
+        head = self.collective
+        if self.root is not None:
+            head += f" {'to' if self.collective == 'reduce' else 'from'} root {self.root!r}"
         if self.fixed_k is not None:
             head += f" with fixed k = {self.fixed_k}"
         ks = ", ".join(f"{p.collective} k = {p.k}, U = {fraction_str(p.U)}" for p in self.phases)

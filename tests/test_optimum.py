@@ -562,3 +562,11 @@ def test_cli_certificate_implies_json(capsys: pytest.CaptureFixture[str]) -> Non
     assert cli_main(["optimum", "ring:4", "--certificate"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["kind"] == "optimum" and len(data["flows"]) == 4
+
+
+def test_summaries_say_from_root_for_broadcast_and_to_root_for_reduce() -> None:
+    t = platforms.two_box_example()
+    assert "broadcast from root 'c1.1'" in optimum(t, "broadcast", root="c1.1").summary()
+    assert "reduce to root 'c1.1'" in optimum(t, "reduce", root="c1.1").summary()
+    from collcert import schedule
+    assert "reduce to root 'c1.1'" in schedule(t, "reduce", root="c1.1").summary()
