@@ -135,10 +135,31 @@ def check_json_memory(text: str | bytes, origin: str) -> None:
             f"collcert may use ({how}); use a smaller file or a machine with more memory")
 
 
+TEXT_COPIES = 3
+"""Copies of an input's size that reading it holds at once: the bytes read, their copy
+returned, the decoded text. The read stops at memory budget / TEXT_COPIES."""
+
+
+def _capped(limit: int) -> tuple[int, str]:
+    """``limit`` lowered to what the memory budget can hold (:data:`TEXT_COPIES`), and a
+    sentence for the message when the budget is what stops the read ("" when not)."""
+    try:
+        budget, how = memory_budget()
+    except ValueError as exc:
+        raise InputError(str(exc)) from None
+    fits = budget // TEXT_COPIES
+    if fits >= limit:
+        return limit, ""
+    return fits, (f": reading it takes {TEXT_COPIES} times its size in memory, and "
+                  f"collcert may use {human_bytes(budget)} ({how})")
+
+
 def read_stream(stream: Readable, limit: int, origin: str, *, text: bool = True,
                 ) -> bytearray:
-    """At most ``limit`` bytes of ``stream``, read a megabyte at a time; with ``text``,
-    the first NUL byte refuses the input (a binary file, ``/dev/zero``)."""
+    """At most ``limit`` bytes of ``stream`` (fewer when the memory budget cannot hold
+    them: a gzip bomb stops there), read a megabyte at a time; with ``text``, the first
+    NUL byte refuses the input (a binary file, ``/dev/zero``)."""
+    limit, why = _capped(limit)
     buf = bytearray()
     while True:
         try:
@@ -157,7 +178,7 @@ def read_stream(stream: Readable, limit: int, origin: str, *, text: bool = True,
         buf += chunk
         if len(buf) > limit:
             raise InputError(f"{origin}: more than {limit} bytes ({human_bytes(limit)}); that "
-                             "is more than collcert reads")
+                             f"is more than collcert reads{why}")
 
 
 def read_bytes(path: str | os.PathLike[str], limit: int, *, text: bool = False) -> bytes:
@@ -177,9 +198,10 @@ def _read(path: str | os.PathLike[str], limit: int, text: bool) -> bytearray:
                     data = read_stream(gz, limit, f"{p} (after decompression)", text=text)
             else:
                 size = os.fstat(fh.fileno()).st_size
-                if size > limit and os.path.isfile(p):
+                cap, why = _capped(limit)
+                if size > cap and os.path.isfile(p):
                     raise InputError(f"{p}: {size} bytes is more than collcert reads "
-                                     f"({limit} bytes, {human_bytes(limit)})")
+                                     f"({cap} bytes, {human_bytes(cap)}){why}")
                 data = read_stream(fh, limit, p, text=text)
     except FileNotFoundError:
         raise InputError(f"{p}: no such file") from None

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 MAX_STEPS = 2_000_000
 MAX_CHUNKS = 1_000_000
+MAX_WORK = 20_000_000  # chunk reads and writes the simulation may do (Σ cnt over steps)
 # the executor's limits (msccl_struct.h, device.h, msccl_parser.h)
 EXEC_MAX_TBS = 1024  # MSCCL_MAX_NUM_THREAD_BLOCKS = 32 per channel × MAXCHANNELS
 EXEC_MAX_TBS_PER_CHANNEL = 32
@@ -192,7 +193,7 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
                    _int(root, "nchannels", 0, 0, 10**6) if "nchannels" in root.attrs else None,
                    None if oop is None else oop.strip() == "1", coll_raw)
     _check_algo(prog, root)
-    total = 0
+    total = work = 0
     for g in root.children:
         if g.tag != "gpu":
             raise InputError(f"{origin}: unexpected {g.where()} in <algo>; expected <gpu>")
@@ -213,8 +214,13 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
             steps = _steps(tb, gid, tid, origin)
             total += len(steps)
             nsteps += len(steps)
+            work += sum(2 * st.cnt for st in steps if st.kind != "nop")
             if total > MAX_STEPS:
                 raise InputError(f"{origin}: more than {MAX_STEPS} steps")
+            if work > MAX_WORK:
+                raise InputError(f"{origin}: its steps move more than {MAX_WORK // 2} chunks "
+                                 "in all (Σ cnt): too many to simulate chunk by chunk (real "
+                                 "programs of the executor's size move far fewer)")
             block = Threadblock(gid, tid, _int(tb, "send", -1, -1, ngpus - 1),
                                 _int(tb, "recv", -1, -1, ngpus - 1),
                                 _int(tb, "chan", 0, 0, 1024), steps)

@@ -68,7 +68,10 @@ class _Run:
         self.clock: dict[tuple[int, int], dict[int, int]] = {key: {} for key in self.tbs}
         self.snaps: dict[tuple[int, int, int], dict[int, int]] = {}
         self.writer: dict[Loc, tuple[int, int]] = {}
-        self.readers: dict[Loc, list[tuple[int, int]]] = {}
+        # per chunk, the latest read by each threadblock since the last write: a later read
+        # by the same threadblock orders after its earlier ones, so one entry each suffices
+        # (memory stays bounded by chunks × threadblocks however often a chunk is read)
+        self.readers: dict[Loc, dict[int, int]] = {}
         self.queues: dict[tuple[int, int, int], deque[list[Content]]] = {}
         for g in range(prog.ngpus):
             for j in range(self.real["i"]):
@@ -127,7 +130,7 @@ class _Run:
                 return None
             if loc in self.writer:
                 self.after(tb, self.writer[loc], where, f"reads {buf}[{j}], written by")
-            self.readers.setdefault(loc, []).append((tb.tbid, tb.pc))
+            self.readers.setdefault(loc, {})[tb.tbid] = tb.pc
             out.append(got)
         return out
 
@@ -139,7 +142,7 @@ class _Run:
             loc = self.alias(tb.gpu, buf, off + j)
             if loc in self.writer:
                 self.after(tb, self.writer[loc], where, f"overwrites {buf}[{off + j}], written by")
-            for r in self.readers.pop(loc, []):
+            for r in self.readers.pop(loc, {}).items():
                 self.after(tb, r, where, f"overwrites {buf}[{off + j}], still to be read by")
             self.writer[loc] = (tb.tbid, tb.pc)
             self.store[loc] = d
