@@ -167,6 +167,13 @@ def run_impl(template: str, topology: Topology, workdir: str, fmt: str, timeout:
         return "timeout", [f"the command ran longer than {timeout:g} s and was killed"], sched_path
     if proc.returncode != 0:
         tail = (err or "").strip().splitlines()[-3:]
+        if (proc.returncode in (126, 127) and tail and tail[-1].split(":")[0].endswith("sh")
+                and any(word in tail[-1] for word in ("not found", "Permission denied"))):
+            # the shell could not start the command: every case would fail the same way
+            raise CollcertError(
+                f"--impl {template!r}: the shell could not run it ({tail[-1]}); check the "
+                "program's name, that it is on PATH (or give its path) and executable, e.g. "
+                "--impl 'python mygen.py {topology} -o {schedule}'")
         return "crash", [f"the command exited with status {proc.returncode}"] + [
             f"stderr: {line}" for line in tail], sched_path
     if not os.path.exists(sched_path) or os.path.getsize(sched_path) == 0:

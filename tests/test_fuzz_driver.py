@@ -207,6 +207,20 @@ def test_cli_run_bad_input(fake_audit, capsys) -> None:
     assert "--timeout" in capsys.readouterr().err
 
 
+def test_cli_run_command_not_found_is_bad_input(fake_audit, tmp_path, capsys) -> None:
+    # a misspelt program is one error (exit 2), not 50 shrunk and saved "crashes"
+    rc = main(["fuzz", "run", "--impl", "no-such-gen-xyz {topology} {schedule}", "--count",
+               "5", "--seed", "1", "--save-dir", str(tmp_path / "f")])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "no-such-gen-xyz" in err and "not found" in err and "PATH" in err
+    assert not (tmp_path / "f").exists()
+    # a generator that itself exits 127 is still the generator's crash
+    res = driver.run_case("sh -c 'exit 127' {topology} {schedule}", platforms.ring(3),
+                          auditor=toy_auditor, timeout=30)
+    assert res.status == "crash"
+
+
 def test_real_audit_accepts_the_toy_when_available(toy) -> None:
     auditor = driver.default_auditor()
     results = driver.campaign(toy(), _cases(4), auditor=auditor, timeout=60,
