@@ -49,6 +49,8 @@ from .schedule_read import (
 )
 from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
 
+MAX_BITS = 4000  # k × Σ weights: times stay far below Python's 4300-digit printing limit
+
 __all__ = ["COLLECTIVES", "DIRECTION", "FORMAT", "MAX_EDGES", "MAX_PATH", "MAX_PHASES",
            "MAX_TREES", "PHASES", "Phase", "Schedule", "check_schedule", "read_schedule"]
 
@@ -210,9 +212,19 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         else:
             w_int, w_sum = _int_weights(topo, sched.weights)
             roots = [c for c in topo.compute if w_int[c] > 0]
+        den = phase.k * w_sum
+        if den.bit_length() > MAX_BITS:
+            sums = " × (the weights' sum over their common denominator)" if sched.weights else ""
+            raise InputError(f"{phase.label}: k{sums} has {den.bit_length()} bits; collcert "
+                             f"reports times exactly only up to {MAX_BITS} bits (a real schedule "
+                             "needs a few hundred)")
         load: dict[Link, int] = {}
         plain = _PlainPaths(topo)
         for tree in phase.trees:
+            if tree.multiplicity > phase.k:  # invalid anyway; its loads would be absurd
+                pv.fail(f"{tree.label} has multiplicity {tree.multiplicity}, more than k = "
+                        f"{phase.k}: it would carry more than all of its root's data")
+                continue
             if tree.direction != DIRECTION[phase.collective]:
                 pv.fail(f"{tree.label} is an {tree.direction}-tree, but a "
                         f"{phase.collective} phase needs {DIRECTION[phase.collective]}-trees")
@@ -228,7 +240,6 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         certs = phase.certificates or (sched.certificates if len(sched.phases) == 1 else {})
         if certificates and certs.get("gstar") is not None:
             _check_gstar(topo, phase, certs, sched.root, pv)
-        den = phase.k * w_sum
         time = Fraction(0)
         worst: Link | None = None
         for e, amount in load.items():
@@ -284,6 +295,9 @@ def _int_weights(
     den = 1
     for w in weights.values():
         den = den * w.denominator // math.gcd(den, w.denominator)
+        if den.bit_length() > MAX_BITS:  # stop before the multiple grows without bound
+            raise InputError(f"weights: the common denominator of the weights has more than "
+                             f"{MAX_BITS} bits; write them with smaller denominators")
     ints = {c: int(weights[c] * den) for c in topo.compute}
     return ints, sum(ints.values())
 

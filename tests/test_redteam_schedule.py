@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 from test_certify_msccl import HEAD, ring_allgather, step
+from test_certify_schedule import complete_allgather
 
+from collcert import platforms
 from collcert.certify import files, msccl
-from collcert.certify.base import InputError
+from collcert.certify.base import InputError, Topo
 from collcert.certify.msccl_sim import _Run
+from collcert.certify.schedule import check_schedule
 
 
 def test_gzip_bomb_stops_within_the_memory_budget(monkeypatch: pytest.MonkeyPatch,
@@ -97,3 +100,39 @@ def test_msccl_rereading_a_chunk_keeps_memory_bounded() -> None:
     assert sim.v.ok, sim.v.reasons
     # 1200 × 71 remembered reads of s[0:71] took over 8 MB; now a few hundred KB
     assert peak < 3_000_000, peak
+
+
+def _split_stars(k: int, a: int) -> dict[str, object]:
+    """complete(3) allgather: each root's data in two trees of multiplicities a and k - a,
+    a star and a chain, so a link carries a alone: the time's numbers are as large as a,
+    k and the weights make them."""
+    sched = complete_allgather(3)
+    trees = []
+    for star in sched["phases"][0]["trees"]:  # type: ignore[index]
+        r = star["root"]
+        o1, o2 = (v for v in range(3) if v != r)
+        chain = [{"src": r, "dst": o1, "path": [r, o1]}, {"src": o1, "dst": o2, "path": [o1, o2]}]
+        trees += [dict(star, multiplicity=str(a)),
+                  dict(star, multiplicity=str(k - a), edges=chain)]
+    sched["phases"] = [{"collective": "allgather", "k": str(k), "trees": trees}]
+    return sched
+
+
+def test_schedule_numbers_too_long_to_print_are_bad_input() -> None:
+    """A phase k, multiplicities and weights of a few thousand digits each (every one
+    readable) made the exact time a fraction of over 4,300 digits: printing the
+    bottleneck ended in Python's ValueError (exit 3, "internal error")."""
+    topo = Topo(platforms.complete(3).to_json())
+    small = check_schedule(topo, _split_stars(10**20 + 1, 10**19 + 7))
+    assert small.ok and small.facts["time_per_unit"] > 0
+    weighted = _split_stars(10**3990 + 1, 10**3989 + 7)
+    weighted["weights"] = {"0": f"1/{10**3990 + 3}", "1": f"1/{10**3990 + 9}", "2": "1"}
+    with pytest.raises(InputError, match="common denominator of the weights has more than"):
+        check_schedule(topo, weighted)
+    with pytest.raises(InputError, match=r"phase 0 \(allgather\): k has \d+ bits"):
+        check_schedule(topo, _split_stars(10**3990 + 1, 10**3989 + 7))
+    over = _split_stars(10**1000 + 1, 10**999)
+    over["phases"][0]["trees"][0]["multiplicity"] = str(10**3999)  # type: ignore[index]
+    v = check_schedule(topo, over)
+    assert not v.ok and any("more than k" in r for r in v.reasons)
+    v.to_json()  # every reason and fact prints
