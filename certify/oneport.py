@@ -29,6 +29,7 @@ Standard library only; never imports collcert.reference.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Mapping
 from fractions import Fraction
@@ -173,7 +174,7 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
             raise InputError(f"lp x[{k}]: destination {i!r} is the source or listed twice")
         seen.add(i)
         x = _link_values(topo, item.get("flow", []), f"lp x[{k}] flow")
-        net = {w: Fraction(0) for w in topo.nodes}  # inflow − outflow
+        net: dict[Node, Fraction] = {}  # inflow − outflow, on the nodes the flow touches
         for (a, b), val in x.items():
             if val < 0:
                 v.fail(f"primal: x for {i!r} on {a!r} -> {b!r} is negative")
@@ -183,9 +184,10 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
             if val > n.get((a, b), Fraction(0)):
                 v.fail(f"primal: x for {i!r} on {a!r} -> {b!r} is {frac_str(val)} > n = "
                        f"{frac_str(n.get((a, b), Fraction(0)))} (constraint (10))")
-            net[b] += val
-            net[a] -= val
-        for w, bal in net.items():
+            net[b] = net.get(b, Fraction(0)) + val
+            net[a] = net.get(a, Fraction(0)) - val
+        for w in [s, i] + [w for w in net if w not in (s, i)]:
+            bal = net.get(w, Fraction(0))
             want = Fraction(-1) if w == s else Fraction(1) if w == i else Fraction(0)
             if bal != want:
                 v.fail(f"primal: the flow to {i!r} has net inflow {frac_str(bal)} at {w!r}, "
@@ -224,9 +226,10 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
                    "weight ≥ 0")
             continue
         bound += y
-        for a, b in topo.cost:
-            if b in X and a not in X:
-                entering[(a, b)] += y
+        for b in X:  # the links entering X: work per node of X, not per link of the platform
+            for a in topo.in_adj[b]:
+                if a not in X:
+                    entering[(a, b)] += y
     for (a, b), load in entering.items():
         cap = topo.cost[(a, b)] * (price["send"].get(a, Fraction(0))
                                    + price["recv"].get(b, Fraction(0)))
@@ -352,7 +355,7 @@ def _check_arborescence(topo: OnePortTopo, s: Node, edges: list[Link], label: st
         for b in children.get(stack.pop(), []):
             reached.add(b)
             stack.append(b)
-    if len(reached) != len(topo.nodes):
-        missed = [w for w in topo.nodes if w not in reached]
+    if len(reached) != len(topo.nodes):  # name 5 missed nodes, not scan them all per tree
+        missed = list(itertools.islice((w for w in topo.nodes if w not in reached), 5))
         v.fail(f"{label} does not reach {', '.join(map(repr, missed[:5]))} from the source: "
                "not a spanning arborescence")

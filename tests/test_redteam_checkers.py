@@ -8,13 +8,14 @@ must give now.
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from typing import Any
 
 import pytest
 
 from collcert.certify import oneport_events
 from collcert.certify.base import InputError
-from collcert.certify.oneport import OnePortTopo
+from collcert.certify.oneport import OnePortTopo, check_lp, check_packing
 
 FIG1: dict[str, Any] = {
     "port_model": "one-port", "compute_nodes": ["s", "1", "2", "3", "4"],
@@ -64,3 +65,56 @@ def test_causality_work_is_counted_before_it_is_done(monkeypatch: pytest.MonkeyP
 
 def _json(value: Any) -> Any:
     return json.loads(json.dumps(value))
+
+
+class _Counting(list):  # type: ignore[type-arg]
+    """A list that counts the items its iterators hand out."""
+
+    handed = 0
+
+    def __iter__(self) -> Any:
+        for item in super().__iter__():
+            _Counting.handed += 1
+            yield item
+
+
+class _CountingDict(dict):  # type: ignore[type-arg]
+    handed = 0
+
+    def __iter__(self) -> Any:
+        for key in super().__iter__():
+            _CountingDict.handed += 1
+            yield key
+
+
+def _ring(p: int) -> OnePortTopo:
+    nodes = [f"n{i}" for i in range(p)]
+    return OnePortTopo({"port_model": "one-port", "compute_nodes": nodes,
+                        "links": [[nodes[i], nodes[(i + 1) % p], 1] for i in range(p)]})
+
+
+def test_the_lp_check_does_not_scan_the_platform_per_flow_or_per_cut() -> None:
+    # a flow x_i per destination swept every node of the platform, and each dual cut
+    # every link: P tiny flows (150 kB for P = 5000) took a minute, P² Fraction tests
+    p = 60
+    topo = _ring(p)
+    topo.nodes, topo.cost = _Counting(topo.nodes), _CountingDict(topo.cost)
+    _Counting.handed = _CountingDict.handed = 0
+    lp = {"T_star": "1", "n": [], "x": [{"dest": f"n{i}", "flow": []} for i in range(1, p)],
+          "dual": {"cuts": [{"nodes": ["n1"], "weight": "0"}] * p}}
+    v = check_lp(topo, "n0", lp)
+    assert not v.ok and "the flow to 'n1' has net inflow 0 at 'n0', not -1" in v.reasons[0]
+    assert _Counting.handed <= 3 * p  # the port loads and the missing destinations
+    assert _CountingDict.handed <= 2 * p  # the links listed once for the cut loads
+
+
+def test_a_tree_that_misses_nodes_is_not_rescanned_against_every_node() -> None:
+    p = 60
+    topo = _ring(p)
+    topo.nodes = _Counting(topo.nodes)
+    _Counting.handed = 0
+    doc = {"method": "trees", "packing": {"N": p, "loads": [], "tick": "1"},
+           "trees": [{"weight": 1, "edges": [["n0", "n1"]]}] * p, "matchings": []}
+    v = check_packing(topo, "n0", doc, Fraction(1), {})
+    assert "trees[0] does not reach 'n2', 'n3', 'n4', 'n5', 'n6' from the source" in v.reasons[0]
+    assert _Counting.handed <= 10 * p  # 7 nodes looked at per tree, not p
