@@ -241,11 +241,14 @@ def shrink(
 # saving regressions
 # --------------------------------------------------------------------------- #
 def default_regressions_dir() -> Path:
-    """``$COLLCERT_REGRESSIONS`` or ``golden/regressions`` of the source tree."""
+    """``$COLLCERT_REGRESSIONS``, else ``golden/regressions`` of the source tree when
+    collcert runs from one (an editable install), else ``fuzz-failures`` in the current
+    directory (an installed package has no golden/: nothing is written into site-packages)."""
     env = os.environ.get("COLLCERT_REGRESSIONS")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parent.parent / "golden" / "regressions"
+    tree = Path(__file__).resolve().parent.parent / "golden" / "regressions"
+    return tree if tree.is_dir() else Path("fuzz-failures")
 
 
 def _slug(text: str) -> str:

@@ -80,3 +80,22 @@ def test_save_regression_writes_topology_and_readme(tmp_path) -> None:
     save_regression(t, "brute: something odd", "collcert fuzz check --replay {file}",
                     directory=tmp_path)
     assert (tmp_path / "README.md").read_text().count(f"`{path.name}`") == 1
+
+
+def test_default_folder_outside_a_source_checkout_is_the_current_one(tmp_path,
+                                                                     monkeypatch) -> None:
+    # an installed package (site-packages/collcert/fuzz/shrink.py) has no golden/ folder
+    # beside it: saving must not create one inside site-packages
+    from collcert.fuzz import shrink as shrink_module
+
+    site = tmp_path / "site-packages" / "collcert"
+    (site / "fuzz").mkdir(parents=True)
+    monkeypatch.setattr(shrink_module, "__file__", str(site / "fuzz" / "shrink.py"))
+    monkeypatch.delenv("COLLCERT_REGRESSIONS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    path = save_regression(platforms.ring(3), "brute: odd", "collcert fuzz check --replay {file}")
+    assert path.resolve().parent == tmp_path / "fuzz-failures"
+    assert not (site / "golden").exists()
+    # a source checkout keeps its regressions in golden/regressions
+    (site / "golden" / "regressions").mkdir(parents=True)
+    assert shrink_module.default_regressions_dir() == site / "golden" / "regressions"

@@ -92,7 +92,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--replay", nargs="+", metavar="FILE",
                    help="check these topology files instead of random ones")
     c.add_argument("--save-dir", metavar="DIR", help="where shrunk failures go (default: "
-                   "$COLLCERT_REGRESSIONS or golden/regressions of the source tree)")
+                   "$COLLCERT_REGRESSIONS, else golden/regressions of a source checkout, else "
+                   "./fuzz-failures)")
     c.add_argument("--no-save", action="store_true", help="report failures, save nothing")
     c.add_argument("--json", action="store_true", help="print one JSON object")
     c.add_argument("--progress", action="store_true", help="progress bar even when stderr "
