@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from .base import InputError, Verdict
+from .base import InputError, Verdict, frac_str, number
 
 Checker = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
 
@@ -116,10 +116,23 @@ def check_lp_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdi
     return check_lp(lp, primal, dual)
 
 
+# the all-reduce bundle: certificate name -> (its kind, the fact it proves, the top-level key
+# that claims that fact)
+BUNDLE = {"cut_set_bound": ("allreduce-cut-set", "cut_set_bound", "cut_set_bound"),
+          "mac_bc_lp": ("allreduce-mac-bc-lp", "mac_bc_lp", "mac_bc_lp"),
+          "forestcoll_lp": ("allreduce-forestcoll-lp", "forestcoll_lp", "forestcoll_lp"),
+          "rsag": ("optimum", "algbw", "rsag_algbw")}
+
+
 def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:
-    """Every certificate under ``cert["certificates"]``, each by its own checker."""
+    """Every certificate under ``cert["certificates"]``, each by its own checker; and the
+    bundle's own claims: a certificate under a name of :data:`BUNDLE` is of that kind, and
+    each top-level value (``mac_bc_lp``, ``rsag_algbw``, the ``chain``, the fields the top
+    level repeats from ``rsag``) is the one its certificate proves."""
     v = Verdict("certificates")
-    for name, sub in cert["certificates"].items():
+    subs = cert["certificates"]
+    proven: dict[str, Any] = {}
+    for name, sub in subs.items():
         if detect(sub) == "bundle":  # collcert writes one level; no recursion on hostile files
             raise InputError(f"certificates[{name!r}] is itself a bundle of certificates: "
                              "collcert writes bundles one level deep")
@@ -128,4 +141,36 @@ def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdic
         for key, value in sv.facts.items():
             if isinstance(value, int | str | Fraction):
                 v.facts[f"{name}.{key}"] = value
+        want = BUNDLE.get(name)
+        if want and (kind != want[0] or (kind == "optimum" and sub.get("collective")
+                                         != "allreduce")):
+            got = f"{sub.get('collective')} {kind}" if kind == "optimum" else kind
+            v.fail(f"certificates[{name!r}] is a {got} certificate, not the "
+                   f"{'allreduce optimum' if want[0] == 'optimum' else want[0]} certificate "
+                   "its name stands for")
+        elif want and sv.ok:
+            proven[want[2]] = sv.facts.get(want[1])
+    for name, (_, _, key) in BUNDLE.items():
+        if cert.get(key) is not None and key not in proven:
+            v.fail(f"the bundle claims {key} = {cert[key]} but no valid certificate "
+                   f"{name!r} proves it")
+        elif cert.get(key) is not None and number(cert[key], key) != proven[key]:
+            v.fail(f"the bundle claims {key} = {cert[key]}, its certificate {name!r} proves "
+                   f"{frac_str(proven[key])}")
+    rsag = subs.get("rsag", {})
+    for key in sorted(set(cert) & set(rsag) - {"certificates"}):
+        if cert[key] != rsag[key]:
+            v.fail(f"the bundle's {key} is not the {key} of its certificate 'rsag'")
+    values = dict(cert)
+    if cert.get("bound7_algbw") is not None:
+        values["bound7"] = number(cert["bound7_algbw"], "bound7_algbw")
+        if values["bound7"] * number(cert.get("bound7_time_per_unit"), "bound7 time") != 1:
+            v.fail("the bundle's bound7_algbw is not 1 / bound7_time_per_unit")
+    values["rsag"] = cert.get("rsag_algbw")
+    chain = cert.get("chain", [])
+    for k, item in enumerate(chain if isinstance(chain, list) else [chain]):
+        what = item.get("key") if isinstance(item, Mapping) else None
+        if not isinstance(what, str) or values.get(what) is None or number(
+                item.get("rate"), f"chain[{k}] rate") != number(values[what], what):
+            v.fail(f"chain[{k}] does not repeat a value the bundle claims")
     return v

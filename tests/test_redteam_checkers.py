@@ -15,6 +15,7 @@ import pytest
 
 from collcert.certify import oneport_events
 from collcert.certify.base import InputError
+from collcert.certify.dispatch import check_certificate
 from collcert.certify.oneport import OnePortTopo, check_lp, check_packing
 
 FIG1: dict[str, Any] = {
@@ -118,3 +119,62 @@ def test_a_tree_that_misses_nodes_is_not_rescanned_against_every_node() -> None:
     v = check_packing(topo, "n0", doc, Fraction(1), {})
     assert "trees[0] does not reach 'n2', 'n3', 'n4', 'n5', 'n6' from the source" in v.reasons[0]
     assert _Counting.handed <= 10 * p  # 7 nodes looked at per tree, not p
+
+
+@pytest.fixture(scope="module")
+def torus_bundle() -> tuple[dict[str, Any], dict[str, Any]]:
+    from collcert import platforms
+    from collcert.reference.allreduce import allreduce_rate
+
+    topo = platforms.torus((3, 3))
+    return _json(topo.to_json()), _json(allreduce_rate(topo).to_json(certificates=True))
+
+
+GENERIC_LP = {"kind": "lp", "lp": {"sense": "max", "objective": {"x": 1}, "rows": [
+    {"name": "r", "coefs": {"x": 1}, "sense": "<=", "rhs": 100}]},
+    "primal": {"x": 100}, "dual": {"r": 1}}
+
+
+def _tamper_bundle(name: str, cert: dict[str, Any]) -> None:
+    subs = cert["certificates"]
+    if name == "generic lp as mac_bc_lp":  # a valid LP about nothing: once printed
+        subs["mac_bc_lp"] = GENERIC_LP  # "mac_bc_lp.primal_objective = 100", exit 0
+    elif name == "allgather optimum as rsag":
+        subs["rsag"] = {**subs["rsag"], "collective": "allgather"}
+    elif name == "headline mac_bc_lp":
+        cert["mac_bc_lp"] = "5"
+    elif name == "headline without its certificate":
+        del subs["forestcoll_lp"]
+    elif name == "top-level algbw":
+        cert["algbw"] = "5"
+    elif name == "chain rate":
+        cert["chain"][0]["rate"] = "5"
+    elif name == "bound7_algbw":
+        cert["bound7_algbw"] = "5"
+
+
+BUNDLE_TAMPERING = {
+    "generic lp as mac_bc_lp": "certificates['mac_bc_lp'] is a lp certificate, not the "
+                               "allreduce-mac-bc-lp",
+    "allgather optimum as rsag": "certificates['rsag'] is a allgather optimum certificate",
+    "headline mac_bc_lp": "the bundle claims mac_bc_lp = 5, its certificate 'mac_bc_lp' "
+                          "proves 9/4",
+    "headline without its certificate": "the bundle claims forestcoll_lp = 9/4 but no valid "
+                                        "certificate 'forestcoll_lp'",
+    "top-level algbw": "the bundle's algbw is not the algbw of its certificate 'rsag'",
+    "chain rate": "chain[0] does not repeat a value the bundle claims",
+    "bound7_algbw": "bound7_algbw is not 1 / bound7_time_per_unit",
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUNDLE_TAMPERING))
+def test_a_bundle_proves_its_own_claims(name: str,
+                                        torus_bundle: tuple[dict[str, Any], dict[str, Any]],
+                                        ) -> None:
+    topo, cert = torus_bundle
+    assert check_certificate(topo, cert)[1].ok
+    bad = _json(cert)
+    _tamper_bundle(name, bad)
+    kind, v = check_certificate(topo, bad)
+    assert kind == "bundle" and not v.ok
+    assert any(BUNDLE_TAMPERING[name] in r for r in v.reasons), v.reasons
