@@ -184,3 +184,19 @@ def test_public_audit_names_stay_the_functions() -> None:
     )
     subprocess.run([sys.executable, "-c", script], check=True)
     assert callable(collcert.audit) and collcert.audit is audit
+
+
+def test_schedule_for_another_topology_names_the_one_it_was_made_for(tmp_path: Any,
+                                                                     capsys: Any) -> None:
+    doc = collcert.schedule(platforms.ring(4), "allgather").to_json()
+    path = tmp_path / "ring4.json"
+    path.write_text(json.dumps(doc))
+    for argv in (["audit", "ring:5", str(path)], ["audit", "complete:3", str(path)],
+                 ["draw", "complete:3", str(path), "-o", str(tmp_path / "x.png")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "made for 'ring(4)'" in err and doc["topology"][:19] in err, (argv, err)
+    # the hint comes only when the recorded topology differs
+    with pytest.raises(ScheduleError) as exc:
+        audit(platforms.ring(4), {**doc, "phases": "x"})
+    assert "made for" not in str(exc.value)

@@ -199,6 +199,7 @@ def audit(
         fmt = "json"
     else:
         raise ScheduleError(f"a schedule is a dict or text, not {type(schedule).__name__}")
+    data: Any = schedule if isinstance(schedule, Mapping) else None
     try:
         topo = Topo(topology.to_json())
         if fmt == "msccl-xml":
@@ -214,7 +215,19 @@ def audit(
             report.notes.append("ranks were ignored: tree schedules name their nodes")
         return report
     except InputError as exc:
-        raise ScheduleError(str(exc)) from None
+        raise ScheduleError(str(exc) + made_for(topology, data)) from None
+
+
+def made_for(topology: Topology, data: Any) -> str:
+    """A hint when a collcert JSON schedule records another topology than the one given."""
+    if not isinstance(data, Mapping):
+        return ""
+    digest, name = data.get("topology"), data.get("topology_name")
+    if not isinstance(digest, str) or digest == topology.content_hash():
+        return ""
+    made = repr(name[:60]) if isinstance(name, str) else "another topology"
+    given = repr(topology.name[:60]) if topology.name else "the topology given"
+    return f" (this schedule was made for {made}, {digest[:19]}…, not for {given})"
 
 
 def audit_file(

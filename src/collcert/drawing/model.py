@@ -115,6 +115,7 @@ def read_schedule_for_drawing(t: Topology, path: str) -> DrawnSchedule:
     except InputError as exc:
         raise ScheduleError(str(exc)) from None
     head = text.lstrip()[:4096]
+    data = None
     try:
         topo = Topo(t.to_json())
         if head.startswith("{"):
@@ -133,7 +134,9 @@ def read_schedule_for_drawing(t: Topology, path: str) -> DrawnSchedule:
         sched = read_schedule(topo, data)
         verdict = check_schedule(topo, sched, certificates=False)
     except InputError as exc:
-        raise ScheduleError(f"{path}: {exc}") from None
+        from collcert.audit import made_for
+
+        raise ScheduleError(f"{path}: {exc}{made_for(t, data)}") from None
     if not verdict.ok:
         reasons = verdict.all_reasons()
         raise ScheduleError(
