@@ -9,6 +9,13 @@ dependency (t, s) is released: the flag of threadblock t, set only by its
 A dependency that nothing ever releases is a deadlock, found before the run
 and named; so is a state where nothing can move but steps remain.
 
+A connection buffers at most :data:`SLOTS` messages (sends not yet received):
+the executor's connections have NCCL_STEPS = 8 FIFO slots and every send step
+takes at least one, so a sender that runs further ahead of its receiver waits.
+A program that deadlocks with 8 slots deadlocks on the hardware (fewer slots,
+as large messages use, only block more); one that runs with 8 may still need
+care with very large chunks, which this model does not size.
+
 Buffers are the user's (msccl_setup.cc: M = count × sizeMultiplier, one chunk
 = M/nchunksperloop = C): allgather input C/N chunks and output C; reduce-
 scatter input C, output C/N; allreduce and alltoall C and C. In-place calls
@@ -41,6 +48,9 @@ from .msccl import Op, Program, Threadblock
 
 Content = frozenset[tuple[int, int]]
 Loc = tuple[int, str, int]
+
+SLOTS = 8  # messages a connection holds before its sender waits (NCCL_STEPS)
+SENDS = ("s", "rcs", "rrs", "rrcs")
 
 
 @dataclass
@@ -163,9 +173,15 @@ class _Run:
         for t, s in op.waits:
             if self.flag.get((tb.gpu, t), -1) < s:
                 return False
+        if op.kind in SENDS and self.full(tb):
+            return False
         if op.kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
             return bool(self.queues.get((tb.recv, tb.gpu, tb.chan)))
         return True
+
+    def full(self, tb: Threadblock) -> bool:
+        """Whether tb's send connection already holds SLOTS messages not yet received."""
+        return len(self.queues.get((tb.gpu, tb.send, tb.chan), ())) >= SLOTS
 
     def execute(self, tb: Threadblock, op: Op) -> None:
         mine = self.clock[(tb.gpu, tb.tbid)]
@@ -277,8 +293,13 @@ class _Run:
         op = tb.ops[tb.pc]
         waiting = [f"gpu {tb.gpu} tb {t} step {s}" for t, s in op.waits
                    if self.flag.get((tb.gpu, t), -1) < s]
-        what = (f"waits for {', '.join(waiting)}" if waiting else
-                f"waits to receive from gpu {tb.recv} on channel {tb.chan}")
+        if waiting:
+            what = f"waits for {', '.join(waiting)}"
+        elif op.kind in SENDS and self.full(tb):
+            what = (f"waits to send to gpu {tb.send} on channel {tb.chan}, whose {SLOTS} "
+                    "buffer slots hold messages not yet received")
+        else:
+            what = f"waits to receive from gpu {tb.recv} on channel {tb.chan}"
         return f"{op.where(tb.gpu, tb.tbid)} {what}"
 
     def postcondition(self) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collcert.certify import msccl
+from collcert.certify import msccl, msccl_sim
 from collcert.certify.base import InputError
 
 HEAD = ('<algo name="{name}" nchunksperloop="{c}" nchannels="1" proto="Simple" ngpus="{n}" '
@@ -124,3 +124,32 @@ def test_read_before_write_and_out_of_bounds() -> None:
 def test_unreadable_programs(text: str, needle: str) -> None:
     with pytest.raises(InputError, match=needle):
         msccl.simulate(msccl.read(text))
+
+
+def send_all_then_receive(m: int) -> str:
+    """2-GPU allgather, one threadblock each: send all m own chunks, then receive the m of
+    the other gpu. Both gpus send first, so the connection must buffer all m messages."""
+    out = [HEAD.format(name="eager", c=2 * m, n=2, coll="allgather", inplace=0)]
+    for g in range(2):
+        out.append(f'<gpu id="{g}" i_chunks="{m}" o_chunks="{2 * m}" s_chunks="0">')
+        out.append(f'<tb id="0" send="{1 - g}" recv="{1 - g}" chan="0">')
+        steps = [step(0, "cpy", "i", 0, "o", g * m, cnt=m)]
+        steps += [step(1 + j, "s", "i", j, "o", g * m + j) for j in range(m)]
+        steps += [step(1 + m + j, "r", "o", (1 - g) * m + j, "o", (1 - g) * m + j)
+                  for j in range(m)]
+        out += steps
+        out.append("</tb></gpu>")
+    out.append("</algo>")
+    return "\n".join(out)
+
+
+def test_a_connection_buffers_eight_messages() -> None:
+    """The executor's connections have NCCL_STEPS = 8 slots: both gpus sending 8 messages
+    before receiving runs; 9 would block both senders forever on the hardware."""
+    assert msccl_sim.SLOTS == 8
+    r = run(send_all_then_receive(8))
+    assert r.verdict.ok, r.verdict.all_reasons()
+    r = run(send_all_then_receive(9))
+    assert not r.verdict.ok
+    text = " ".join(r.verdict.all_reasons())
+    assert "deadlock" in text and "8 buffer slots" in text and "gpu 0 tb 0 step 9" in text
