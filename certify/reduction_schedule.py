@@ -45,6 +45,8 @@ from .base import InputError, Verdict, frac_str, integer, number
 FORMAT = "collcert-reduction/1"
 MODELS = ("overlap", "non-overlap")
 MAX_MACHINES = 20_000_000
+MAX_DATE_BITS = 2**30
+"""n × the bits of the dates' common denominator: at most 128 MiB of scaled dates."""
 
 
 @dataclass
@@ -126,8 +128,19 @@ def _dates(raw: list[Any], sink: int) -> tuple[list[int], int]:
         nums[i], dens[i] = f.numerator, f.denominator
     scale = 1
     for den in set(dens):
-        scale = math.lcm(scale, den)
+        scale = _bounded(math.lcm(scale, den), len(raw))
     return [a * (scale // b) for a, b in zip(nums, dens)], scale
+
+
+def _bounded(scale: int, n: int) -> int:
+    """``scale`` if n dates over it stay within MAX_DATE_BITS, else InputError (dates with
+    many distinct denominators, 1/2, 1/3, 1/5, …, would make every date a huge integer)."""
+    if scale.bit_length() * n > MAX_DATE_BITS:
+        raise InputError(f"the send dates, transfer and compute costs have a common "
+                         f"denominator of about {scale.bit_length() * 3 // 10} digits: {n} "
+                         "dates over it are too large to check exactly (write the dates "
+                         "over a few common denominators)")
+    return scale
 
 
 def read(data: Mapping[str, Any]) -> Simulation:
@@ -156,7 +169,7 @@ def read(data: Mapping[str, Any]) -> Simulation:
     if selfish is not None:
         raise InputError(f"machine {selfish + 1} sends to itself")
     send, scale = _dates(_list(data, "send_time", n), sinks[0])
-    scale2 = math.lcm(scale, d.denominator, c.denominator)
+    scale2 = _bounded(math.lcm(scale, d.denominator, c.denominator), n)
     if scale2 != scale:
         send = [t * (scale2 // scale) for t in send]
     order = None

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from collcert.certify import oneport_events
+from collcert.certify import oneport_events, reduction_schedule
 from collcert.certify.base import InputError
 from collcert.certify.dispatch import check_certificate
 from collcert.certify.oneport import OnePortTopo, check_lp, check_packing
@@ -178,3 +178,20 @@ def test_a_bundle_proves_its_own_claims(name: str,
     kind, v = check_certificate(topo, bad)
     assert kind == "bundle" and not v.ok
     assert any(BUNDLE_TAMPERING[name] in r for r in v.reasons), v.reasons
+
+
+def test_reduction_dates_over_many_denominators_are_refused(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # every date over its own prime: the common denominator grows with n, and each date
+    # scaled to it (a 358 kB file, n = 20000, took 24 s and 1.7 GB); now bounded
+    primes = [p for p in range(2, 400) if all(p % q for q in range(2, p))][:60]
+    n = len(primes) + 1
+    doc = {"format": "collcert-reduction/1", "n": n, "transfer": "1", "compute": "1",
+           "parent": [None] + [1] * (n - 1),
+           "send_time": [None] + [f"{10 * i * p}/{p}" for i, p in enumerate(primes)]}
+    monkeypatch.setattr(reduction_schedule, "MAX_DATE_BITS", 10_000)
+    verdict, sim = reduction_schedule.check_reduction(doc)
+    assert sim is None and "too large to check exactly" in verdict.reasons[0]
+    doc["send_time"] = [None] + [str(10 * i) for i in range(n - 1)]  # the same dates, whole
+    verdict, sim = reduction_schedule.check_reduction(doc)
+    assert sim is not None and verdict.ok, verdict.reasons
