@@ -17,6 +17,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
+import collcert
 from collcert import platforms
 from collcert.cli import main
 from collcert.commands._sizes import read_tree_schedule
@@ -273,16 +274,26 @@ def test_audit_sizes_table_and_plot(tmp_path: Path, capsys: Any) -> None:
     (["optimum", "dgx1", "--sizes", "1K"], "not a data rate"),
     (["optimum", "ring:4", "--plot", "x.gif"], ".png"),
     (["optimum", "ring:4", "--alpha", "nan"], "not a finite number"),  # without --sizes too
+    (["audit", "dgx1", "{sched}", "--sizes", "1K"], "not a data rate"),
+    (["audit", "ring:4", "{sched}", "--sizes", "1X"], "not a number of bytes"),
+    (["optimum", "dgx1", "-c", "allreduce", "--plot", "x.png"], "not a data rate"),
 ])
 def test_bad_size_arguments_exit_2(argv: list[str], needle: str, capsys: Any,
                                    tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.chdir(tmp_path)
+    if "{sched}" in argv:
+        topo = platforms.dgx1() if argv[1] == "dgx1" else platforms.ring(4)
+        (tmp_path / "s.json").write_text(json.dumps(collcert.schedule(topo, "allgather")
+                                                    .to_json()))
+        argv = [a.replace("{sched}", "s.json") for a in argv]
     try:
         code = main(argv)
     except SystemExit as exc:  # argparse refuses bad --alpha / --stepfactor values itself
         code = exc.code
     assert code == 2
-    assert needle in capsys.readouterr().err
+    out, err = capsys.readouterr()
+    assert needle in err
+    assert out == "", "bad input must be refused before the result is printed"
 
 
 def test_alpha_alone_is_never_ignored(capsys: Any) -> None:

@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if args.fixed_k is not None:
         raise TopologyError("--fixed-k applies to allgather and reduce-scatter, not allreduce")
     topo = load_topology(args.topology, strict=False)
+    _sizes.check_unit(args, topo)
     started = time.monotonic()
     progress = Progress("MAC-BC LP (gap closed, ‰)", force=args.progress)
     report = allreduce_rate(topo, engine=args.engine, progress=progress)

@@ -56,6 +56,19 @@ def wanted(args: argparse.Namespace) -> bool:
                                                              "stepfactor"))
 
 
+def check_unit(args: argparse.Namespace, topo: Topology) -> None:
+    """With --sizes/--plot, refuse a topology unit that is not a data rate, sizes that
+    cannot be read and a --plot name of the wrong kind before any work (and so before the
+    bandwidth result is printed)."""
+    if wanted(args):
+        bytes_per_unit(topo.unit)
+        _sizes(args)
+        if args.plot:
+            from collcert.drawing import check_output
+
+            check_output(os.fspath(args.plot))
+
+
 def _alpha_arg(text: str) -> Fraction:
     """argparse ``type=`` of --alpha: checked when the command line is read, so a bad
     value stops the command before any long computation."""

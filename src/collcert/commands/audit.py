@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise ScheduleError("TOPOLOGY and SCHEDULE cannot both be '-' (stdin): give one of "
                             "them as a file")
     topo = load_topology(args.topology, strict=False)  # allreduce: any directed graph
+    _sizes.check_unit(args, topo)
     claim = parse_claim(args.claim_algbw, args.claim_time, args.claim_size, topo.unit)
     ranks = None if args.ranks is None else read_ranks(args.ranks)  # missing file: exit 2
     if args.schedule == "-":

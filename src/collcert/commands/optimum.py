@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
         return _allreduce.run(args)
     topo = load_topology(args.topology)
+    _sizes.check_unit(args, topo)
     root = None if args.root is None else topo.lookup(args.root)
     started = time.monotonic()
     progress = Progress(f"optimum {args.collective}", force=args.progress)
