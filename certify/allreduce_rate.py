@@ -37,6 +37,8 @@ from .base import InputError, Verdict, frac_str, integer, number
 
 Node = str | int
 Link = tuple[Node, Node]
+MAX_PRICE_BITS = 2**28
+"""Links × the bits of the dual prices' common denominator (the integer arc weights)."""
 
 
 class Graph:
@@ -285,6 +287,11 @@ def _check_prices(g: Graph, y: Mapping[Link, Fraction], v: Verdict) -> None:
     den = 1
     for val in y.values():
         den = den * val.denominator // math.gcd(den, val.denominator)
+        if den.bit_length() * len(g.cap) > MAX_PRICE_BITS:
+            raise InputError(f"the dual prices have a common denominator of about "
+                             f"{den.bit_length() * 3 // 10} digits: {len(g.cap)} prices over it "
+                             "are too large to check exactly (write them over a few common "
+                             "denominators)")
     index = {x: i for i, x in enumerate(g.compute)}
     arcs = [(index[a], index[b], int(y.get((a, b), Fraction(0)) * den)) for a, b in g.cap]
     back = [(b, a, w) for a, b, w in arcs]
@@ -294,8 +301,10 @@ def _check_prices(g: Graph, y: Mapping[Link, Fraction], v: Verdict) -> None:
         if out is None or inn is None:
             continue  # no MAC-BC network has this root
         if out + inn < den:
+            cost = frac_str(Fraction(out + inn, den))
             v.fail(f"the MAC-BC networks rooted at {r!r} cost as little as "
-                   f"{frac_str(Fraction(out + inn, den))} < 1 under y: y is not dual feasible")
+                   f"{cost if len(cost) < 80 else f'{(out + inn) / den:.9f}'} < 1 under y: "
+                   "y is not dual feasible")
 
 
 def directed_mst(n: int, arcs: list[tuple[int, int, int]], root: int) -> int | None:

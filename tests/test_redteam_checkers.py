@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from collcert.certify import oneport_events, reduction_schedule
+from collcert.certify import allreduce_rate, oneport_events, reduction_schedule
 from collcert.certify.base import InputError
 from collcert.certify.dispatch import check_certificate
 from collcert.certify.oneport import OnePortTopo, check_lp, check_packing
@@ -195,3 +195,27 @@ def test_reduction_dates_over_many_denominators_are_refused(
     doc["send_time"] = [None] + [str(10 * i) for i in range(n - 1)]  # the same dates, whole
     verdict, sim = reduction_schedule.check_reduction(doc)
     assert sim is not None and verdict.ok, verdict.reasons
+
+
+def _complete(k: int) -> dict[str, Any]:
+    return {"compute_nodes": list(range(k)),
+            "links": [[a, b, 1] for a in range(k) for b in range(k) if a != b]}
+
+
+def _prime_prices(k: int) -> list[list[Any]]:
+    primes = [p for p in range(2, 2000) if all(p % q for q in range(2, p))]
+    pairs = [(a, b) for a in range(k) for b in range(k) if a != b]
+    return [[a, b, f"1/{p}"] for (a, b), p in zip(pairs, primes)]
+
+
+def test_mac_bc_prices_over_many_denominators_are_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # prices 1/2, 1/3, 1/5, … made every arc weight an integer over their lcm: on
+    # complete:256 (65280 links, a 2 MB certificate) some 10 GB of weights
+    cert = {"value": "0", "columns": [], "dual": _prime_prices(12)}
+    v = allreduce_rate.check_mac_bc_lp(_complete(12), cert)
+    # the cheapest network costs a fraction of ~700 digits: named in decimals
+    assert not v.ok and "cost as little as 0." in v.reasons[0] and len(v.reasons[0]) < 200
+    monkeypatch.setattr(allreduce_rate, "MAX_PRICE_BITS", 132 * 100)
+    with pytest.raises(InputError, match="too large to check exactly"):
+        allreduce_rate.check_mac_bc_lp(_complete(12), cert)
