@@ -318,3 +318,18 @@ def test_fuzz_generate_validates_before_creating(tmp_path: Path) -> None:
     code, _, err = run_cli(["fuzz", "run", "--impl", "x {topology} {schedule}",
                             "--timeout", "nan"])
     assert code == 2 and "--timeout" in err
+
+
+@pytest.mark.parametrize("argv", [["audit", "fig1", "{nope}"], ["audit", "ring:4", "{nope}"],
+                                  ["draw", "fig1", "{nope}", "-o", "{png}"]])
+def test_missing_schedule_file_is_named_before_the_topology(argv: list[str], tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    # fig1 (a one-port platform) is only known for steady-state broadcast schedules: a
+    # missing schedule file used to be reported as "'fig1' is neither a topology file..."
+    nope = tmp_path / "sched.json"
+    argv = [a.replace("{nope}", str(nope)).replace("{png}", str(tmp_path / "x.png"))
+            for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{nope}: no such file" in err and "built-in platform" not in err

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from collcert.audit import FORMATS, audit, audit_file
@@ -64,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
 
     if (code := audit_hook(args)) is not None:
         return code
+    if args.schedule != "-" and not os.path.lexists(args.schedule):
+        # before the topology: a one-port platform name (fig1) is only known for
+        # steady-state broadcast schedules, which are recognised by their content
+        raise ScheduleError(f"{args.schedule}: no such file")
     if args.topology == "-" and args.schedule == "-":
         raise ScheduleError("TOPOLOGY and SCHEDULE cannot both be '-' (stdin): give one of "
                             "them as a file")

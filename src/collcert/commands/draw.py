@@ -6,6 +6,7 @@ A thin command: the pictures are made by :mod:`collcert.drawing`.
 from __future__ import annotations
 
 import argparse
+import os
 
 from ._common import add_topology_argument, load_topology
 
@@ -74,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
 
     check_output(args.output)
     require_matplotlib()
+    if args.schedule and args.schedule != "-" and not os.path.lexists(args.schedule):
+        from collcert.drawing import DrawError  # before the topology (fig1 only fits fig1's)
+
+        raise DrawError(f"{args.schedule}: no such file")
     t = load_topology(args.topology)
     schedule = read_schedule_for_drawing(t, args.schedule) if args.schedule else None
     if schedule is None and (args.tree is not None or args.loads):
