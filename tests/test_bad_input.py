@@ -333,3 +333,13 @@ def test_missing_schedule_file_is_named_before_the_topology(argv: list[str], tmp
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{nope}: no such file" in err and "built-in platform" not in err
+
+
+@pytest.mark.parametrize("spec,needle", [("dgx_a10:2", "did you mean dgx_a100?"),
+                                         ("torrus:4x4", "did you mean torus?"),
+                                         ("fig1", "collcert broadcast-steady fig1")])
+def test_misspelt_or_one_port_platform_gets_a_hint(spec: str, needle: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["optimum", spec]) == 2
+    err = capsys.readouterr().err
+    assert "neither a topology file nor a built-in platform" in err and needle in err

@@ -99,9 +99,20 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
         raise TopologyError(f"--from {fmt}: {spec[:60]!r} is not a file")
     if not m or not is_platform:
         shown = spec if len(spec) <= 60 else spec[:60] + "…"
+        hint = ""
+        name = spec.split(":", 1)[0]
+        if name in ("fig1", "fig5", "random"):
+            hint = (f"; {name} is a one-port platform of steady-state broadcast: "
+                    f"collcert broadcast-steady {shown} (docs/steady-broadcast.md)")
+        else:
+            import difflib
+
+            close = difflib.get_close_matches(name[:60], names, n=1)
+            if close:
+                hint = f"; did you mean {close[0]}?"
         raise TopologyError(
             f"{shown!r} is neither a topology file nor a built-in platform; platforms are "
-            f"{', '.join(names)} (e.g. dgx_a100:2, mi250:2,8, torus:4x4)"
+            f"{', '.join(names)} (e.g. dgx_a100:2, mi250:2,8, torus:4x4){hint}"
         )
     from collcert import platforms
 
