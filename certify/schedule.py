@@ -279,12 +279,37 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         v.absorb(ov, "embedded optimum certificate: ")
         if ov.ok and "algbw" in ov.facts:
             v.facts["certified_optimum_algbw"] = ov.facts["algbw"]
+    lp5 = sched.certificates.get("forestcoll_lp")
+    if certificates and isinstance(lp5, Mapping):  # `schedule -c allreduce --method lp`
+        _check_lp5(topology if isinstance(topology, Mapping) else _as_dict(topo), lp5, v)
     for key, val in sched.claimed.items():
         mine = v.facts[key]
         if val != mine:
             v.fail(f"the schedule claims {key} {frac_str(val)}, but its trees give "
                    f"{frac_str(mine)}")
     return v
+
+
+def _check_lp5(topology: Mapping[str, Any], cert: Mapping[str, Any], v: Verdict) -> None:
+    """The embedded LP (5) certificate: checked, and its value is the best algbw of any tree
+    all-reduce (003 App. G), so this schedule's algbw cannot exceed it."""
+    from .allreduce_lp import check_forestcoll_lp
+
+    lv = check_forestcoll_lp(topology, cert)
+    v.absorb(lv, "embedded LP (5) certificate: ")
+    best = lv.facts.get("forestcoll_lp")
+    if lv.ok and isinstance(best, Fraction):
+        v.facts["forestcoll_lp"] = best
+        if v.ok and v.facts["algbw"] > best:
+            v.fail(f"the trees give algbw {frac_str(v.facts['algbw'])}, more than the LP (5) "
+                   f"optimum {frac_str(best)} that the schedule's certificate proves: one of "
+                   "them is wrong")
+
+
+def _as_dict(topo: Topo) -> dict[str, Any]:
+    return {"compute_nodes": topo.compute, "switch_nodes": topo.switches,
+            "links": [{"src": u, "dst": w, "capacity": frac_str(c)}
+                      for (u, w), c in topo.cap.items()]}
 
 
 def _int_weights(

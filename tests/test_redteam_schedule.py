@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import tracemalloc
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,31 @@ def test_schedule_numbers_too_long_to_print_are_bad_input() -> None:
     v = check_schedule(topo, over)
     assert not v.ok and any("more than k" in r for r in v.reasons)
     v.to_json()  # every reason and fact prints
+
+
+def test_the_lp_certificate_an_allreduce_schedule_carries_is_checked() -> None:
+    """`schedule -c allreduce --method lp` embeds its LP (5) certificate; `collcert check`
+    passed it unread, so a schedule could carry a false optimum. Now it is checked, its value
+    is reported, and the trees' algbw may not exceed it."""
+    import copy
+
+    from collcert.reference.allreduce_schedule import lp_schedule
+
+    t = platforms.torus((3, 3))
+    doc = lp_schedule(t).to_json()
+    topo = t.to_json()
+    v = check_schedule(topo, doc)
+    assert v.ok, v.all_reasons()
+    assert v.facts["forestcoll_lp"] == v.facts["algbw"] == Fraction(9, 4)
+    bad = copy.deepcopy(doc)
+    bad["certificates"]["forestcoll_lp"]["value"] = "5/2"
+    v = check_schedule(topo, bad)
+    assert not v.ok and "LP (5) certificate" in " ".join(v.all_reasons())
+    # a valid certificate of a smaller topology's LP (half the capacities) is refused by
+    # the LP rebuilt from this one, and with no certificate the check still runs
+    v = check_schedule(Topo(topo), doc)
+    assert v.ok and v.facts["forestcoll_lp"] == Fraction(9, 4)
+    half = lp_schedule(platforms.torus((3, 3), capacity=Fraction(1, 2))).to_json()
+    mixed = copy.deepcopy(doc)
+    mixed["certificates"]["forestcoll_lp"] = half["certificates"]["forestcoll_lp"]
+    assert not check_schedule(topo, mixed).ok
