@@ -41,6 +41,7 @@ def frac_str(value: Fraction | int) -> str:
 _DECIMAL = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d{1,4})?$")
 _RATIO = re.compile(r"^[+-]?\d+\s*/\s*[+-]?\d+$")
 MAX_DIGITS = 4000
+MAX_SCALE_BITS = 4096  # the capacities' common denominator (collcert.reference allows 1024)
 
 
 def number(value: object, what: str) -> Fraction:
@@ -225,6 +226,11 @@ class Topo:
         scale = 1
         for c in cap.values():
             scale = scale * c.denominator // math.gcd(scale, c.denominator)
+            if scale.bit_length() > MAX_SCALE_BITS:
+                raise InputError(f"the capacities' common denominator passes {MAX_SCALE_BITS} "
+                                 f"bits (at a capacity with a {c.denominator.bit_length()}-bit "
+                                 "denominator): collcert reads topologies "
+                                 "whose capacities share a common unit; round them to one")
         self.scale = scale
         self.icap: dict[Link, int] = {e: int(c * scale) for e, c in cap.items()}
         self.node_index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}

@@ -8,6 +8,7 @@ must give now.
 from __future__ import annotations
 
 import json
+import math
 from fractions import Fraction
 from typing import Any
 
@@ -219,3 +220,21 @@ def test_mac_bc_prices_over_many_denominators_are_bounded(
     monkeypatch.setattr(allreduce_rate, "MAX_PRICE_BITS", 132 * 100)
     with pytest.raises(InputError, match="too large to check exactly"):
         allreduce_rate.check_mac_bc_lp(_complete(12), cert)
+
+
+def test_topology_capacities_of_unbounded_common_denominator_are_refused() -> None:
+    """certify.base.Topo scaled capacities to their common denominator without a bound: a
+    topology dict given straight to a checker with capacities 1/p over many primes p made
+    an integer of tens of thousands of bits per link. Now refused past MAX_SCALE_BITS."""
+    from collcert.certify import base
+
+    primes = [p for p in range(2, 20000) if all(p % q for q in range(2, int(p**0.5) + 1))]
+    n = 50
+    links = [{"src": i, "dst": (i + 1) % n, "capacity": f"1/{primes[i]}"} for i in range(n)]
+    ok = base.Topo({"compute_nodes": list(range(n)), "links": links})
+    assert ok.scale == math.prod(primes[:n])
+    many = 600
+    links = [{"src": i, "dst": (i + 1) % many, "capacity": f"1/{primes[i]}"}
+             for i in range(many)]
+    with pytest.raises(base.InputError, match="common denominator passes 4096 bits"):
+        base.Topo({"compute_nodes": list(range(many)), "links": links})
