@@ -113,7 +113,12 @@ def check_lp_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdi
     if not (isinstance(lp, Mapping) and isinstance(primal, Mapping)
             and isinstance(dual, Mapping)):
         raise InputError("an LP certificate needs objects 'lp', 'primal' and 'dual'")
-    return check_lp(lp, primal, dual)
+    v = check_lp(lp, primal, dual)
+    if v.ok and cert.get("objective") is not None:  # the value the file states, as written
+        if number(cert["objective"], "objective") != v.facts["primal_objective"]:
+            v.fail(f"the certificate claims objective {cert['objective']}, but its LP proves "
+                   f"{frac_str(v.facts['primal_objective'])}")
+    return v
 
 
 # the all-reduce bundle: certificate name -> (its kind, the fact it proves, the top-level key

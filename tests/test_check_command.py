@@ -191,3 +191,16 @@ def test_detect_by_format_without_kind(files: dict[str, Path]) -> None:
     assert detect(opt) == "optimum"
     lp = json.loads(files["lp"].read_text())
     assert detect({"format": "collcert-lp-certificate/1", **lp}) == "lp"
+
+
+@pytest.mark.parametrize("name", ["lp", "a2a"])
+def test_check_refutes_a_false_objective(files: dict[str, Path], name: str,
+                                         capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    """The 'objective' an LP certificate states (reference/lp.py writes it) must be the
+    value its primal and dual prove; it was passed unread (exit 0 with objective 7)."""
+    cert = json.loads(files[name].read_text())
+    cert["objective"] = "7"
+    (tmp_path / "c.json").write_text(json.dumps(cert))
+    assert main(["check", str(files["topo"]), str(tmp_path / "c.json")]) == 1
+    assert "claims objective 7" in capsys.readouterr().out
