@@ -157,3 +157,14 @@ def test_without_matplotlib_draw_says_what_to_install(tmp_path: Path) -> None:
     code = code.replace("'draw', 'ring:4', '-o'", "'optimum', 'ring:4', '--plot'")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 2 and "collcert[draw]" in proc.stderr
+
+
+def test_a_certificate_given_as_schedule_is_named_once(tmp_path: Path, capsys: Any) -> None:
+    """The wrong kind of file is named once (it read 'c.json: c.json: not a schedule')."""
+    from collcert import optimum
+
+    cert = tmp_path / "c.json"
+    cert.write_text(json.dumps(optimum(platforms.ring(4), "allgather").certificate()))
+    assert main(["draw", "ring:4", str(cert), "-o", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert "but a certificate" in err and err.count(str(cert)) == 1, err

@@ -136,7 +136,8 @@ def read_schedule_for_drawing(t: Topology, path: str) -> DrawnSchedule:
     except InputError as exc:
         from collcert.audit import made_for
 
-        raise ScheduleError(f"{path}: {exc}{made_for(t, data)}") from None
+        msg = str(exc) if str(exc).startswith(f"{path}:") else f"{path}: {exc}"
+        raise ScheduleError(f"{msg}{made_for(t, data)}") from None
     if not verdict.ok:
         reasons = verdict.all_reasons()
         raise ScheduleError(
