@@ -19,7 +19,15 @@ allgather and reduce-scatter) becomes one program per GPU:
   receives match in order on every connection, and the program cannot
   deadlock: the earliest unfinished transfer is always ready on both sides.
 
-The program is out of place (``inplace="0" outofplace="1"``). The MSCCL runtime
+The program serves both calls (``inplace="1" outofplace="1"``): the MSCCL
+executor picks a program per call by whether its buffers alias (in place: the
+allgather input is the output's own block, the reduce-scatter output the
+input's own block, the allreduce output the input; frameworks call allreduce
+in place). The dependencies above are those of the plan in both aliasings (an
+in-place write to a chunk waits for every read of the same memory, whatever
+its buffer's name), and a receive fuses with a send only where it may in both,
+so one program is correct in either mode; the data moved, hence the algbw, is
+the same. The MSCCL runtime
 (Azure/msccl-executor-nccl) loads it with these limits, checked here: 64 steps
 per threadblock, 32 send and 32 receive threadblocks per channel, 32 channels,
 at most 71 chunks per step (longer transfers are split), chunk offsets below
@@ -35,12 +43,12 @@ no MSCCL counterpart: such an edge is sent from its G* source like any other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
 from .errors import ScheduleError
-from .execplan import Op, Plan, dependencies
+from .execplan import Op, Plan, Region, dependencies
 from .limits import check_budget
 from .treeplan import plan_from_schedule
 
@@ -132,6 +140,43 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
 
 
 def _analyse(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
+    """What the program must respect in both buffer modes: the union of the dependencies
+    of the plan as written (out of place) and of its in-place view; a receive and a send
+    fuse only where they may in both (see :func:`_conflicts`)."""
+    deps, fusable, readers = _conflicts(plan)
+    deps2, fusable2, readers2 = _conflicts(_inplace(plan))
+    deps = [sorted(set(a) | set(b)) for a, b in zip(deps, deps2)]
+    fusable = {r: [s for s in sends if s in fusable2.get(r, [])]
+               for r, sends in fusable.items()}
+    readers = {r: max(n, readers2.get(r, 0)) for r, n in readers.items()}
+    return deps, fusable, readers
+
+
+def _inplace(plan: Plan) -> Plan:
+    """The plan with its buffers aliased as an in-place call passes them (the MSCCL
+    executor's test, msccl_lifecycle.cc): allgather input = output + r·(C/N) chunks,
+    reduce-scatter output = input + r·(C/N), allreduce output = input. Regions stay
+    contiguous, so the ops keep their shape; only which cells they touch changes."""
+    spec = plan.spec
+
+    def alias(r: int, reg: Region | None) -> Region | None:
+        if reg is None:
+            return None
+        base = spec.shards[r][0]
+        if spec.collective == "allgather" and reg.buf == "i":
+            return Region("o", base + reg.off, reg.n)
+        if spec.collective == "reduce-scatter" and reg.buf == "o":
+            return Region("i", base + reg.off, reg.n)
+        if spec.collective == "allreduce" and reg.buf == "o":
+            return Region("i", reg.off, reg.n)
+        return reg
+
+    ops = [replace(op, src=alias(op.rank, op.src), dst=alias(op.rank, op.dst),
+                   red=alias(op.rank, op.red)) for op in plan.ops]
+    return Plan(spec, plan.buffers, ops, plan.name)
+
+
+def _conflicts(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
     """Dependencies of every op; for each receive, the sends that forward exactly
     what it wrote (candidates for a fused step) and how many ops read it."""
     ops = plan.ops
@@ -309,7 +354,7 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
     q = quoteattr
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<algo name={q(name)} proto="Simple" nchannels="{nch}" '
-             f'nchunksperloop="{chunks}" ngpus="{plan.nranks}" coll="{coll}" inplace="0" '
+             f'nchunksperloop="{chunks}" ngpus="{plan.nranks}" coll="{coll}" inplace="1" '
              f'outofplace="1" minBytes="0" maxBytes="0">']
 
     def step(s: int, kind: str, src: tuple[str, int], dst: tuple[str, int], cnt: int,

@@ -15,6 +15,7 @@ from collcert.audit import audit
 from collcert.certify import msccl
 from collcert.cli import main
 from collcert.commands._common import load_topology
+from collcert.reference import msccl_export
 from collcert.reference.errors import ScheduleError
 from collcert.reference.execplan import first_mismatch, run_host
 from collcert.reference.msccl_export import msccl_xml
@@ -40,7 +41,7 @@ def _runtime_loads(text: str, collective: str, nranks: int) -> None:
     for el in root.iter():
         assert REQUIRED[el.tag] <= set(el.attrib), (el.tag, el.attrib)
     assert root.get("coll") == COLL[collective] and root.get("proto") == "Simple"
-    assert root.get("inplace") == "0" and root.get("outofplace") == "1"
+    assert root.get("inplace") == "1" and root.get("outofplace") == "1"  # serves both calls
     assert int(root.get("ngpus", 0)) == nranks and len(root.findall("gpu")) == nranks
     nch = int(root.get("nchannels", 0))
     assert 1 <= nch <= MAX_CHANNELS
@@ -64,12 +65,15 @@ def _runtime_loads(text: str, collective: str, nranks: int) -> None:
             assert tbs[tid].findall("step")[step].get("hasdep") == "1"
 
 
-TOPOS = ["two_box_example", "dgx_a100:1", "torus:3x3", "complete:4", "dgx_a100:2"]
+TOPOS = ["two_box_example", "dgx_a100:1", "torus:3x3", "complete:4", "dgx_a100:2", "ring:4",
+         "mi250:2"]
 
 
 @pytest.mark.parametrize("topo", TOPOS)
 @pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce"])
 def test_exported_program_is_valid_at_the_schedules_algbw(topo: str, collective: str) -> None:
+    """Valid in both modes it is marked for: in place (as frameworks call allreduce) and out
+    of place; the audit runs each and fails if either races or computes a wrong result."""
     t = load_topology(topo)
     s = collcert.schedule(t, collective)
     text = msccl_xml(s)
@@ -77,11 +81,31 @@ def test_exported_program_is_valid_at_the_schedules_algbw(topo: str, collective:
     rep = audit(t, text, fmt="msccl-xml")
     assert rep.valid, rep.reasons
     assert rep.algbw == s.algbw
+    assert rep.checks[0]["facts"]["modes"] == ["in-place", "out-of-place"]
+    assert any(n.startswith("calls: checked as in-place and out-of-place calls")
+               for n in rep.notes)
     prog = msccl.read(text)
     assert not prog.refusals and not prog.notes
-    plan = plan_from_program(prog)
-    outs = run_host(plan, 2)
-    assert all(first_mismatch(plan.spec, r, o, 2) is None for r, o in enumerate(outs))
+    for inplace in (True, False):
+        plan = plan_from_program(prog, inplace)
+        outs = run_host(plan, 2)
+        assert all(first_mismatch(plan.spec, r, o, 2) is None for r, o in enumerate(outs))
+
+
+@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce"])
+def test_in_place_dependencies_are_needed(collective: str, monkeypatch: Any) -> None:
+    """Without the dependencies of the in-place aliasing (a write to o waits for reads of
+    the same memory named i), the program races when called in place."""
+    t = load_topology("ring:4")
+    s = collcert.schedule(t, collective)
+    monkeypatch.setattr(msccl_export, "_inplace", lambda plan: plan)
+    rep = audit(t, msccl_xml(s), fmt="msccl-xml")
+    if collective == "reduce-scatter":  # its in-place writes are all ordered anyway
+        assert rep.valid, rep.reasons
+        return
+    assert not rep.valid
+    assert all(r.startswith("in-place: ") for r in rep.reasons)
+    assert any("race between concurrent threadblocks" in r for r in rep.reasons)
 
 
 def test_fixed_k_export_and_channels() -> None:

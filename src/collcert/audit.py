@@ -337,6 +337,12 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
             key = (nodes[p], nodes[q])
             demands[key] = demands.get(key, Fraction(0)) + Fraction(chunks, prog.nchunks)
     notes: list[str] = list(verdict.facts.get("notes", []))
+    modes = verdict.facts.get("modes")
+    if modes:
+        marks = f'inplace="{int(prog.inplace)}"' + (
+            "" if prog.outofplace is None else f' outofplace="{int(prog.outofplace)}"')
+        notes.append(f"calls: checked as {' and '.join(modes)} calls, those the executor may "
+                     f"run it for ({marks}; docs/auditing.md)")
     extra: list[Verdict] = []
     if len(nodes) != topology.num_compute:
         notes.append("the program uses only some compute nodes; the optimum is for all")

@@ -25,7 +25,9 @@ from collcert.reference.errors import ScheduleError
 from collcert.reference.execplan import Op, Plan, Region, Spec
 
 
-def plan_from_program(prog: Program) -> Plan:
+def plan_from_program(prog: Program, inplace: bool | None = None) -> Plan:
+    """The plan of ``prog`` run in place (``inplace=True``) or out of place; by default
+    in the first mode it is marked for (in place when ``inplace="1"``)."""
     n = prog.ngpus
     coll = prog.collective
     if coll not in ("allgather", "reduce-scatter", "allreduce"):
@@ -33,7 +35,8 @@ def plan_from_program(prog: Program) -> Plan:
                             f"programs, not {coll}")
     c, per = prog.nchunks, prog.per_rank()
     real_i, real_o = prog.sizes()
-    inplace = (prog.modes() or [False])[0]
+    if inplace is None:
+        inplace = (prog.modes() or [False])[0]
 
     def alias(g: int, buf: str, off: int) -> tuple[str, int]:
         if inplace:
@@ -55,7 +58,8 @@ def plan_from_program(prog: Program) -> Plan:
     buffers = [{"i": real_i, "o": real_o, "s": prog.chunks[g]["s"], "t": 0} for g in range(n)]
     plan = Plan(spec, buffers, [], name=prog.name or "MSCCL program")
     if inplace:
-        plan.notes.append("run in place, as the program declares (inplace=\"1\")")
+        plan.notes.append("run in place, as the program declares (inplace=\"1\")"
+                          if prog.inplace else "run in place")
     _run(prog, plan, alias)
     if plan.problems:
         plan.runnable = False
