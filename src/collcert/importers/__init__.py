@@ -135,6 +135,7 @@ def import_text(text: str, origin: str, fmt: str | None = None, *, speeds: str =
         raise TopologyError(f"unknown speeds {speeds!r}: choose one of {', '.join(sp.SPEEDS)}")
     if not isinstance(boxes, int) or isinstance(boxes, bool) or not 1 <= boxes <= MAX_BOXES:
         raise TopologyError(f"boxes must be an integer from 1 to {MAX_BOXES}, got {boxes!r}")
+    text = text.removeprefix("\ufeff")  # a byte-order mark (files saved by Windows editors)
     found = detect_format(text)
     fmt = fmt or found
     if fmt is None:

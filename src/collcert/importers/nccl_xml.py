@@ -118,6 +118,11 @@ class _Reader:
         elif not sp.pci_known(speed):
             raise self.fail(el, f"has link_speed={speed[:30]!r}, which NCCL does not know; "
                             f"use one of {', '.join(repr(s) for s in sp.PCI_SPEED_NAMES)}")
+        elif not sp.pci_exact(speed):
+            self.note(f"PCIe link_speed {speed!r} (line {el.line}) is not a name in NCCL's "
+                      f"table, so NCCL (and --speeds nccl) takes its fallback {sp.PCI_FALLBACK}; "
+                      "nominal speeds take " + (sp.PCI_FALLBACK if speed.lower() in
+                                                sp.PCI_UNKNOWN else "the rate it gives"))
         bw = sp.pcie(speed, width, self.opts.speeds)
         self.note(f"PCIe {speed} x{width}: {sp.gb(bw)} each way ({self.opts.speeds})")
         return bw
@@ -314,6 +319,7 @@ class _Builder:
         r = self.r
         by_bus = {(h, bus): name for (h, bus), name in self.names.items()}
         counts: dict[tuple[int, str, str], tuple[int, int]] = {}
+        total: dict[tuple[int, str], int] = {}
         for host, gpu, el in self.gpu_els:
             m = self.machines[host]
             for link in el.children:
@@ -337,14 +343,19 @@ class _Builder:
                     r.note("NVLinks without tclass: a GPU target if the file has that GPU, "
                            "else an NVSwitch (as NCCL assumes)")
                 if tclass.startswith("0x03"):
+                    if peer == gpu:
+                        raise r.fail(link, f"of {gpu} has target={target!r}, the GPU's own bus "
+                                     "id; an NVLink joins two devices")
                     if peer is None:
                         r.note(f"NVLinks to GPUs not in the file ignored (e.g. {target} at "
                                f"line {link.line})")
                         continue
+                    self._tally(total, host, gpu, link, count)
                     key = (host, gpu, peer)
                     old = counts.get(key, (0, link.line))
                     counts[key] = (old[0] + count, old[1])
                     continue
+                self._tally(total, host, gpu, link, count)
                 bw = self._nvlink_bw(m, gpu)
                 if tclass == CPU_CLASS:
                     m.link(gpu, self.gpu_cpu[(host, gpu)], count * bw, nvlink=True)
@@ -373,6 +384,15 @@ class _Builder:
             m = self.machines[host]
             bw = min(self._nvlink_bw(m, a), self._nvlink_bw(m, b))
             m.link(a, b, n * bw, nvlink=True)
+
+    def _tally(self, total: dict[tuple[int, str], int], host: int, gpu: str, link: Element,
+               count: int) -> None:
+        """Count the GPU's modelled NVLinks; more than any GPU has is a wrong count=."""
+        total[(host, gpu)] = total.get((host, gpu), 0) + count
+        if total[(host, gpu)] > sp.MAX_NVLINKS_PER_GPU:
+            raise self.r.fail(link, f"brings the NVLinks of {gpu} to {total[(host, gpu)]}; no "
+                              f"GPU has more than {sp.MAX_NVLINKS_PER_GPU} (NCCL's dump lists "
+                              "at most that many): check the count= values")
 
     def _nvlink_bw(self, m: Machine, gpu: str) -> Fraction:
         if self.r.opts.nvlink_bw is not None:

@@ -73,7 +73,7 @@ def looks_like(text: str) -> bool:
 
 
 def parse(text: str, origin: str) -> Matrix:
-    lines = _ANSI.sub("", text).splitlines()
+    lines = _ANSI.sub("", text.removeprefix("\ufeff")).splitlines()
     header_at = next((i for i, line in enumerate(lines)
                       if line.split()[:1] == ["GPU0"] and not _is_row(line)), None)
     if header_at is None:
@@ -103,6 +103,10 @@ def parse(text: str, origin: str) -> Matrix:
             nic_names[m.group(1)] = m.group(2)
             continue
         if tokens[0] not in index:
+            if _is_row(line) and re.match(r"^(GPU|NIC|mlx)\w*$", tokens[0]):
+                raise TopologyError(f"{origin}: line {no}: a row for {tokens[0]}, which the "
+                                    f"header (line {header_at + 1}) does not name; give the "
+                                    "matrix as nvidia-smi prints it")
             continue  # the legend and other text
         i = index[tokens[0]]
         if cells[i] is not None:
@@ -118,6 +122,11 @@ def parse(text: str, origin: str) -> Matrix:
                 raise TopologyError(
                     f"{origin}: line {no}: {tokens[0]} / {labels[j]}: {cell[:20]!r} is not a "
                     f"connection nvidia-smi prints ({', '.join(RELATIONS)}, NV#)")
+            nv = _NV.match(cell)
+            if nv and not 1 <= int(nv.group(1)) <= sp.MAX_NVLINKS_PER_GPU:
+                raise TopologyError(
+                    f"{origin}: line {no}: {tokens[0]} / {labels[j]}: {cell!r}: nvidia-smi "
+                    f"shows 1 to {sp.MAX_NVLINKS_PER_GPU} bonded NVLinks (no GPU has more)")
             if (cell == "X") != (i == j):
                 raise TopologyError(f"{origin}: line {no}: {tokens[0]} / {labels[j]}: "
                                     + ("'X' (self) off the diagonal" if cell == "X" else

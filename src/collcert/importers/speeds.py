@@ -16,6 +16,7 @@ tables use NCCL's figures, for which no other public figure exists.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 
 SPEEDS = ("nominal", "nccl")
@@ -81,17 +82,55 @@ def _encoding(gts: Fraction) -> Fraction:
     return Fraction(242, 256)
 
 
+# What Linux's sysfs shows for a link of unknown speed (a VM's virtual bridge), and NCCL
+# copies into its dump: NCCL then takes its fallback, as collcert does.
+PCI_UNKNOWN = ("unknown", "unknown speed")
+_GTS = re.compile(r"^(\d{1,2}(?:\.\d{1,2})?) GT/s(?: PCIe)?$")
+
+
+def _nominal_gts(speed: str) -> Fraction | None:
+    """The GT/s of a link_speed string: one of NCCL's names, another spelling of the same
+    rate ('16.0 GT/s', which NCCL itself writes when NVML gives no generation), or the
+    fallback for an unknown speed; None for anything else."""
+    text = speed.strip()
+    if text in _PCI_GEN:
+        return _PCI_GEN[text][0]
+    if text.lower() in PCI_UNKNOWN:
+        return _PCI_GEN[PCI_FALLBACK][0]
+    m = _GTS.match(text)
+    if m and Fraction(m.group(1)) in {gts for gts, _ in _PCI_GEN.values()}:
+        return Fraction(m.group(1))
+    return None
+
+
+def _nccl_lane(speed: str) -> int:
+    """NCCL's per-lane figure (100 Mb/s units): kvConvertToInt takes the first name of
+    kvDictPciGen that the string starts with, else the fallback 60 (Gen3)."""
+    for name, (_, lane) in _PCI_GEN.items():
+        if speed.startswith(name):
+            return lane
+    return _PCI_GEN[PCI_FALLBACK][1]
+
+
 def pci_known(speed: str) -> bool:
-    return speed.strip() in _PCI_GEN
+    return _nominal_gts(speed) is not None
+
+
+def pci_exact(speed: str) -> bool:
+    """Whether NCCL's table names ``speed`` (else NCCL takes its Gen3 fallback)."""
+    return any(speed.strip().startswith(name) for name in _PCI_GEN)
 
 
 def pcie(speed: str, width: int, speeds: str) -> Fraction:
     """GB/s per direction of a PCIe link: ``width`` lanes at ``speed`` (a link_speed
-    string NCCL knows). nominal: lanes x GT/s x encoding / 8; nccl: NCCL's
-    ``width * speed / 80`` (topo.cc, ncclTopoAddPci)."""
-    gts, nccl_lane = _PCI_GEN[speed.strip()]
+    string, :func:`pci_known`). nominal: lanes x GT/s x encoding / 8; nccl: NCCL's
+    ``width * speed / 80`` (topo.cc, ncclTopoAddPci), with NCCL's own reading of the
+    string (an unknown one, even '16.0 GT/s', is Gen3 to NCCL)."""
     if speeds == "nccl":
-        return Fraction(width * nccl_lane, 80)
+        return Fraction(width * _nccl_lane(speed.strip()), 80)
+    gts = _nominal_gts(speed)
+    if gts is None:
+        raise ValueError(f"unknown PCIe link_speed {speed!r}")
     return width * gts * _encoding(gts) / 8
 
 

@@ -1,0 +1,112 @@
+"""Red-team regressions for the tools around the core: topology importers, the smoke
+harness and parallel fuzzing. Each test is an input that once fooled or crashed one
+of them; expected values are worked out by hand from docs/importing.md and NCCL's
+reading rules (src/graph/topo.cc, xml.cc), never copied from the code.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from collcert import TopologyError
+from collcert.importers import import_text
+
+GEN4_X16 = Fraction(16 * 16 * 128, 130 * 8)  # 16 lanes x 16 GT/s x 128b/130b / 8
+GEN3_X16 = Fraction(16 * 8 * 128, 130 * 8)
+
+
+def _xml(inner: str) -> str:
+    return ('<system version="1"><cpu numaid="0" arch="x86_64" vendor="AuthenticAMD">'
+            '<pci busid="0000:10:00.0" class="0x060400" link_speed="16.0 GT/s PCIe" '
+            f'link_width="16">{inner}</pci></cpu></system>')
+
+
+def _gpu(bus: str, rank: int, links: str = "", speed: str = "16.0 GT/s PCIe") -> str:
+    return (f'<pci busid="{bus}" class="0x030200" link_speed="{speed}" link_width="16">'
+            f'<gpu dev="{rank}" sm="80" rank="{rank}">{links}</gpu></pci>')
+
+
+def _pair(links0: str = "", links1: str = "", speed: str = "16.0 GT/s PCIe") -> str:
+    return _xml(_gpu("0000:11:00.0", 0, links0, speed) + _gpu("0000:12:00.0", 1, links1))
+
+
+# ------------------------------------------------------------------ NCCL XML
+@pytest.mark.parametrize("speed,nominal,nccl", [
+    # NCCL itself writes "16.0 GT/s" when NVML gives no PCIe generation (xml.cc); its
+    # reader finds no such name in kvDictPciGen and takes the Gen3 fallback (60 x 16 / 80)
+    ("16.0 GT/s", GEN4_X16, Fraction(12)),
+    # Linux's sysfs shows "Unknown" (older kernels "Unknown speed") on virtual bridges
+    ("Unknown", GEN3_X16, Fraction(12)),
+    ("Unknown speed", GEN3_X16, Fraction(12)),
+    ("16 GT/s PCIe", GEN4_X16, Fraction(24)),  # NCCL matches the prefix "16 GT/s"
+])
+def test_pcie_speed_strings_nccl_writes_are_read(speed: str, nominal: Fraction,
+                                                 nccl: Fraction) -> None:
+    for speeds, want in (("nominal", nominal), ("nccl", nccl)):
+        got = import_text(_pair(speed=speed), "vm.xml", speeds=speeds)
+        bridge = "pcisw:0000:10:00.0"
+        assert got.topology.capacity[(bridge, "gpu0")] == want
+        assert got.topology.capacity[("gpu0", bridge)] == want
+    with pytest.raises(TopologyError, match="line 1: <pci> has link_speed='fast'"):
+        import_text(_pair(speed="fast"), "vm.xml")
+
+
+def test_nvlink_to_its_own_gpu_names_the_line() -> None:
+    text = _pair('<nvlink target="0000:11:00.0" count="2" tclass="0x030200"/>')
+    with pytest.raises(TopologyError, match=r"line 1: <nvlink> of gpu0 .*own bus id"):
+        import_text(text, "self.xml")
+
+
+@pytest.mark.parametrize("counts", [("999999999",), ("12", "12")])
+def test_more_nvlinks_than_a_gpu_has_is_refused(counts: tuple[str, ...]) -> None:
+    links = "".join(f'<nvlink target="0000:c{i}:00.0" count="{c}" tclass="0x068000"/>'
+                    for i, c in enumerate(counts))
+    with pytest.raises(TopologyError, match="NVLinks of gpu0 to (999999999|24); no GPU has"):
+        import_text(_pair(links), "many.xml")
+    # 18 (an H100's, B200's) is fine: 18 x 25 GB/s to the NVSwitch, both ways
+    ok = _pair('<nvlink target="0000:c0:00.0" count="18" tclass="0x068000"/>',
+               '<nvlink target="0000:c0:00.0" count="18" tclass="0x068000"/>')
+    t = import_text(ok, "ok.xml").topology
+    assert t.capacity[("gpu0", "nvswitch")] == t.capacity[("nvswitch", "gpu1")] == 450
+
+
+def test_byte_order_mark_and_crlf_xml() -> None:
+    text = "\ufeff" + _pair('<nvlink target="0000:12:00.0" count="4" tclass="0x030200"/>',
+                            '<nvlink target="0000:11:00.0" count="4" tclass="0x030200"/>')
+    t = import_text(text.replace(">", ">\r\n"), "win.xml").topology
+    assert t.capacity[("gpu0", "gpu1")] == t.capacity[("gpu1", "gpu0")] == 100
+
+
+# ------------------------------------------------------------------ nvidia-smi topo -m
+HEADER = "\tGPU0\tGPU1\tGPU2\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\n"
+ROWS = ["GPU0\t X \tNV4\tNV4\t0-63\t0\t\tN/A", "GPU1\tNV4\t X \tNV4\t0-63\t0\t\tN/A",
+        "GPU2\tNV4\tNV4\t X \t0-63\t0\t\tN/A"]
+LEGEND = "\n\nLegend:\n\n  X    = Self\n  NV#  = Connection traversing a bonded set of # NVLinks\n"
+
+
+def test_matrix_with_byte_order_mark_and_crlf() -> None:
+    text = "\ufeff" + (HEADER + "\n".join(ROWS) + LEGEND).replace("\n", "\r\n")
+    t = import_text(text, "topo.txt").topology
+    assert t.compute_nodes == ("gpu0", "gpu1", "gpu2")
+    assert t.capacity[("gpu0", "gpu2")] == t.capacity[("gpu2", "gpu0")] == 4 * 25
+
+
+def test_matrix_row_the_header_does_not_name_is_refused() -> None:
+    # the header lost GPU2's column: GPU2's row was taken for legend text and the
+    # machine silently had 2 GPUs
+    header = HEADER.replace("\tGPU2", "")
+    rows = [r.replace("\tNV4\t0-63", "\t0-63", 1) if i < 2 else r for i, r in enumerate(ROWS)]
+    with pytest.raises(TopologyError, match="line 4: a row for GPU2, which the header"):
+        import_text(header + "\n".join(rows) + LEGEND, "topo.txt")
+    extra = HEADER + "\n".join(ROWS) + "\nGPU7\tNV4\tNV4\tNV4\t X \t0-63\t0" + LEGEND
+    with pytest.raises(TopologyError, match="line 5: a row for GPU7"):
+        import_text(extra, "topo.txt")
+
+
+@pytest.mark.parametrize("cell", ["NV0", "NV19", "NV999"])
+def test_matrix_nvlink_count_out_of_range(cell: str) -> None:
+    text = HEADER + "\n".join(ROWS).replace("NV4", cell) + LEGEND
+    with pytest.raises(TopologyError, match=f"line 2: GPU0 / GPU1: '{cell}'"):
+        import_text(text, "topo.txt")
