@@ -133,9 +133,6 @@ def plan_from_schedule(doc: Any, origin: str = "schedule") -> Plan:
             if not isinstance(tree, dict):
                 raise ScheduleError(f"{where} is not an object")
             r = rank(tree.get("root"), f"{where} root")
-            if root is not None and r != root:
-                raise ScheduleError(f"{where}: root {tree.get('root')!r} is not the "
-                                    f"{coll} root {rank.names[root]}")
             m = _int(tree.get("multiplicity"), f"{where} multiplicity")
             direction = tree.get("direction", "out" if phase["collective"] in OUT else "in")
             want = "out" if phase["collective"] in OUT else "in"
@@ -158,6 +155,13 @@ def plan_from_schedule(doc: Any, origin: str = "schedule") -> Plan:
                                         "schedule, an index into the phase's walks)")
                 pairs.append((rank(e.get("src"), f"{where} edge {j} src"),
                               rank(e.get("dst"), f"{where} edge {j} dst")))
+            if root is not None and r != root:
+                # a wrong schedule, not an unreadable one: the tree carries no data of the
+                # root, whose part then reaches no rank (the run names it, exit 1)
+                plan.problems.append(f"phase {ph + 1}: tree {t} is rooted at {plan.label(r)}, "
+                                     f"not at the {coll} root {plan.label(root)}: it carries "
+                                     "nothing")
+                continue
             start = used.get(r, 0)
             used[r] = start + m
             part = shards[r][1] // k

@@ -6,12 +6,20 @@ reading rules (src/graph/topo.cc, xml.cc), never copied from the code.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
+from typing import Any
 
 import pytest
 
-from collcert import TopologyError
+import collcert
+from collcert import TopologyError, platforms
 from collcert.importers import import_text
+from collcert.reference.execplan import describe_cell, first_mismatch, run_host
+from collcert.reference.treeplan import plan_from_schedule
 
 GEN4_X16 = Fraction(16 * 16 * 128, 130 * 8)  # 16 lanes x 16 GT/s x 128b/130b / 8
 GEN3_X16 = Fraction(16 * 8 * 128, 130 * 8)
@@ -110,3 +118,41 @@ def test_matrix_nvlink_count_out_of_range(cell: str) -> None:
     text = HEADER + "\n".join(ROWS).replace("NV4", cell) + LEGEND
     with pytest.raises(TopologyError, match=f"line 2: GPU0 / GPU1: '{cell}'"):
         import_text(text, "topo.txt")
+
+
+# ------------------------------------------------------------------ collcert smoke
+def _rooted(collective: str) -> dict[str, Any]:
+    """A ring:4 schedule of a rooted collective, its first tree moved to rank 2."""
+    doc = collcert.schedule(platforms.ring(4), collective, root=0).to_json(certificates=False)
+    doc["phases"][0]["trees"][0]["root"] = doc["compute_nodes"][2]
+    return doc
+
+
+@pytest.mark.parametrize("collective", ["broadcast", "reduce"])
+def test_smoke_tree_rooted_at_the_wrong_node_fails_naming_the_data(collective: str) -> None:
+    # was bad input (exit 2, "root 2 is not the broadcast root 0") while audit calls the
+    # same file INVALID (exit 1); now the tree carries nothing and the run shows what lacks
+    plan = plan_from_schedule(_rooted(collective), "bad.json")
+    assert any("rooted at rank 2, not at the" in p for p in plan.problems)
+    outs = run_host(plan, 1)
+    wrong = [m for r, o in enumerate(outs) if o is not None
+             for m in [first_mismatch(plan.spec, r, o, 1)] if m]
+    assert wrong and wrong[0].got == -1  # never written
+    cell = wrong[0].element
+    assert any("carried by no tree" in line for line in describe_cell(plan, wrong[0].rank, cell))
+
+
+def test_smoke_cli_wrong_root_exit_1_with_expected_value(tmp_path: Path) -> None:
+    pytest.importorskip("torch")
+    bad = tmp_path / "reduce_bad.json"
+    bad.write_text(json.dumps(_rooted("reduce")))
+    # 1 byte: one int64 per cell (k = 2 cells); the remaining tree takes the root's first
+    # part, so cell 1 is carried by none; rank q holds 2^q (1 + e mod 61) at element e,
+    # so the root's element 1 must be (1 + 2 + 4 + 8) * 2 = 30
+    run = subprocess.run([sys.executable, "-m", "collcert", "smoke", str(bad), "--backend",
+                          "gloo", "--size", "1", "--iters", "1"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stderr
+    assert "rank 0: output element 1 (global element 1, byte 8) is -1, expected 30" in run.stdout
+    assert "carried by no tree" in run.stdout and "M = 16 bytes" in run.stdout
