@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -14,11 +15,13 @@ from typing import Any
 import pytest
 
 import collcert
+from collcert.certify import msccl
 from collcert.cli import main
 from collcert.commands._common import load_topology
 from collcert.reference.msccl_export import msccl_xml
 from collcert.reference.treeplan import plan_from_schedule
-from collcert.smoke import SmokeError, load_plan, smoke
+from collcert.smoke import SmokeError, smoke
+from collcert.smoke.mscclplan import plan_from_program
 
 try:
     import torch  # noqa: F401
@@ -55,7 +58,8 @@ def test_gloo_every_collective_and_mutations(topo: str) -> None:
 
     docs = [_doc(topo, c, r) for c, r in CASES]
     plans = [plan_from_schedule(d) for d in docs]
-    plans += [load_plan(msccl_xml(d))[0] for d in docs[:3]]
+    progs = [msccl.read(msccl_xml(d)) for d in docs[:3]]  # marked for both calls: run both
+    plans += [plan_from_program(p, inplace) for p in progs for inplace in (True, False)]
     mutated = [plan_from_schedule(_drop_edge(d)) for d in docs]
     results = dist.run([(p, 2, 1) for p in plans + mutated], "gloo", timeout=60)
     good, bad = results[:len(plans)], results[len(plans):]
@@ -94,6 +98,26 @@ def test_gloo_pass_with_exact_model(tmp_path: Path) -> None:
     assert len(rep.times) == 2 and rep.measured_algbw_gbps() is not None
     assert rep.size_bytes >= 1 << 14 and rep.size_bytes % (8 * rep.cells) == 0
     assert "gloo" in rep.summary() and "PASS" in rep.summary()
+
+
+def test_msccl_program_for_both_calls_runs_in_both_modes(tmp_path: Path) -> None:
+    """An exported program serves in-place and out-of-place calls; smoke runs it both
+    ways. A cpy that writes its input onto itself (no copy into the output) is right only
+    in place, where the input already is the output's own block: smoke FAILs out of place."""
+    text = msccl_xml(collcert.schedule(load_topology("ring:4"), "allgather"))
+    path = tmp_path / "ag.xml"
+    path.write_text(text)
+    rep = smoke(str(path), backend="single-gpu", device="cpu", size=1024, iters=1)
+    assert rep.passed, rep.failures
+    assert any("ran in place and out of place" in n for n in rep.notes)
+    bad = re.sub(r'(type="cpy" srcbuf="i" srcoff="(\d+)") dstbuf="o" dstoff="\d+"',
+                 r'\1 dstbuf="i" dstoff="\2"', text)
+    assert bad != text
+    path.write_text(bad)
+    rep = smoke(str(path), backend="single-gpu", device="cpu", size=1024, iters=1)
+    assert not rep.passed and rep.wrong_ranks
+    assert rep.failures[0].startswith("out of place: rank ") and "never written" in rep.failures[0]
+    assert not any(f.startswith("in place: ") for f in rep.failures)
 
 
 @pytest.mark.parametrize("collective,root", CASES)

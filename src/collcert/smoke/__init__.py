@@ -246,7 +246,17 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
         report.notes.append("the program was not run: it cannot complete (see above)")
         _msccl_reasons(report, parsed)
         return report
-    results = _execute(torch, plan, ce, iters, chosen, timeout, device, seed, report)
+    # an MSCCL program marked for both calls runs in both modes: one file, two contracts
+    other = _out_of_place(fmt, parsed)
+    prefix = "in place: " if other is not None else ""
+    if other is not None:
+        report.failures = [prefix + f for f in report.failures]
+        report.failures += ["out of place: " + f for f in other.problems]
+        if not other.runnable:
+            other = None
+    runs = _execute(torch, [plan] + ([other] if other else []), ce, iters, chosen, timeout,
+                    device, seed)
+    results = runs[0]
     report.devices = [r.device for r in results]
     report.on_cpu = all(r.device == "cpu" for r in results)
     if report.on_cpu and chosen == "single-gpu":
@@ -264,9 +274,29 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
     bad = [r.mismatch for r in results if r.mismatch]
     report.wrong_ranks = len(bad)
     if bad:
-        _explain(report, plan, bad, ce, parsed)
+        _explain(report, plan, bad, ce, parsed, prefix)
+    if other is not None:
+        bad2 = [r.mismatch for r in runs[1] if r.mismatch]
+        report.wrong_ranks = max(report.wrong_ranks, len(bad2))
+        if bad2:
+            _explain(report, other, bad2, ce, parsed, "out of place: ")
+        t2 = [max(r.times[i] for r in runs[1]) for i in range(len(runs[1][0].times))]
+        report.notes.append("the MSCCL program is marked for both calls (inplace=\"1\" "
+                            "outofplace=\"1\"): it ran in place and out of place; the times "
+                            "are the in-place run's (out of place: "
+                            f"{statistics.median(t2) * 1e3:.3f} ms per iteration)")
     report.passed = not report.failures
     return report
+
+
+def _out_of_place(fmt: str, parsed: Any) -> Plan | None:
+    """The out-of-place plan of an MSCCL program marked for both calls (the plan run first
+    is its in-place one); None for anything else."""
+    if fmt != "msccl-xml" or len(parsed.modes()) < 2:
+        return None
+    from .mscclplan import plan_from_program
+
+    return plan_from_program(parsed, False)
 
 
 def _check_memory(plan: Plan, size: int, ce: int) -> None:
@@ -280,19 +310,26 @@ def _check_memory(plan: Plan, size: int, ce: int) -> None:
                  "(buffers, their copies and the messages)", action="try a smaller --size")
 
 
-def _execute(torch: Any, plan: Plan, ce: int, iters: int, backend: str, timeout: float,
-             device: str | None, seed: int, report: SmokeReport) -> list[RankResult]:
+def _execute(torch: Any, plans: list[Plan], ce: int, iters: int, backend: str, timeout: float,
+             device: str | None, seed: int) -> list[list[RankResult]]:
     if backend in ("gloo", "nccl"):
         from . import dist
 
-        return dist.run([(plan, ce, iters)], backend, timeout)[0]
+        return dist.run([(plan, ce, iters) for plan in plans], backend, timeout)
     from . import single
 
-    return single.run(plan, ce, iters, device, seed)
+    return [single.run(plan, ce, iters, device, seed) for plan in plans]
 
 
 def _explain(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce: int,
-             parsed: Any) -> None:
+             parsed: Any, prefix: str = "") -> None:
+    start = len(report.failures)
+    _explain_run(report, plan, bad, ce)
+    report.failures[start:] = [prefix + f for f in report.failures[start:]]
+    _msccl_reasons(report, parsed)
+
+
+def _explain_run(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce: int) -> None:
     first = Mismatch(**bad[0])
     r = first.rank
     report.failures.append(
@@ -305,7 +342,6 @@ def _explain(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce: int
         others = ", ".join(str(b["rank"]) for b in bad[1:9])
         report.failures.append(f"{len(bad) - 1} more rank(s) are wrong: {others}"
                                + (" …" if len(bad) > 9 else ""))
-    _msccl_reasons(report, parsed)
 
 
 def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:
@@ -314,4 +350,6 @@ def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:
     if isinstance(parsed, msccl.Program):
         res = msccl.simulate(parsed)
         for reason in res.verdict.reasons[:4]:
-            report.failures.append(f"  the MSCCL simulator says: {reason}")
+            line = f"  the MSCCL simulator says: {reason}"
+            if line not in report.failures:  # once, when both modes of a program fail
+                report.failures.append(line)
