@@ -46,7 +46,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--format", default="json", choices=("json", "forestcoll-xml", "msccl-xml"),
                    help="file format (default: json, collcert-schedule/1); msccl-xml: an MSCCL "
                    "algorithm program for the MSCCL runtime (allgather, reduce-scatter, "
-                   "allreduce; docs/smoke.md)")
+                   "allreduce), correct for in-place and out-of-place calls (docs/smoke.md)")
     p.add_argument("--msccl-channels", type=int, metavar="C",
                    help="msccl-xml: spread the trees over C channels (default: the fewest that "
                    "keep every threadblock within the runtime's 64 steps)")
