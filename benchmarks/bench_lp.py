@@ -10,7 +10,7 @@ how the proof was obtained, and the optimum λ (exact).
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 
 from collcert.reference.exact import show
@@ -59,4 +59,7 @@ def main(sizes: list[int]) -> None:
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [3, 4, 6, 8])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("k", type=int, nargs="*", default=[3, 4, 6, 8],
+                    help="torus sides (default: 3 4 6 8)")
+    main(ap.parse_args().k)

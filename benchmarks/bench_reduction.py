@@ -12,7 +12,7 @@ denominator (the simulator reads "p/q" strings).
 
 from __future__ import annotations
 
-import sys
+import argparse
 import time
 from fractions import Fraction
 
@@ -38,8 +38,15 @@ def run(n: int, d: str, c: str) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) == 4:
-        run(int(sys.argv[1]), sys.argv[2], sys.argv[3])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("case", nargs="*", metavar="N D C",
+                    help="one case: n, transfer cost d, compute cost c (default: n = 10^6 "
+                    "with (d, c) = (2, 1) and (1/2, 1/3))")
+    case = ap.parse_args().case
+    if case:
+        if len(case) != 3:
+            ap.error("give N D C, e.g. 100000 3 2")
+        run(int(case[0]), case[1], case[2])
         return
     for d, c in (("2", "1"), ("1/2", "1/3")):
         run(10**6, d, c)

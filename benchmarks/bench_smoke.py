@@ -5,16 +5,17 @@ Run: python benchmarks/bench_smoke.py [--quick]
 Prints, for each case, the wall time end to end and the CPU seconds (this process and
 its children: the gloo ranks are child processes):
 
+* building execution plans and compiling MSCCL XML for dgx_a100:2 and mi250:2;
 * ``collcert smoke`` with the gloo backend on 8-rank schedules (target: under 30 s in
   CI, start of the ranks included), with the per-iteration time it measured;
-* the single-gpu backend on the CPU (emulated streams) on larger schedules;
-* building execution plans and compiling MSCCL XML for dgx_a100:2 and mi250:2.
+* the single-gpu backend on the CPU (emulated streams) on larger schedules.
 
 Needs torch for the first two parts (pip install 'collcert[smoke]').
 """
 
 from __future__ import annotations
 
+import argparse
 import resource
 import sys
 import tempfile
@@ -44,7 +45,10 @@ def timed(label: str, fn: Callable[[], Any]) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    quick = "--quick" in argv
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="dgx_a100:2 and 1 MiB only (no mi250:2, no 16 MiB runs)")
+    quick = ap.parse_args(argv).quick
     tmp = Path(tempfile.mkdtemp(prefix="bench-smoke-"))
     print("MSCCL export and execution plans")
     files: dict[str, Path] = {}
