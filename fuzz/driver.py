@@ -143,6 +143,23 @@ def check_template(template: str) -> None:
         )
 
 
+_WATCHED = (
+    'exec 3<&0\n'
+    'sh -c "$1" </dev/null 3<&- & pid=$!\n'
+    '(read -r _ <&3; kill -9 0) </dev/null >/dev/null 2>&1 &\n'
+    'wait "$pid"')
+"""sh script: run $1 (the user's command) and, beside it, wait for end of file on its
+standard input (a pipe), then kill the whole process group; exits with the command's
+status."""
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)  # the process group run_impl started
+    except ProcessLookupError:
+        pass
+
+
 def run_impl(template: str, topology: Topology, workdir: str, fmt: str, timeout: float,
              collective: str, cwd: str | None = None) -> tuple[str, list[str], str]:
     """Run the command once: (status, reasons, schedule path); status "ok" if it wrote one.
@@ -154,17 +171,25 @@ def run_impl(template: str, topology: Topology, workdir: str, fmt: str, timeout:
     sched_path = os.path.join(workdir, "schedule" + FORMATS.get(fmt, ".out"))
     topology.save(topo_path)
     cmd = substitute(template, topology=topo_path, schedule=sched_path, collective=collective)
-    proc = subprocess.Popen(cmd, shell=True, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    # The command runs in its own process group beside a watcher that kills the group
+    # when the pipe from this process closes: when this call is done, and also when this
+    # process dies without cleaning up (a fuzz worker killed, or terminated by its pool
+    # because another worker died), so that a hanging command is never left behind.
+    alive_r, alive_w = os.pipe()
+    try:
+        proc = subprocess.Popen(["/bin/sh", "-c", _WATCHED, "sh", cmd], cwd=cwd, stdin=alive_r,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                start_new_session=True)
+    finally:
+        os.close(alive_r)
     try:
         _, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # the process group this call started
-        except ProcessLookupError:
-            pass
+        _kill_group(proc.pid)
         proc.communicate()
         return "timeout", [f"the command ran longer than {timeout:g} s and was killed"], sched_path
+    finally:
+        os.close(alive_w)  # the watcher ends the group: what the command left running
     if proc.returncode != 0:
         tail = (err or "").strip().splitlines()[-3:]
         if (proc.returncode in (126, 127) and tail and tail[-1].split(":")[0].endswith("sh")

@@ -7,8 +7,12 @@ reading rules (src/graph/topo.cc, xml.cc), never copied from the code.
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -156,3 +160,62 @@ def test_smoke_cli_wrong_root_exit_1_with_expected_value(tmp_path: Path) -> None
     assert "Traceback" not in run.stderr
     assert "rank 0: output element 1 (global element 1, byte 8) is -1, expected 30" in run.stdout
     assert "carried by no tree" in run.stdout and "M = 16 bytes" in run.stdout
+
+
+# ------------------------------------------------------------------ fuzz run --jobs
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _poll(cond: Callable[[], bool], limit: float = 60.0) -> bool:
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def test_impl_is_killed_when_the_process_running_it_dies(tmp_path: Path) -> None:
+    # A fuzz worker killed (or terminated by its pool because another worker died) left
+    # its --impl command running in its own session: a hanging command lived on forever
+    pidfile = tmp_path / "pid"
+    code = (
+        "import tempfile\n"
+        "from collcert import platforms\n"
+        "from collcert.fuzz.driver import run_impl\n"
+        "with tempfile.TemporaryDirectory() as d:\n"
+        f"    run_impl('echo $$ > {pidfile}; exec sleep 600 # {{topology}} {{schedule}}',\n"
+        "             platforms.ring(3), d, 'json', 600, 'allgather')\n")
+    worker = subprocess.Popen([sys.executable, "-c", code])
+    pid = 0
+    try:
+        assert _poll(lambda: pidfile.exists() and pidfile.read_text().strip() != "")
+        pid = int(pidfile.read_text())
+        assert _alive(pid)
+        worker.kill()  # SIGKILL: the worker cannot clean up
+        worker.wait()
+        assert _poll(lambda: not _alive(pid)), "the command outlived the process running it"
+    finally:
+        worker.kill()
+        worker.wait()
+        if pid and _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_impl_status_and_output_unchanged_by_the_watcher(tmp_path: Path) -> None:
+    from collcert.fuzz.driver import run_impl
+
+    got = run_impl("echo oops >&2; kill -SEGV $$ # {topology} {schedule}", platforms.ring(3),
+                   str(tmp_path), "json", 60, "allgather")
+    # the shell's own status for a signal (128 + 11); a bare sh -c reported -11
+    assert got[0] == "crash" and got[1][0] in ("the command exited with status 139",
+                                               "the command exited with status -11")
+    assert "stderr: oops" in got[1]
+    ok = run_impl("cp {topology} {schedule}", platforms.ring(3), str(tmp_path), "json", 60,
+                  "allgather")
+    assert ok[0] == "ok" and Path(ok[2]).stat().st_size > 0
