@@ -56,6 +56,7 @@ def rail_allgather(boxes: int) -> dict[str, object]:
             trees.append({"root": f"b{b}.gpu{g}", "multiplicity": 1, "direction": "out",
                           "edges": edges})
     return {"format": "collcert-schedule/1", "collective": "allgather",
+            "compute_nodes": [f"b{b}.gpu{g}" for b in range(boxes) for g in range(8)],
             "phases": [{"collective": "allgather", "k": 1, "trees": trees}]}
 
 

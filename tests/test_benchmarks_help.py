@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import runpy
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -24,3 +25,16 @@ def test_benchmark_help(path: Path, monkeypatch: pytest.MonkeyPatch,
     assert exc.value.code == 0
     out = capsys.readouterr().out
     assert out.startswith(f"usage: {path.name}"), out[:200]
+
+
+def test_bench_audit_schedule_is_a_valid_schedule() -> None:
+    """The rail allgather bench_audit.py builds is audited VALID at the optimum (it lacked
+    compute_nodes once the format required them, and the benchmark ended in a traceback)."""
+    from collcert import audit, platforms
+
+    path = next(p for p in BENCHMARKS if p.name == "bench_audit.py")
+    doc = runpy.run_path(str(path))["rail_allgather"](4)
+    report = audit(platforms.dgx_a100(4), doc)
+    assert report.valid, report.reasons
+    # its docstring: time (boxes − 1)/(8·boxes·25), the optimum
+    assert report.algbw == Fraction(8 * 4 * 25, 3) and report.ratio == 1
