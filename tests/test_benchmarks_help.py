@@ -6,6 +6,7 @@ bench_smoke.py ignored it and started the full benchmark (minutes).
 
 from __future__ import annotations
 
+import json
 import runpy
 import sys
 from fractions import Fraction
@@ -27,14 +28,15 @@ def test_benchmark_help(path: Path, monkeypatch: pytest.MonkeyPatch,
     assert out.startswith(f"usage: {path.name}"), out[:200]
 
 
-def test_bench_audit_schedule_is_a_valid_schedule() -> None:
+def test_bench_audit_schedule_is_a_valid_schedule(tmp_path: Path) -> None:
     """The rail allgather bench_audit.py builds is audited VALID at the optimum (it lacked
     compute_nodes once the format required them, and the benchmark ended in a traceback)."""
-    from collcert import audit, platforms
+    from collcert import audit_file, platforms
 
     path = next(p for p in BENCHMARKS if p.name == "bench_audit.py")
     doc = runpy.run_path(str(path))["rail_allgather"](4)
-    report = audit(platforms.dgx_a100(4), doc)
+    (tmp_path / "rail.json").write_text(json.dumps(doc))  # read as the benchmark reads it
+    report = audit_file(platforms.dgx_a100(4), str(tmp_path / "rail.json"))
     assert report.valid, report.reasons
     # its docstring: time (boxes − 1)/(8·boxes·25), the optimum
     assert report.algbw == Fraction(8 * 4 * 25, 3) and report.ratio == 1
