@@ -93,6 +93,17 @@ def test_msccl_ring_on_direct_links() -> None:
     assert r.time_per_unit == Fraction(3, 4) and r.ratio == Fraction(1, 2)
 
 
+@pytest.mark.parametrize("proto, wire", [("LL", 2), ("LL128", Fraction(16, 15))])
+def test_msccl_ll_protocols_give_the_wire_time(proto: str, wire: Fraction) -> None:
+    """LL puts 4 bytes of data in each 8-byte line, LL128 120 in 128: the report's time
+    counts data, and a note gives the time with the flags counted."""
+    r = audit(platforms.ring(4), ring_allgather(4).replace('proto="Simple"', f'proto="{proto}"'))
+    assert r.valid and r.time_per_unit == Fraction(3, 4)
+    note = next(n for n in r.notes if n.startswith(f"protocol {proto}:"))
+    t = Fraction(3, 4) * wire
+    assert f"time per unit {t.numerator}/{t.denominator}, algbw {t.denominator}/" in note
+
+
 def test_msccl_through_switches_uses_certified_routing() -> None:
     t = platforms.dgx_a100(2)
     r = audit(t, ring_allgather(16))

@@ -367,8 +367,13 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
                  "dependencies and latency are not modelled")
     if prog.proto in ("LL", "LL128"):
         share = "half of each 8-byte line" if prog.proto == "LL" else "120 of each 128 bytes"
+        wire = Fraction(2) if prog.proto == "LL" else Fraction(128, 120)
+        t = verdict.facts.get("time_per_unit")
+        counted = ("" if not isinstance(t, Fraction) or t <= 0 else
+                   f": with the flags counted, time per unit {fraction_str(t * wire)}, algbw "
+                   f"{fraction_str(1 / (t * wire))} {topology.unit}")
         notes.append(f"protocol {prog.proto}: data fills only {share} on the wire (the rest "
-                     "are flags); the time counts data only, so the wire time is longer")
+                     f"are flags); the time above counts data only{counted}")
     report = _report(verdict, prog.collective, "msccl-xml", topology.unit, opt, notes,
                      routing, extra, multicast=bool(topology.multicast_switches))
     if report.valid:
