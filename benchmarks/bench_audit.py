@@ -6,7 +6,8 @@
     python benchmarks/bench_audit.py --schedule ag.json   # audit an existing schedule file
 
 By default the audited schedule is a "rail" allgather built here in a few
-seconds (collcert.schedule takes much longer at 1024 GPUs): every root's data
+seconds, independently of collcert.schedule (--reference audits that one, about as
+fast now that it uses the box symmetry): every root's data
 runs along its own rail (GPU g of every box, through NIC g and the IB switch)
 as a chain over the boxes, and each box's rail GPU hands it to its 7 box peers
 through the NVSwitch. 1024 trees of 1023 edges. Each link out of a NIC
@@ -16,9 +17,10 @@ the optimum (the audit prints the ratio).
 
 Prints (wall-clock seconds on this machine):
 * optimum: generating it (collcert.optimum) vs checking its certificate
-  (collcert.certify.optimum.check_optimum) — the certificate check should be
-  a small fraction of the generation;
-* schedule: generating it (collcert.schedule, unless --schedule is given);
+  (collcert.certify.optimum.check_optimum), and the check's share of the
+  generation (with one flow per orbit both are well under a second);
+* schedule: building it (the rail one, or collcert.schedule with --reference;
+  nothing with --schedule);
 * audit: `audit_file` end to end (read, check trees / paths / loads and the
   certificates the schedule carries, compute and check the optimum) — target
   under 60 s for 1024 GPUs on a 2-core machine; and its parts.
@@ -65,7 +67,7 @@ def main() -> int:
     ap.add_argument("--boxes", type=int, default=128, help="DGX A100 boxes (8 GPUs each)")
     ap.add_argument("--schedule", help="audit this schedule file instead of generating one")
     ap.add_argument("--reference", action="store_true",
-                    help="audit collcert.schedule's schedule (slow to generate at 1024 GPUs)")
+                    help="audit collcert.schedule's schedule instead of the rail one")
     args = ap.parse_args()
 
     import collcert
