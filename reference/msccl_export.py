@@ -109,7 +109,16 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     if w and len({str(x) for x in w.values()}) > 1:
         raise ScheduleError("MSCCL export needs equal shards (MSCCL chunks are uniform); this "
                             "schedule has non-uniform weights")
-    plan = _copies_last(plan_from_schedule(doc, "schedule"))
+    return plan_xml(plan_from_schedule(doc, "schedule"), channels, name)
+
+
+def plan_xml(plan: Plan, channels: int | None = None, name: str | None = None,
+             advice: str = "--fixed-k with a smaller k, or a smaller topology") -> str:
+    """The MSCCL XML of an execution plan built from trees (allgather, reduce-scatter,
+    allreduce; every op's ``group`` is ``(phase, tree)``): see :func:`msccl_xml`.
+    ``advice``: what else to try when no channel count fits."""
+    coll = plan.spec.collective
+    plan = _copies_last(plan)
     check_budget(f"MSCCL export of {plan.nranks} ranks", BYTES_PER_OP * len(plan.ops),
                  f"compiling {len(plan.ops)} transfers into threadblocks and steps",
                  seconds=SECONDS_PER_OP * len(plan.ops),
@@ -136,7 +145,7 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     raise ScheduleError(f"the MSCCL runtime could not load this program: {last}. MSCCL runs "
                         "one threadblock per peer and channel with a fixed step budget "
                         "(003 §6.3 names this its scalability limit); try more --msccl-channels "
-                        "(or leave it out), --fixed-k with a smaller k, or a smaller topology")
+                        f"(or leave it out), {advice}")
 
 
 def _analyse(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:

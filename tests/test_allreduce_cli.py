@@ -119,7 +119,7 @@ def test_lp_schedule_option_errors(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and "allreduce" in err
     code, _, err = run(capsys, "schedule", "ring:4", "-c", "allreduce", "--method", "lp",
                        "--format", "forestcoll-xml")
-    assert code == 2 and "JSON only" in err
+    assert code == 2 and "ForestColl tree XML cannot express" in err
 
 
 def test_overlap_adds_phase_loads_per_link() -> None:

@@ -1,10 +1,12 @@
 """``collcert schedule -c allreduce --method lp``: trees that reach ForestColl's LP (5).
 
 See :mod:`collcert.reference.allreduce_schedule`. Any directed graph is
-accepted (LP (5) needs no Eulerian topology). JSON output only: the schedule
-gives every root its own share of the data and runs its two phases at the
-same time (``weights`` and ``"overlap": true`` of docs/schedule-format.md),
-which neither the ForestColl XML nor MSCCL programs can say.
+accepted (LP (5) needs no Eulerian topology). JSON (the schedule gives every
+root its own share of the data and runs its two phases at the same time:
+``weights`` and ``"overlap": true`` of docs/schedule-format.md) or an MSCCL
+program with as many chunks as the exact shares need
+(:mod:`collcert.reference.allreduce_msccl`); the ForestColl XML cannot say
+either.
 """
 
 from __future__ import annotations
@@ -13,23 +15,31 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from collcert.reference.errors import ScheduleError
+from collcert.reference.exact import fraction_str
 
 from ._common import load_topology, print_json
+
+if TYPE_CHECKING:
+    from collcert.reference.allreduce_schedule import LPSchedule
+    from collcert.reference.topology import Topology
 
 
 def run(args: argparse.Namespace) -> int:
     from collcert.reference.allreduce_schedule import lp_schedule
-    from collcert.reference.exact import fraction_str
 
     if args.collective != "allreduce":
         raise ScheduleError(f"--method lp builds allreduce schedules (ForestColl's LP (5)); "
                             f"for {args.collective} use the default --method forestcoll")
-    if args.format != "json":
-        raise ScheduleError(f"--method lp writes JSON only: its roots carry different shares and "
-                            f"its two phases run at the same time, which {args.format} cannot "
-                            "express")
+    if args.format == "forestcoll-xml":
+        raise ScheduleError("--method lp writes json or msccl-xml: its roots carry different "
+                            "shares and its two phases run at the same time, which the "
+                            "ForestColl tree XML cannot express")
+    if args.format != "msccl-xml" and args.msccl_channels is not None:
+        raise ScheduleError("--msccl-channels applies to --format msccl-xml only")
     for flag, value in (("--root", args.root), ("--fixed-k", args.fixed_k),
                         ("--weights", args.weights)):
         if value is not None:
@@ -40,6 +50,10 @@ def run(args: argparse.Namespace) -> int:
     s = lp_schedule(topo, engine=args.engine)
     doc = s.to_json(certificates=not args.no_certificates)
     checked = None
+    program = None
+    if args.format == "msccl-xml":
+        s, program = _msccl(topo, s, args)
+        doc = s.to_json(certificates=False)
     if args.check:
         from collcert.certify.base import Topo
         from collcert.certify.schedule import check_schedule
@@ -49,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
             raise RuntimeError("internal: collcert.certify rejects the LP schedule: "
                                + "; ".join(verdict.all_reasons()[:3]))
         checked = fraction_str(verdict.facts["time_per_unit"])
-    text = json.dumps(doc, indent=1) + "\n"
+        if program is not None:
+            _check_program(program.text)
+    text = json.dumps(doc, indent=1) + "\n" if program is None else program.text
     if args.output == "-":
         sys.stdout.write(text)
     elif args.output:
@@ -74,18 +90,73 @@ def run(args: argparse.Namespace) -> int:
             "reduce_trees": len(s.reduce_trees),
             "broadcast_trees": len(s.broadcast_trees),
             "k": doc["phases"][0]["k"],
+            "shares": "lp" if program is None else program.shares,
+            "nchunksperloop": None if program is None else program.chunks,
             "checked_time_per_unit": checked,
             "output": args.output,
-            "format": "json",
+            "format": args.format,
             "seconds": round(elapsed, 3),
         }, out)
     else:
         print(s.summary(), file=out)
+        if program is not None:
+            print(program.describe(), file=out)
         if checked is not None:
             print(f"collcert.certify recomputed the time from the trees: {checked} per unit.",
                   file=out)
         if args.output and args.output != "-":
-            print(f"Schedule written to {args.output} (json).", file=out)
+            print(f"Schedule written to {args.output} ({args.format}).", file=out)
         elif not args.output:
             print("Use -o FILE to save the schedule.", file=out)
     return 0
+
+
+@dataclass
+class _Program:
+    text: str
+    chunks: int
+    shares: str  # "lp": LP (5)'s own solution; "uniform": the equal-share optimum
+
+    def describe(self) -> str:
+        which = ("the shares of the LP (5) solution" if self.shares == "lp" else
+                 "equal shares (LP (5) with x_v all equal has the same optimum here, and its "
+                 "solution needs fewer chunks)")
+        return (f"MSCCL program: nchunksperloop {self.chunks}, {which}; exact, so it reaches "
+                "LP (5) (collcert audit TOPOLOGY FILE checks it in place and out of place).")
+
+
+def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
+           ) -> tuple[LPSchedule, _Program]:
+    """The MSCCL program of the LP schedule with exact chunk counts; if LP (5)'s solution
+    needs more chunks than the executor takes, the equal-share optimum when it is one."""
+    from collcert.reference.allreduce_lp import forestcoll_lp
+    from collcert.reference.allreduce_msccl import chunks, lp_msccl_xml
+    from collcert.reference.allreduce_schedule import lp_schedule
+
+    refuse = ("no MSCCL program reaches LP (5) exactly within the executor's limits: "
+              "rounding to fewer chunks would give other shares, a different and slower "
+              "program, so none is written; use --format json (the exact schedule) or "
+              "--method forestcoll (RS+AG, equal shares). LP (5)'s solution: ")
+    try:
+        return s, _Program(lp_msccl_xml(s, args.msccl_channels), chunks(s), "lp")
+    except ScheduleError as exc:
+        refuse += str(exc)
+    uniform = forestcoll_lp(topo, uniform=True)
+    if uniform.value != s.lp.value:
+        raise ScheduleError(f"{refuse}. Equal shares reach only {fraction_str(uniform.value)} "
+                            "here, so they were not tried")
+    s2 = lp_schedule(topo, engine=args.engine, lp=uniform)
+    try:
+        return s2, _Program(lp_msccl_xml(s2, args.msccl_channels), chunks(s2), "uniform")
+    except ScheduleError as exc:
+        raise ScheduleError(f"{refuse}. Equal shares (the same optimum here): {exc}") from None
+
+
+def _check_program(text: str) -> None:
+    """Run the program in the simulator of collcert.certify (both calls it is marked for)."""
+    from collcert.certify import msccl, msccl_sim
+
+    verdict = msccl_sim.run(msccl.read(text)).verdict
+    if not verdict.ok:
+        raise RuntimeError("internal: collcert.certify rejects the MSCCL program: "
+                           + "; ".join(verdict.all_reasons()[:3]))
