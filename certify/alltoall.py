@@ -16,6 +16,10 @@ Naming, by node index (compute nodes, then switches)::
                   − (N−1)·lambda [v = s] + lambda [v ≠ s compute]  = 0
     cap{u}>{v}:   Σ_s f{s}:{u}>{v} ≤ c_(u,v)
 
+A certificate of ``"method": "symmetric flows"`` carries flows of one compute
+node per orbit of its automorphisms and link lengths instead of the LP; it is
+checked by :mod:`.alltoall_sym` (both bounds, without the LP).
+
 A ``cut`` in the certificate, if given, is checked too: the pairs from inside
 S to outside all cross δ⁺(S), so λ ≤ B⁺(S)/(|S ∩ V_c|·|V_c ∖ S|); the cut
 must meet λ exactly (a proof of the bound a reader can check by hand).
@@ -27,6 +31,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from .alltoall_sym import check_flows_and_lengths
 from .base import InputError, Topo, Verdict, content_hash, frac_str, number
 from .lp import check_lp
 
@@ -87,6 +92,9 @@ def check_alltoall_optimum(topology: Mapping[str, Any] | Topo,
             v.fail(f"the certificate is for topology {claimed_hash[:19]}…, not this one "
                    f"({content_hash(topo)[:19]}…)")
             return v
+    if cert.get("method") == "symmetric flows":
+        proven = check_flows_and_lengths(topo, cert, v)
+        return v if proven is None else _conclude(topo, cert, proven, v)
     lp, primal, dual = cert.get("lp"), cert.get("primal"), cert.get("dual")
     if not (isinstance(lp, Mapping) and isinstance(primal, Mapping)
             and isinstance(dual, Mapping)):
@@ -105,12 +113,17 @@ def check_alltoall_optimum(topology: Mapping[str, Any] | Topo,
     if lam <= 0:
         v.fail("λ = 0: some compute node cannot reach another")
         return v
+    return _conclude(topo, cert, lam, v)
+
+
+def _conclude(topo: Topo, cert: Mapping[str, Any], lam: Fraction, v: Verdict) -> Verdict:
+    """The facts λ proves, the certificate's claims compared with them, and its cut."""
     n = len(topo.compute)
     v.facts.update({"lambda": lam, "algbw": n * lam, "time_per_unit": 1 / (n * lam)})
     v.facts["objective"] = lam  # the LP's value, which the file repeats
     for key in ("lambda", "algbw", "time_per_unit", "objective"):
         if key in cert and number(cert[key], key) != v.facts[key]:
-            v.fail(f"the certificate claims {key} {cert[key]}, but its LP proves "
+            v.fail(f"the certificate claims {key} {cert[key]}, but its witnesses prove "
                    f"{frac_str(v.facts[key])}")
     if cert.get("cut") is not None:
         _check_cut(topo, cert["cut"], lam, v)

@@ -32,7 +32,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "lp": ("dispatch:check_lp_file", "a linear program with exact primal and dual solutions"),
     "alltoall-optimum": ("alltoall:check_alltoall_optimum",
                          "the alltoall optimum as a maximum concurrent flow (LP rebuilt "
-                         "from the topology)"),
+                         "from the topology, or flows of orbit representatives and link "
+                         "lengths)"),
     "allreduce-cut-set": ("allreduce_rate:check_cut_set",
                           "the all-reduce cut-set bound: `collcert optimum -c allreduce`"),
     "allreduce-mac-bc-lp": ("allreduce_rate:check_mac_bc_lp", "the all-reduce MAC-BC LP"),

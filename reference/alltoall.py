@@ -34,13 +34,16 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import TopologyError
 from .exact import fraction_str
 from .limits import check_budget
 from .lp import LinearProgram, LPResult, solve_lp
 from .topology import Node, Topology
+
+if TYPE_CHECKING:
+    from .alltoall_sym import SymmetricAlltoall
 
 MAX_LP_COLUMNS = 400_000  # N·|E|: beyond this the exact solve is not attempted
 BYTES_PER_COLUMN = 4000
@@ -114,6 +117,7 @@ class AlltoallOptimum:
     lam: Fraction  # the maximum concurrent flow: rate of every ordered pair at once
     result: LPResult
     cut: frozenset[Node] | None  # a cut whose bound equals lam, when a simple one does
+    sym: SymmetricAlltoall | None = None  # solved by orbits (:mod:`.alltoall_sym`)
 
     @property
     def algbw(self) -> Fraction:
@@ -133,12 +137,19 @@ class AlltoallOptimum:
             return (f"the cut S with compute nodes {{{names}}} has egress B⁺(S) = "
                     f"{fraction_str(t.out_capacity(self.cut))}, and the {a}·{b} ordered pairs "
                     "from inside to outside must all cross it")
+        if self.sym is not None:
+            return ("a length ℓ for every link (in the certificate, the same on links the "
+                    "automorphisms exchange) bounds λ ≤ Σ c·ℓ / Σ over pairs of dist_ℓ "
+                    "(max concurrent flow duality), and it meets λ")
         return ("the exact dual of the maximum concurrent flow LP (a length for every link, "
                 "in the certificate) proves it by LP duality")
 
     def certificate(self) -> dict[str, Any]:
-        cert = self.result.certificate()
-        cert.pop("format", None)
+        if self.sym is not None:
+            cert = self.sym.certificate_parts()
+        else:
+            cert = self.result.certificate()
+            cert.pop("format", None)
         out: dict[str, Any] = {
             "format": "collcert-certificate/1", "kind": "alltoall-optimum",
             "collective": "alltoall", "topology": self.topology.content_hash(),
@@ -157,10 +168,30 @@ class AlltoallOptimum:
                 f"{self.witness()}")
 
 
-def alltoall_optimum(topology: Topology) -> AlltoallOptimum:
-    """The exact optimal alltoall on ``topology``, with its LP certificate."""
+def alltoall_optimum(topology: Topology, symmetry: bool | None = None) -> AlltoallOptimum:
+    """The exact optimal alltoall on ``topology``, with its certificate.
+
+    ``symmetry``: solve one commodity per orbit of compute nodes under automorphisms
+    found and verified by :mod:`.automorphism_search` (:mod:`.alltoall_sym`; the
+    certificate then carries flows, lengths and the automorphisms): always when some
+    are found (True), never (False), or, for None (default), from
+    ``orbits.AUTO_MIN_COMPUTE`` compute nodes on. Without symmetry, the full LP and its
+    exact primal and dual are the certificate."""
     if topology.num_compute < 2:
         raise TopologyError("alltoall needs at least two compute nodes")
+    from . import alltoall_sym, orbits
+
+    if len(topology.capacity) > MAX_LP_COLUMNS:  # not even one commodity fits
+        raise TopologyError(f"the alltoall LP would have at least {len(topology.capacity)} "
+                            f"flow variables (one commodity on {len(topology.capacity)} links); "
+                            f"collcert solves it exactly up to {MAX_LP_COLUMNS}")
+    if orbits.wanted(topology, symmetry):
+        gens = alltoall_sym.find_symmetry(topology)
+        if gens is not None:
+            sym = alltoall_sym.SymmetricAlltoall(topology, gens)
+            cut = next((c for c in sym.cut_candidates() if cut_bound(topology, c) == sym.lam),
+                       None)
+            return AlltoallOptimum(topology, sym.lam, sym.result, cut, sym)
     res = solve_lp(alltoall_lp(topology))
     lam = res.objective
     cut = None

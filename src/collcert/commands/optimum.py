@@ -38,7 +38,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-symmetry", action="store_true",
                    help="one max-flow per compute node, not one per orbit of the topology's "
                    "box symmetry (by default used from 64 compute nodes on; the certificate "
-                   "then carries the automorphism, docs/optimum.md)")
+                   "then carries the automorphism, docs/optimum.md); for -c alltoall, the "
+                   "full LP with one commodity per compute node, not one per orbit")
     _sizes.add_size_arguments(p)
     p.set_defaults(func=run)
 
