@@ -95,8 +95,9 @@ def plan_from_schedule(doc: Any, origin: str = "schedule") -> Plan:
         except (KeyError, ValueError, ZeroDivisionError):
             raise ScheduleError(f"{origin}: weights must give every compute node a number "
                                 "such as \"1\" or \"3/2\"") from None
-        if any(w <= 0 for w in fr):
-            raise ScheduleError(f"{origin}: weights must be positive")
+        if any(w < 0 for w in fr) or not any(fr):
+            raise ScheduleError(f"{origin}: weights must be ≥ 0, not all 0 (a node of "
+                                "weight 0 roots no trees)")
         den = math.lcm(*(w.denominator for w in fr))
         ints = [int(w * den) for w in fr]
         g = math.gcd(*ints)
@@ -177,7 +178,7 @@ def plan_from_schedule(doc: Any, origin: str = "schedule") -> Plan:
                              shards[r][0] + lo, hi - lo)
         for r in ([root] if root is not None else range(n)):
             assert r is not None
-            if used.get(r, 0) < k:
+            if used.get(r, 0) < k and shards[r][1]:
                 plan.notes.append(f"phase {ph + 1}: the trees of {plan.label(r)} carry "
                                   f"{used.get(r, 0)}/{k} of its shard")
     plan.validate()

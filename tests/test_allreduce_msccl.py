@@ -135,3 +135,20 @@ def test_smoke_gloo_passes(tmp_path: Path, capsys: Any) -> None:
     rep = json.loads(capsys.readouterr().out)
     assert code == 0 and rep["result"] == "PASS", rep
     assert any("ran in place and out of place" in n for n in rep["notes"])
+
+
+def test_lp_json_schedule_with_zero_shares_runs() -> None:
+    """The LP (5) schedule gives some roots share 0 (docs/schedule-format.md allows it); the
+    execution plan that `collcert smoke` runs refused it ('weights must be positive')."""
+    from collcert.reference.treeplan import plan_from_schedule
+
+    case = json.loads((GOLDEN / "hypothesis-counterexample-rsag.json").read_text())
+    doc = lp_schedule(Topology.from_json(case["topology"], strict=False)).to_json()
+    assert sorted(doc["weights"].values()) == ["0", "0", "0", "0", "1"]
+    plan = plan_from_schedule(doc)
+    assert not plan.problems and not plan.notes
+    assert all(first_mismatch(plan.spec, r, o, 2) is None
+               for r, o in enumerate(run_host(plan, 2)))
+    doc["weights"] = {k: "0" for k in doc["weights"]}
+    with pytest.raises(ScheduleError, match="not all 0"):
+        plan_from_schedule(doc)

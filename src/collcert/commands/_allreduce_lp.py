@@ -119,8 +119,8 @@ class _Program:
 
     def describe(self) -> str:
         which = ("the shares of the LP (5) solution" if self.shares == "lp" else
-                 "equal shares (LP (5) with x_v all equal has the same optimum here, and its "
-                 "solution needs fewer chunks)")
+                 "equal shares (the shares of LP (5)'s own solution need more than the "
+                 "executor takes; with x_v all equal LP (5) has the same optimum here)")
         return (f"MSCCL program: nchunksperloop {self.chunks}, {which}; exact, so it reaches "
                 "LP (5) (collcert audit TOPOLOGY FILE checks it in place and out of place).")
 

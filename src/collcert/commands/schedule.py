@@ -46,7 +46,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--format", default="json", choices=("json", "forestcoll-xml", "msccl-xml"),
                    help="file format (default: json, collcert-schedule/1); msccl-xml: an MSCCL "
                    "algorithm program for the MSCCL runtime (allgather, reduce-scatter, "
-                   "allreduce), correct for in-place and out-of-place calls (docs/smoke.md)")
+                   "allreduce), correct for in-place and out-of-place calls (docs/smoke.md); "
+                   "with --method lp, nchunksperloop is what the exact shares need (exit 2 "
+                   "where that exceeds the executor: never rounded)")
     p.add_argument("--msccl-channels", type=int, metavar="C",
                    help="msccl-xml: spread the trees over C channels (default: the fewest that "
                    "keep every threadblock within the runtime's 64 steps)")
@@ -70,7 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="forestcoll (default): ForestColl's trees (allreduce: reduce-scatter, "
                    "then allgather); lp: allreduce only, reduce and broadcast trees from the "
                    "exact optimum of ForestColl's allreduce LP (5), run at the same time "
-                   "(docs/allreduce.md)")
+                   "(docs/allreduce.md); json or msccl-xml")
     p.add_argument("--no-symmetry", action="store_true",
                    help="do not build by orbits of the topology's box symmetry (the general "
                    "algorithms of seed 000 only; slower on large machines, same optimum)")
