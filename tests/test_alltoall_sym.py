@@ -143,3 +143,15 @@ def test_cli_writes_and_checks_the_symmetric_certificate(
     assert main(["optimum", "dgx_a100:2", "-c", "alltoall", "--no-symmetry",
                  "--certificate"]) == 0
     assert "lp" in json.loads(capsys.readouterr().out)
+
+
+def test_a_long_ring_is_found_vertex_transitive() -> None:
+    # ring:200 needs ~100 rounds of colour refinement after a node is individualised (once
+    # capped at 64, which found no symmetry); by hand: a source's 199 pairs lie at
+    # distances summing to 2·(1 + … + 99) + 100 = 10000, and 200 sources' 10000·λ each
+    # must fit in 400 unit links: λ ≤ 1/5000, met by shortest paths split evenly
+    t = platforms.ring(200)
+    opt = alltoall_optimum(t, symmetry=True)
+    assert opt.sym is not None and len(opt.sym.orbits.reps) == 1
+    assert opt.lam == Fraction(1, 5000)
+    assert check_alltoall_optimum(t.to_json(), json.loads(json.dumps(opt.certificate()))).ok
