@@ -53,6 +53,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from collcert.reference.alltoall import alltoall_optimum
 
     (d / "a2a.json").write_text(json.dumps(alltoall_optimum(t).certificate()))
+    # by symmetry: generators, representative flows and link lengths (certify/alltoall_sym)
+    (d / "a2a_sym.json").write_text(json.dumps(alltoall_optimum(t, symmetry=True).certificate()))
     # the all-reduce chain writes several certificates in one file
     import contextlib
     import io
@@ -76,7 +78,8 @@ def _run_blocked(files: dict[str, Path], *args: str) -> tuple[int, dict[str, Any
 
 @pytest.mark.parametrize("name, kind", [("opt", "optimum"), ("sched", "schedule"),
                                         ("split", "splitting"), ("lp", "lp"),
-                                        ("a2a", "alltoall-optimum"), ("ar", "bundle")])
+                                        ("a2a", "alltoall-optimum"),
+                                        ("a2a_sym", "alltoall-optimum"), ("ar", "bundle")])
 def test_check_runs_without_the_reference(files: dict[str, Path], name: str, kind: str) -> None:
     code, out, err = _run_blocked(files, str(files["topo"]), str(files[name]))
     assert code == 0, err

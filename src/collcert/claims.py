@@ -10,7 +10,7 @@ A tool that reports "allgather of 1 GB in 2.5 ms on 8 GPUs" claims an algbw
   schedule's algbw is refuted, naming that link and its load;
 * the certified optimum: no schedule of the collective on this topology (without
   in-network multicast) beats it; a claim above it is refuted with the cut (or,
-  for alltoall, the LP dual) that proves it.
+  for alltoall, the LP dual or the link lengths) that proves it.
 
 A claim that passes both is *not refuted*, which is not a proof that it is
 true: latency and protocol overheads make real runs slower than the model.
