@@ -40,6 +40,8 @@ each other rank.
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -83,6 +85,17 @@ class _Run:
         # (memory stays bounded by chunks × threadblocks however often a chunk is read)
         self.readers: dict[Loc, dict[int, int]] = {}
         self.queues: dict[tuple[int, int, int], deque[list[Content]]] = {}
+        self.asleep: dict[tuple[str, int, int, int], list[int]] = {}  # blocked, by blocker
+        self.sweep: list[int] = []  # heap: threadblocks (by index) still to visit this sweep
+        self.later: set[int] = set()  # woken for the next sweep
+        self.at = -1  # the threadblock running now
+        # per threadblock, the flags its signalling transmissions set and their indices; the
+        # flags grow along the threadblock (the kernel's step counter), so they are sorted
+        self.signals: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+        for key, tb in self.tbs.items():
+            marks = [(op.flag, i) for i, op in enumerate(tb.ops) if op.signals]
+            assert marks == sorted(marks), "the step counter only grows"
+            self.signals[key] = ([f for f, _ in marks], [i for _, i in marks])
         for g in range(prog.ngpus):
             for j in range(self.real["i"]):
                 self.store[self.alias(g, "i", j)] = frozenset({(g, j)})
@@ -120,26 +133,27 @@ class _Run:
             return False
         return True
 
-    def after(self, tb: Threadblock, other: tuple[int, int], where: str, what: str) -> None:
+    def after(self, tb: Threadblock, op: Op, other: tuple[int, int], what: str) -> None:
         t, i = other
         if t != tb.tbid and self.clock[(tb.gpu, tb.tbid)].get(t, 0) <= i:
             step = self.tbs[(tb.gpu, t)].ops[i].step
-            self.fail(f"{where}: {what} gpu {tb.gpu} tb {t} step {step}, but no dependency "
-                      "makes it wait for that step: a race between concurrent threadblocks")
+            self.fail(f"{op.where(tb.gpu, tb.tbid)}: {what} gpu {tb.gpu} tb {t} step {step}, "
+                      "but no dependency makes it wait for that step: a race between "
+                      "concurrent threadblocks")
 
     def read(self, tb: Threadblock, op: Op, buf: str, off: int, cnt: int) -> list[Content] | None:
         if not self.bounds(tb, op, buf, off, cnt, "reads"):
             return None
-        where = op.where(tb.gpu, tb.tbid)
         out = []
         for j in range(off, off + cnt):
             loc = self.alias(tb.gpu, buf, j)
             got = self.store.get(loc)
             if got is None:
-                self.fail(f"{where}: reads {buf}[{j}] on gpu {tb.gpu} before it holds any data")
+                self.fail(f"{op.where(tb.gpu, tb.tbid)}: reads {buf}[{j}] on gpu {tb.gpu} "
+                          "before it holds any data")
                 return None
             if loc in self.writer:
-                self.after(tb, self.writer[loc], where, f"reads {buf}[{j}], written by")
+                self.after(tb, op, self.writer[loc], f"reads {buf}[{j}], written by")
             self.readers.setdefault(loc, {})[tb.tbid] = tb.pc
             out.append(got)
         return out
@@ -147,37 +161,48 @@ class _Run:
     def write(self, tb: Threadblock, op: Op, buf: str, off: int, data: list[Content]) -> None:
         if not self.bounds(tb, op, buf, off, len(data), "writes"):
             return
-        where = op.where(tb.gpu, tb.tbid)
         for j, d in enumerate(data):
             loc = self.alias(tb.gpu, buf, off + j)
             if loc in self.writer:
-                self.after(tb, self.writer[loc], where, f"overwrites {buf}[{off + j}], written by")
+                self.after(tb, op, self.writer[loc], f"overwrites {buf}[{off + j}], written by")
             for r in self.readers.pop(loc, {}).items():
-                self.after(tb, r, where, f"overwrites {buf}[{off + j}], still to be read by")
+                self.after(tb, op, r, f"overwrites {buf}[{off + j}], still to be read by")
             self.writer[loc] = (tb.tbid, tb.pc)
             self.store[loc] = d
 
-    def reduce(self, a: list[Content], b: list[Content], where: str) -> list[Content] | None:
+    def reduce(self, a: list[Content], b: list[Content], tb: Threadblock, op: Op,
+               ) -> list[Content] | None:
         out = []
         for x, y in zip(a, b):
-            both = x & y
-            if both:
-                r, j = min(both)
-                self.fail(f"{where}: reduces the contribution of rank {r} chunk {j} twice")
+            if not x.isdisjoint(y):
+                r, j = min(x & y)
+                self.fail(f"{op.where(tb.gpu, tb.tbid)}: reduces the contribution of rank {r} "
+                          f"chunk {j} twice")
                 return None
             out.append(x | y)
         return out
 
     # -- one transmission -----------------------------------------------------------
-    def ready(self, tb: Threadblock, op: Op) -> bool:
+    def blocker(self, tb: Threadblock, op: Op) -> tuple[str, int, int, int] | None:
+        """None when ``op`` can run now; else the first thing it waits for: a flag
+        ("flag", gpu, tb, 0), a free slot ("send", connection) or a message ("recv", …)."""
         for t, s in op.waits:
             if self.flag.get((tb.gpu, t), -1) < s:
-                return False
+                return ("flag", tb.gpu, t, 0)
         if op.kind in SENDS and self.full(tb):
-            return False
-        if op.kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
-            return bool(self.queues.get((tb.recv, tb.gpu, tb.chan)))
-        return True
+            return ("send", tb.gpu, tb.send, tb.chan)
+        if op.kind in ("r", "rcs", "rrc", "rrs", "rrcs") and not self.queues.get(
+                (tb.recv, tb.gpu, tb.chan)):
+            return ("recv", tb.recv, tb.gpu, tb.chan)
+        return None
+
+    def wake(self, key: tuple[str, int, int, int]) -> None:
+        """What ``key`` blocked may run now: later in this sweep, or in the next."""
+        for i in self.asleep.pop(key, ()):
+            if i > self.at:
+                heapq.heappush(self.sweep, i)
+            else:
+                self.later.add(i)
 
     def full(self, tb: Threadblock) -> bool:
         """Whether tb's send connection already holds SLOTS messages not yet received."""
@@ -188,18 +213,18 @@ class _Run:
         for t, s in op.waits:
             for u, done in self.released_by(tb.gpu, t, s).items():
                 mine[u] = max(mine.get(u, 0), done)
-        where = op.where(tb.gpu, tb.tbid)
         kind = op.kind
         if kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
             data: list[Content] | None = self.queues[(tb.recv, tb.gpu, tb.chan)].popleft()
             assert data is not None
+            self.wake(("send", tb.recv, tb.gpu, tb.chan))
             if len(data) != op.cnt:
-                self.fail(f"{where}: receives {op.cnt} chunks but the matching send from gpu "
-                          f"{tb.recv} carried {len(data)}")
+                self.fail(f"{op.where(tb.gpu, tb.tbid)}: receives {op.cnt} chunks but the "
+                          f"matching send from gpu {tb.recv} carried {len(data)}")
                 data = None
             elif kind in ("rrc", "rrs", "rrcs"):
                 own = self.read(tb, op, op.srcbuf, op.srcoff, op.cnt)
-                data = None if own is None else self.reduce(own, data, where)
+                data = None if own is None else self.reduce(own, data, tb, op)
             if data is not None:
                 if kind in ("r", "rcs", "rrc", "rrcs"):
                     self.write(tb, op, op.dstbuf, op.dstoff, data)
@@ -217,25 +242,26 @@ class _Run:
             acc = self.read(tb, op, op.dstbuf, op.dstoff, op.cnt)
             for off in op.reductions:  # fused: dst += src[off] for each, with the last cnt
                 src = self.read(tb, op, op.srcbuf, off, op.cnt) if acc is not None else None
-                acc = None if src is None or acc is None else self.reduce(acc, src, where)
+                acc = None if src is None or acc is None else self.reduce(acc, src, tb, op)
             if acc is not None:
                 self.write(tb, op, op.dstbuf, op.dstoff, acc)
         tb.pc += 1
         mine[tb.tbid] = tb.pc
         if op.signals:
             self.flag[(tb.gpu, tb.tbid)] = max(self.flag[(tb.gpu, tb.tbid)], op.flag)
+            self.wake(("flag", tb.gpu, tb.tbid, 0))
             self.snaps[(tb.gpu, tb.tbid, tb.pc - 1)] = dict(mine)
 
     def released_by(self, g: int, t: int, s: int) -> dict[int, int]:
         """The clock of the first signalling transmission of tb t whose flag is ≥ s: all
         a released wait may assume."""
-        for i, op in enumerate(self.tbs[(g, t)].ops):
-            if op.signals and op.flag >= s:
-                return self.snaps.get((g, t, i), {})
-        return {}
+        flags, where = self.signals[(g, t)]
+        k = bisect.bisect_left(flags, s)
+        return self.snaps.get((g, t, where[k]), {}) if k < len(flags) else {}
 
     def send(self, tb: Threadblock, data: list[Content]) -> None:
         self.queues.setdefault((tb.gpu, tb.send, tb.chan), deque()).append(data)
+        self.wake(("recv", tb.gpu, tb.send, tb.chan))
         key = (tb.gpu, tb.send)
         self.traffic[key] = self.traffic.get(key, 0) + len(data)
 
@@ -246,11 +272,12 @@ class _Run:
             for op in tb.ops:
                 for t, s in op.waits:
                     other = self.tbs.get((tb.gpu, t))
+                    flags = self.signals.get((tb.gpu, t), ([], []))[0]  # sorted
                     if other is None:
                         self.fail(f"deadlock: {op.where(tb.gpu, tb.tbid)} waits for "
                                   f"threadblock {t}, which gpu {tb.gpu} does not have: it "
                                   "would spin forever")
-                    elif not any(o.signals and o.flag >= s for o in other.ops):
+                    elif not flags or flags[-1] < s:
                         late = [st.index for st in other.steps if st.index >= s
                                 and st.hasdep == 1 and st.kind != "nop"]
                         why = (f"no step ≥ {s} of tb {t} has hasdep=\"1\"" if not late else
@@ -267,22 +294,27 @@ class _Run:
         self.never_released()
         if not self.v.ok:
             return False
-        active = [tb for tb in self.prog.tbs if tb.ops]
-        while active:
-            moved = False
-            still = []
-            for tb in active:
-                while tb.pc < len(tb.ops) and self.ready(tb, tb.ops[tb.pc]):
+        # Sweeps over the threadblocks in program order, each running as far as it can. A
+        # blocked one sleeps on what blocks it (asleep) until that changes (wake), so a sweep
+        # visits only those that may move: the order is that of visiting all of them.
+        tbs = self.prog.tbs
+        self.sweep = [i for i, tb in enumerate(tbs) if tb.ops]
+        while self.sweep:
+            while self.sweep:
+                self.at = heapq.heappop(self.sweep)
+                tb = tbs[self.at]
+                while tb.pc < len(tb.ops):
+                    key = self.blocker(tb, tb.ops[tb.pc])
+                    if key is not None:
+                        self.asleep.setdefault(key, []).append(self.at)
+                        break
                     self.execute(tb, tb.ops[tb.pc])
-                    moved = True
-                if tb.pc < len(tb.ops):
-                    still.append(tb)
-            active = still
-            if not moved and active:
-                stuck = "; ".join(self.stuck(tb) for tb in active[:3])
-                self.fail(f"deadlock: no step can run; {stuck}"
-                          + (f"; and {len(active) - 3} more" if len(active) > 3 else ""))
-                break
+            self.sweep, self.later, self.at = sorted(self.later), set(), -1
+        active = [tb for tb in tbs if tb.pc < len(tb.ops)]
+        if active:  # nothing can move, yet steps remain
+            stuck = "; ".join(self.stuck(tb) for tb in active[:3])
+            self.fail(f"deadlock: no step can run; {stuck}"
+                      + (f"; and {len(active) - 3} more" if len(active) > 3 else ""))
         for (p, q, ch), left in self.queues.items():
             if left:
                 self.fail(f"gpu {p} sends {len(left)} message(s) to gpu {q} on channel {ch} "
@@ -306,6 +338,7 @@ class _Run:
         prog, per = self.prog, self.per
         n, coll = prog.ngpus, prog.collective
         declared_name = {"i": "i_chunks", "o": "o_chunks"}
+        sums: dict[int, Content] = {}
         for g in range(n):
             for buf in "io":
                 d = prog.chunks[g][buf]
@@ -330,7 +363,9 @@ class _Run:
                                   f"{_show(got)}")
                 else:
                     c = j if coll == "allreduce" else g * per + j
-                    want = frozenset((q, c) for q in range(n))
+                    if c not in sums:  # built once per chunk, not once per gpu
+                        sums[c] = frozenset((q, c) for q in range(n))
+                    want = sums[c]
                     if got != want:
                         self.fail(f"gpu {g} output chunk {j} should be the sum of chunk {c} "
                                   f"of all {n} ranks; {_missing(got, want)}")

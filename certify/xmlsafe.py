@@ -113,9 +113,9 @@ def parse(text: str | bytes, origin: str = "XML", *, max_elements: int = MAX_ELE
                        "schedules this big")
         if len(stack) >= max_depth:
             refuse(f"elements nested deeper than {max_depth} levels")
-        if len(attrs) > MAX_ATTRS or any(len(v) > MAX_ATTR_LEN for v in attrs.values()):
+        if len(attrs) > MAX_ATTRS or attrs and max(map(len, attrs.values())) > MAX_ATTR_LEN:
             refuse(f"<{tag}> has too many or too long attributes")
-        el = Element(tag, dict(attrs), parser.CurrentLineNumber)
+        el = Element(tag, attrs, parser.CurrentLineNumber)  # expat gives a new dict each time
         if stack:
             stack[-1].children.append(el)
         else:
