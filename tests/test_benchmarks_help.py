@@ -40,3 +40,16 @@ def test_bench_audit_schedule_is_a_valid_schedule(tmp_path: Path) -> None:
     assert report.valid, report.reasons
     # its docstring: time (boxes − 1)/(8·boxes·25), the optimum
     assert report.algbw == Fraction(8 * 4 * 25, 3) and report.ratio == 1
+
+
+def test_bench_audit_msccl_stages() -> None:
+    """--msccl times every stage of auditing an exported MSCCL program and audits it end to
+    end in a fresh process (exit 0, its CPU time and peak memory)."""
+    path = next(p for p in BENCHMARKS if p.name == "bench_audit.py")
+    row = runpy.run_path(str(path))["msccl_stages"](1, "allgather", True)
+    for stage in ("parse", "read", "simulate in-place", "simulate out-of-place", "route",
+                  "optimum"):
+        assert isinstance(row[stage], float) and row[stage] >= 0
+        assert stage in row["peak_python_MB"]
+    assert row["time_per_unit"] == "7/2400" and row["audit_exit"] == 0
+    assert row["audit_peak_rss_MB"] > 0
