@@ -55,24 +55,6 @@ def _arc_list(topo: Topo, raw: object, where: str, v: Verdict) -> dict[Link, Fra
     return out
 
 
-def _link_orbits(topo: Topo, perms: list[dict[Node, Node]]) -> dict[Link, Link]:
-    parent: dict[Link, Link] = {}
-
-    def root(x: Link) -> Link:
-        while parent.get(x, x) != x:
-            up = parent[x]
-            parent[x] = parent.get(up, up)  # path halving
-            x = up
-        return x
-
-    for sigma in perms:
-        for (a, b) in topo.cap:
-            ra, rb = root((a, b)), root((sigma.get(a, a), sigma.get(b, b)))
-            if ra != rb:
-                parent[ra] = rb
-    return {e: root(e) for e in topo.cap}
-
-
 def _distances(topo: Topo, length: Mapping[Link, Fraction], source: Node) -> dict[Node, Fraction]:
     out: dict[Node, list[Node]] = {u: [] for u in topo.nodes}
     for (a, b) in topo.cap:
@@ -112,7 +94,7 @@ def check_flows_and_lengths(topo: Topo, cert: Mapping[str, Any], v: Verdict) -> 
     if not isinstance(raw, list):
         raise InputError("the certificate needs 'flows': one flow per orbit of compute nodes")
     n = len(topo.compute)
-    link_orbit = _link_orbits(topo, perms)
+    link_orbit = automorphisms.link_orbits(topo, perms)
     load: dict[Link, Fraction] = {}
     sources: dict[Node, Node] = {}  # orbit -> its representative
     for i, rec in enumerate(raw):

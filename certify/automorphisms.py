@@ -26,10 +26,13 @@ so the same bound holds for S. Cuts, not flows, are mapped: no flow is built.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from fractions import Fraction
+from typing import TypeVar
 
-from .base import InputError, Node, Topo, Verdict, frac_str
+from .base import InputError, Link, Node, Topo, Verdict, frac_str
+
+T = TypeVar("T", bound=Hashable)
 
 MAX_AUTOMORPHISMS = 64
 """Most permutations a certificate may list: each costs one pass over the links, and a
@@ -102,21 +105,32 @@ def verify(topo: Topo, sigma: Mapping[Node, Node], weights: Mapping[Node, int] |
 
 def orbits(topo: Topo, perms: list[dict[Node, Node]]) -> dict[Node, Node]:
     """Each node's orbit under the group ``perms`` generate, named by one member."""
-    parent: dict[Node, Node] = {}
+    return classes(topo.nodes, [(u, w) for sigma in perms for u, w in sigma.items()])
 
-    def root(x: Node) -> Node:
+
+def link_orbits(topo: Topo, perms: list[dict[Node, Node]]) -> dict[Link, Link]:
+    """Each link's orbit under the group ``perms`` generate, named by one member."""
+    return classes(list(topo.cap), [((a, b), (sigma.get(a, a), sigma.get(b, b)))
+                                    for sigma in perms for (a, b) in topo.cap])
+
+
+def classes(items: list[T], pairs: list[tuple[T, T]]) -> dict[T, T]:
+    """The classes of the equivalence that ``pairs`` generate on ``items`` (union-find),
+    each item mapped to one member of its class."""
+    parent: dict[T, T] = {}
+
+    def root(x: T) -> T:
         while parent.get(x, x) != x:
             up = parent[x]
             parent[x] = parent.get(up, up)  # path halving
             x = up
         return x
 
-    for sigma in perms:
-        for u, w in sigma.items():
-            ru, rw = root(u), root(w)
-            if ru != rw:
-                parent[ru] = rw
-    return {x: root(x) for x in topo.nodes}
+    for u, w in pairs:
+        ru, rw = root(u), root(w)
+        if ru != rw:
+            parent[ru] = rw
+    return {x: root(x) for x in items}
 
 
 def uncovered(topo: Topo, perms: list[dict[Node, Node]], proven: set[Node]) -> list[Node]:
