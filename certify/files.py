@@ -123,16 +123,22 @@ def check_json_memory(text: str | bytes, origin: str) -> None:
         items = text.count(",") + text.count("[") + text.count("{")
     else:
         items = text.count(b",") + text.count(b"[") + text.count(b"{")
-    need = JSON_BYTES_PER_ITEM * items + 2 * len(text)
+    check_fits(JSON_BYTES_PER_ITEM * items + 2 * len(text),
+               f"{origin}: {human_bytes(len(text))} of JSON with about {items} values")
+
+
+def check_fits(need: int, what: str) -> None:
+    """Refuse (InputError) reading ``what`` when its estimated ``need`` of bytes exceeds the
+    memory budget."""
     try:
         budget, how = memory_budget()
     except ValueError as exc:
         raise InputError(str(exc)) from None
     if need > budget:
         raise InputError(
-            f"{origin}: {human_bytes(len(text))} of JSON with about {items} values would take "
-            f"about {human_bytes(need)} of memory to read, more than the {human_bytes(budget)} "
-            f"collcert may use ({how}); use a smaller file or a machine with more memory")
+            f"{what} would take about {human_bytes(need)} of memory to read, more than the "
+            f"{human_bytes(budget)} collcert may use ({how}); use a smaller file or a machine "
+            "with more memory")
 
 
 TEXT_COPIES = 3

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from xml.parsers import expat
 
 from .base import InputError
-from .files import human_bytes, memory_budget
+from .files import check_fits
 
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ELEMENTS = 5_000_000
@@ -58,16 +58,8 @@ def _check_memory(text: str | bytes, origin: str, max_elements: int) -> None:
     if elements > max_elements:
         raise InputError(f"{origin}: about {elements} elements, more than {max_elements}; "
                          "collcert does not read files this big")
-    need = BYTES_PER_ELEMENT * elements + BYTES_PER_ATTRIBUTE * (count('="') + count("='"))
-    try:
-        budget, how = memory_budget()
-    except ValueError as exc:
-        raise InputError(str(exc)) from None
-    if need > budget:
-        raise InputError(
-            f"{origin}: about {elements} XML elements would take about {human_bytes(need)} of "
-            f"memory to read, more than the {human_bytes(budget)} collcert may use ({how}); "
-            "use a smaller file or a machine with more memory")
+    check_fits(BYTES_PER_ELEMENT * elements + BYTES_PER_ATTRIBUTE * (count('="') + count("='")),
+               f"{origin}: about {elements} XML elements")
 
 
 def parse(text: str | bytes, origin: str = "XML", *, max_elements: int = MAX_ELEMENTS,
