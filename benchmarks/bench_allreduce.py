@@ -12,7 +12,7 @@ by ``collcert.certify`` alone. Columns:
 * ``wall`` seconds for cut-set + R_LP, ``cpu`` user+system seconds of the process
   up to then, ``exact%`` the share of the R_LP time spent in exact certification
   (exact master solve and exact pricing), ``check`` seconds of the independent
-  checkers (``certify/allreduce_rate.py``: own Edmonds for every root), peak RSS.
+  checkers (``certify/allreduce/rate.py``: own Edmonds for every root), peak RSS.
 
     python benchmarks/bench_allreduce.py                 # torus:8x8 hypercube:6
     python benchmarks/bench_allreduce.py torus:4x4 dgx1  # any platform spec or file
@@ -36,10 +36,10 @@ DEFAULT = ("torus:8x8", "hypercube:6")
 
 
 def one(spec: str, lp5: bool) -> dict[str, object]:
-    from collcert.certify.allreduce_rate import Graph, check_cut_set, check_mac_bc_lp
+    from collcert.certify.allreduce import Graph, check_cut_set, check_mac_bc_lp
     from collcert.commands._common import load_topology
-    from collcert.reference.allreduce_rate import cut_set_bound, mac_bc_lp
-    from collcert.reference.exact import fraction_str
+    from collcert.reference.allreduce import cut_set_bound, mac_bc_lp
+    from collcert.reference.model import fraction_str
 
     t = load_topology(spec, strict=False)
     t0 = time.perf_counter()
@@ -61,7 +61,7 @@ def one(spec: str, lp5: bool) -> dict[str, object]:
         "check": check, "checked": ok, "rss_mb": ru.ru_maxrss / 1024,
     }
     if lp5:
-        from collcert.reference.allreduce_lp import forestcoll_lp
+        from collcert.reference.allreduce import forestcoll_lp
 
         t2 = time.perf_counter()
         try:

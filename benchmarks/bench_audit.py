@@ -19,7 +19,7 @@ the optimum (the audit prints the ratio).
 
 Prints (wall-clock seconds on this machine):
 * optimum: generating it (collcert.optimum) vs checking its certificate
-  (collcert.certify.optimum.check_optimum), and the check's share of the
+  (collcert.certify.forestcoll.optimum.check_optimum), and the check's share of the
   generation (with one flow per orbit both are well under a second);
 * schedule: building it (the rail one, or collcert.schedule with --reference;
   nothing with --schedule);
@@ -90,11 +90,10 @@ def msccl_stages(boxes: int, collective: str = "allgather", trace: bool = False,
     from fractions import Fraction
 
     import collcert
-    from collcert.audit_optimum import certified_optimum
-    from collcert.certify import msccl, msccl_sim, xmlsafe
-    from collcert.certify.base import Topo, Verdict
-    from collcert.reference.msccl_export import msccl_xml
-    from collcert.routing import route
+    from collcert.auditing import certified_optimum, route
+    from collcert.certify.execution import msccl, msccl_sim
+    from collcert.certify.model import Topo, Verdict, xmlsafe
+    from collcert.reference.execution import msccl_xml
 
     topo = collcert.platforms.dgx_a100(boxes)
     text = msccl_xml(collcert.schedule(topo, collective))
@@ -188,11 +187,14 @@ def main() -> int:
         return 0 if ok else 1
 
     import collcert
-    from collcert.audit import audit_file
-    from collcert.certify.base import Topo
-    from collcert.certify.optimum import check_optimum
-    from collcert.certify.readers import schedule_json
-    from collcert.certify.schedule import check_schedule, read_schedule
+    from collcert.auditing import audit_file
+    from collcert.certify.forestcoll import (
+        check_optimum,
+        check_schedule,
+        read_schedule,
+        schedule_json,
+    )
+    from collcert.certify.model import Topo
 
     topo = collcert.platforms.dgx_a100(args.boxes)
     print(f"topology: {topo.name}: {topo.num_compute} GPUs, {len(topo.switch_nodes)} switches, "

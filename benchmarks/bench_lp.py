@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from collcert.reference.exact import show
-from collcert.reference.lp import LinearProgram, solve_lp
+from collcert.reference.model import show
+from collcert.reference.solvers import LinearProgram, solve_lp
 
 
 def torus_concurrent_flow(k: int) -> LinearProgram:

@@ -49,9 +49,9 @@ def worker(spec: str, method: str, collective: str, fixed_k: int | None) -> None
     """One optimum in this process; print one JSON line."""
     import resource
 
-    from collcert.certify.optimum import check_optimum
+    from collcert.certify.forestcoll import check_optimum
     from collcert.commands._common import load_topology
-    from collcert.reference.optimum import optimum
+    from collcert.reference.forestcoll import optimum
 
     c0 = time.process_time()
     w0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """Benchmark: Algorithm 1 and the independent simulator on large reductions.
 
 Target (issue 10): Algorithm 1 for n = 10^6 under 10 s on 2 cores, and the
-simulator (collcert.certify.reduction_schedule) checking the result in
+simulator (collcert.certify.reduction.simulate) checking the result in
 comparable time. Prints one line per (n, d, c) with the CPU seconds of each
 step; integer costs run on ints, rational ones on ints scaled to the common
 denominator (the simulator reads "p/q" strings).
@@ -16,9 +16,9 @@ import argparse
 import time
 from fractions import Fraction
 
-from collcert.certify.reduction_schedule import check_reduction
-from collcert.reference.reduction_io import schedule_document
-from collcert.reference.reduction_trees import algorithm1
+from collcert.certify.reduction import check_reduction
+from collcert.reference.reduction import schedule_document
+from collcert.reference.reduction.trees import algorithm1
 
 
 def run(n: int, d: str, c: str) -> None:

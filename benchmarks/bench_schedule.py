@@ -48,13 +48,10 @@ def worker(spec: str, collective: str, symmetry: bool, out: str) -> None:
     """Build, write, audit one topology; print one JSON line."""
     import resource
 
-    from collcert.certify.base import Topo
-    from collcert.certify.files import read_text
-    from collcert.certify.readers import schedule_json
-    from collcert.certify.schedule import check_schedule
+    from collcert.certify.forestcoll import check_schedule, schedule_json
+    from collcert.certify.model import Topo, read_text
     from collcert.commands._common import load_topology
-    from collcert.reference.schedule import schedule
-    from collcert.reference.schedule_io import write_schedule
+    from collcert.reference.forestcoll import schedule, write_schedule
 
     t = load_topology(spec)
     t0 = time.monotonic()

@@ -26,8 +26,7 @@ from typing import Any
 
 import collcert
 from collcert.commands._common import load_topology
-from collcert.reference.msccl_export import msccl_xml
-from collcert.reference.treeplan import plan_from_schedule
+from collcert.reference.execution import msccl_xml, plan_from_schedule
 
 
 def _cpu() -> float:

@@ -21,11 +21,15 @@ import platform
 import sys
 import time
 
-from collcert.certify.oneport_events import check_steady_broadcast
-from collcert.reference.exact import show
-from collcert.reference.steady_broadcast import random_platform
-from collcert.reference.steady_lp import solve_ssb
-from collcert.reference.steady_schedule import Block, PeriodicSchedule, layout, tree_packing
+from collcert.certify.broadcast import check_steady_broadcast
+from collcert.reference.broadcast import random_platform, solve_ssb
+from collcert.reference.broadcast.steady_schedule import (
+    Block,
+    PeriodicSchedule,
+    layout,
+    tree_packing,
+)
+from collcert.reference.model import show
 
 TARGET_S = 60.0
 
@@ -50,7 +54,7 @@ def run_case(nodes: int, seed: int, degree: int) -> tuple[dict[str, float], str]
     sched = PeriodicSchedule("trees", N, loads, tick, matchings, sigma, steps,
                              trees=[(lam, edges) for lam, edges, _ in trees])
     t["colouring"] = time.perf_counter() - t0
-    from collcert.reference.steady_broadcast import SteadyBroadcast
+    from collcert.reference.broadcast import SteadyBroadcast
 
     doc = json.loads(json.dumps(SteadyBroadcast(p, "p0", sol, sched).to_json()))
     topo = json.loads(json.dumps(p.to_json()))

@@ -5,7 +5,7 @@ A certificate file names its kind (``"kind"``, or ``"format":
 their keys. Each kind maps to one checker of this package, named as
 ``"module:function"`` and imported only when used, so adding a kind is one
 line. Every checker takes the topology (``Topo``) and the certificate dict and
-returns a :class:`~collcert.certify.base.Verdict`; the topology is passed as
+returns a :class:`~collcert.certify.model.base.Verdict`; the topology is passed as
 read (a dict), since checkers of other models read it their own way (the
 all-reduce rate takes any directed graph, the one-port broadcast a platform).
 """
@@ -17,29 +17,29 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from .base import InputError, Verdict, frac_str, number
+from .model import InputError, Verdict, frac_str, number
 
 Checker = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
 
 # kind -> (checker "module:function" in collcert.certify, what it proves)
 KINDS: dict[str, tuple[str, str]] = {
-    "optimum": ("optimum:check_optimum",
+    "optimum": ("forestcoll:check_optimum",
                 "a certified optimum (cut + flows): `collcert optimum --certificate`"),
-    "schedule": ("schedule:check_schedule",
+    "schedule": ("forestcoll:check_schedule",
                  "a schedule with the certificates it carries: `collcert schedule -o`"),
-    "splitting": ("splitting:check_splitting",
+    "splitting": ("forestcoll:check_splitting",
                   "an edge-splitting certificate (gstar, routing, flows)"),
     "lp": ("dispatch:check_lp_file", "a linear program with exact primal and dual solutions"),
     "alltoall-optimum": ("alltoall:check_alltoall_optimum",
                          "the alltoall optimum as a maximum concurrent flow (LP rebuilt "
                          "from the topology, or flows of orbit representatives and link "
                          "lengths)"),
-    "allreduce-cut-set": ("allreduce_rate:check_cut_set",
+    "allreduce-cut-set": ("allreduce:check_cut_set",
                           "the all-reduce cut-set bound: `collcert optimum -c allreduce`"),
-    "allreduce-mac-bc-lp": ("allreduce_rate:check_mac_bc_lp", "the all-reduce MAC-BC LP"),
-    "allreduce-forestcoll-lp": ("allreduce_lp:check_forestcoll_lp",
+    "allreduce-mac-bc-lp": ("allreduce:check_mac_bc_lp", "the all-reduce MAC-BC LP"),
+    "allreduce-forestcoll-lp": ("allreduce:check_forestcoll_lp",
                                 "ForestColl's all-reduce LP (5)"),
-    "steady-broadcast": ("oneport_events:check_steady_broadcast",
+    "steady-broadcast": ("broadcast:check_steady_broadcast",
                          "a one-port steady-state broadcast schedule "
                          "(`collcert broadcast-steady`; TOPOLOGY is its platform)"),
     "reduction": ("dispatch:check_reduction_file",
@@ -97,7 +97,7 @@ def check_certificate(topology: Mapping[str, Any],
 
 
 def check_reduction_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:
-    from .reduction_schedule import check_reduction
+    from .reduction import check_reduction
 
     verdict, sim = check_reduction(cert)
     if sim is None:  # unreadable (wrong types, lengths, numbers): bad input, not INVALID
@@ -108,7 +108,7 @@ def check_reduction_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -
 def check_lp_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:
     """A generic LP certificate: it proves its LP's optimum, whatever the LP says about
     the topology (a topology-specific kind rebuilds the LP to tie the two together)."""
-    from .lp import check_lp
+    from .solvers import check_lp
 
     lp, primal, dual = cert.get("lp"), cert.get("primal"), cert.get("dual")
     if not (isinstance(lp, Mapping) and isinstance(primal, Mapping)

@@ -3,7 +3,7 @@
 ``allreduce_rate`` (always true; in the default set)
     On the topology and on a non-Eulerian variant of it (every third link
     dropped, a graph only :class:`Topology` ``strict=False`` reads), every
-    certificate of :func:`collcert.reference.allreduce.allreduce_rate` passes
+    certificate of :func:`collcert.reference.allreduce.report.allreduce_rate` passes
     ``collcert.certify``, and the chain holds: MAC-BC LP = LP (5) without
     switches, R_LP ≤ C, RS+AG ≤ LP (5) ≤ min(bound (7), C); on small ones the
     LP (5) schedule is VALID at exactly the LP value.
@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from collcert.reference.exact import fraction_str
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, fraction_str
 
 from .generators import Source
 
@@ -69,8 +68,12 @@ def _size_ok(t: Topology) -> bool:
 
 def check_rate_chain(t: Topology, label: str) -> None:
     """Every certificate checks and the chain of rates holds (raises AssertionError)."""
-    from collcert.certify.allreduce_lp import check_forestcoll_lp
-    from collcert.certify.allreduce_rate import Graph, check_cut_set, check_mac_bc_lp
+    from collcert.certify.allreduce import (
+        Graph,
+        check_cut_set,
+        check_forestcoll_lp,
+        check_mac_bc_lp,
+    )
     from collcert.reference.allreduce import allreduce_rate
 
     r = allreduce_rate(t)
@@ -95,9 +98,9 @@ def check_rate_chain(t: Topology, label: str) -> None:
         if low is not None and high is not None and low > high:
             raise _Fail(f"{label}: {what} fails: {fraction_str(low)} > {fraction_str(high)}")
     if lp and len(t.nodes) <= 8:
-        from collcert.certify.base import Topo
-        from collcert.certify.schedule import check_schedule
-        from collcert.reference.allreduce_schedule import lp_schedule
+        from collcert.certify.forestcoll import check_schedule
+        from collcert.certify.model import Topo
+        from collcert.reference.allreduce import lp_schedule
 
         assert r.forestcoll is not None
         doc = lp_schedule(t, lp=r.forestcoll).to_json()
@@ -122,8 +125,8 @@ def prop_allreduce_rate(t: Topology) -> None:
 
 
 def _hypothesis(t: Topology, uniform: bool) -> None:
-    from collcert.reference.allreduce_lp import forestcoll_lp
-    from collcert.reference.optimum import optimum
+    from collcert.reference.allreduce import forestcoll_lp
+    from collcert.reference.forestcoll import optimum
 
     from .properties import PropertyFailure, Skipped
 

@@ -17,8 +17,7 @@ import math
 from collections.abc import Hashable, Iterator
 from fractions import Fraction
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, TopologyError
 
 MAX_NODES = 20
 """Refuse to enumerate beyond this many nodes (2^20 subsets already takes minutes)."""

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology
 
 from . import properties as props
 from .parallel import Crashed, in_order, run_tasks

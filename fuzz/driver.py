@@ -5,7 +5,7 @@ temporary folder, runs the user's command in the current directory (so that
 ``python mygen.py ...`` finds ``mygen.py``) with ``{topology}`` and
 ``{schedule}`` replaced by the (shell-quoted, absolute) paths in that temporary
 folder, and audits the schedule
-the command wrote with ``collcert.audit.audit_file(topology, path, fmt)``.
+the command wrote with ``collcert.auditing.auditor.audit_file(topology, path, fmt)``.
 A case fails when the command crashes (non-zero exit, no schedule written,
 timeout) or the audit finds the schedule invalid. Failing topologies are
 shrunk (:func:`collcert.fuzz.shrink.shrink`) and saved with a command that
@@ -31,10 +31,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from collcert.reference.errors import CollcertError, ScheduleError, TopologyError
-from collcert.reference.exact import fraction_str
-from collcert.reference.optimum import optimum
-from collcert.reference.topology import Topology
+from collcert.reference.forestcoll import optimum
+from collcert.reference.model import (
+    CollcertError,
+    ScheduleError,
+    Topology,
+    TopologyError,
+    fraction_str,
+)
 
 from .shrink import save_regression, shrink
 
@@ -43,13 +47,13 @@ FAILING = ("invalid", "crash", "timeout")
 
 Auditor = Callable[[Topology, str, str], Any]
 """``audit(topology, schedule_path, fmt)`` returning an object with ``.valid``,
-``.reasons`` and ``.algbw`` (``collcert.audit.AuditReport``)."""
+``.reasons`` and ``.algbw`` (``collcert.auditing.auditor.AuditReport``)."""
 
 
 def default_auditor() -> Auditor:
-    """``collcert.audit.audit_file``; a clear error when that module is missing."""
+    """``collcert.auditing.auditor.audit_file``; a clear error when that module is missing."""
     try:
-        from collcert.audit import audit_file
+        from collcert.auditing import audit_file
     except ImportError as exc:
         raise CollcertError(
             f"the schedule auditor collcert.audit is not available ({exc}); "

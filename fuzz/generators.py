@@ -22,8 +22,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, TopologyError
 
 T = TypeVar("T")
 

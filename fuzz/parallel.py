@@ -44,7 +44,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from collcert.reference.errors import CollcertError
+from collcert.reference.model import CollcertError
 
 MAX_JOBS = 512
 CONNECT_TIMEOUT = "15s"

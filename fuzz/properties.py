@@ -31,9 +31,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.exact import fraction_str
-from collcert.reference.optimum import optimum
-from collcert.reference.topology import Topology
+from collcert.reference.forestcoll import optimum
+from collcert.reference.model import Topology, fraction_str
 
 from . import allreduce as _ar
 from . import brute
@@ -186,7 +185,7 @@ def prop_allreduce(t: Topology) -> None:
 
 
 def prop_certificate(t: Topology) -> None:
-    from collcert.certify.optimum import check_optimum
+    from collcert.certify.forestcoll import check_optimum
 
     topo = t.to_json()
     cases: list[tuple[str, dict[str, Any]]] = [
@@ -221,8 +220,8 @@ def prop_schedule(t: Topology) -> None:
     import os
     import tempfile
 
-    from collcert.audit import audit_file
-    from collcert.reference.schedule import schedule
+    from collcert.auditing import audit_file
+    from collcert.reference.forestcoll import schedule
 
     for coll, rooted in SCHEDULE_CASES:
         root = t.compute_nodes[0] if rooted else None

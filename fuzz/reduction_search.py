@@ -203,7 +203,7 @@ def compare(max_n: int = 9, k_transfers_max_n: int = 9, grid: Sequence[tuple[int
     """Every algorithm against the exhaustive optimum (and Z3 up to ``z3_max_n``);
     returns the number of disagreements. Costs are integers here: the algorithms
     scale rationals to integers first, so integer grids cover them."""
-    from collcert.reference import reduction_trees as rt
+    from collcert.reference.reduction import trees as rt
 
     bad = 0
     started = time.monotonic()

@@ -30,8 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from collcert.reference.errors import CollcertError, TopologyError
-from collcert.reference.topology import Topology
+from collcert.reference.model import CollcertError, Topology, TopologyError
 
 Node = Hashable
 Cycle = tuple[tuple[Node, ...], int]

@@ -27,8 +27,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.exact import fraction_str
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, fraction_str
 
 Node = Hashable
 
@@ -92,7 +91,7 @@ def _z3() -> Any:
     try:
         import z3
     except ImportError as exc:  # pragma: no cover - z3-solver is a test dependency
-        from collcert.reference.errors import CollcertError
+        from collcert.reference.model import CollcertError
 
         raise CollcertError(
             "the Z3 proofs need the z3-solver package: pip install 'collcert[z3]'"

@@ -11,13 +11,12 @@ import jsonschema
 import pytest
 
 from collcert import platforms
-from collcert.certify.base import InputError, Topo
-from collcert.certify.schedule import check_schedule
+from collcert.certify.forestcoll import check_schedule
+from collcert.certify.model import InputError, Topo
 from collcert.cli import main
-from collcert.reference.allreduce_schedule import lp_schedule
-from collcert.reference.errors import TopologyError
-from collcert.reference.optimum import optimum
-from collcert.reference.topology import Topology
+from collcert.reference.allreduce import lp_schedule
+from collcert.reference.forestcoll import optimum
+from collcert.reference.model import Topology, TopologyError
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "docs" / "schema" / "schedule.schema.json").read_text())

@@ -17,14 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from collcert.certify.allreduce_lp import lp5
-from collcert.certify.allreduce_rate import Graph
+from collcert.certify.allreduce import Graph
+from collcert.certify.allreduce.lp5 import lp5
 from collcert.fuzz.allreduce import equalized
-from collcert.reference import allreduce_forms as forms
-from collcert.reference.allreduce_lp import forestcoll_lp
-from collcert.reference.allreduce_rate import cut_set_bound, mac_bc_lp
-from collcert.reference.optimum import optimum
-from collcert.reference.topology import Topology
+from collcert.reference.allreduce import closed_forms as forms
+from collcert.reference.allreduce import cut_set_bound, forestcoll_lp, mac_bc_lp
+from collcert.reference.forestcoll import optimum
+from collcert.reference.model import Topology
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = sorted((ROOT / "golden" / "allreduce").glob("*.json"))

@@ -12,17 +12,14 @@ from typing import Any
 
 import pytest
 
-from collcert.audit import audit
-from collcert.certify import msccl
+from collcert.auditing import audit
+from collcert.certify.execution import msccl
 from collcert.cli import main
 from collcert.commands._common import load_topology
-from collcert.reference import allreduce_msccl
-from collcert.reference.allreduce_lp import forestcoll_lp
-from collcert.reference.allreduce_msccl import chunks, lp_msccl_xml, lp_plan
-from collcert.reference.allreduce_schedule import lp_schedule
-from collcert.reference.errors import ScheduleError
-from collcert.reference.execplan import first_mismatch, run_host
-from collcert.reference.topology import Topology
+from collcert.reference.allreduce import forestcoll_lp, lp_schedule
+from collcert.reference.execution import chunks, first_mismatch, lp_msccl_xml, lp_plan, run_host
+from collcert.reference.execution import msccl_allreduce as allreduce_msccl
+from collcert.reference.model import ScheduleError, Topology
 from collcert.smoke.mscclplan import plan_from_program
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -140,7 +137,7 @@ def test_smoke_gloo_passes(tmp_path: Path, capsys: Any) -> None:
 def test_lp_json_schedule_with_zero_shares_runs() -> None:
     """The LP (5) schedule gives some roots share 0 (docs/schedule-format.md allows it); the
     execution plan that `collcert smoke` runs refused it ('weights must be positive')."""
-    from collcert.reference.treeplan import plan_from_schedule
+    from collcert.reference.execution import plan_from_schedule
 
     case = json.loads((GOLDEN / "hypothesis-counterexample-rsag.json").read_text())
     doc = lp_schedule(Topology.from_json(case["topology"], strict=False)).to_json()

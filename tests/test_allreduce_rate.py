@@ -17,23 +17,22 @@ from typing import Any
 import pytest
 
 from collcert import platforms
-from collcert.certify.allreduce_lp import check_forestcoll_lp
-from collcert.certify.allreduce_rate import (
+from collcert.certify.allreduce import check_forestcoll_lp
+from collcert.certify.allreduce.rate import (
     Graph,
     check_cut_set,
     check_mac_bc_lp,
     directed_mst,
 )
-from collcert.reference.allreduce_lp import forestcoll_lp
-from collcert.reference.allreduce_rate import (
+from collcert.reference.allreduce import forestcoll_lp
+from collcert.reference.allreduce.rate import (
     all_mac_bc_networks,
     cut_set_bound,
     mac_bc_lp,
     mac_bc_lp_enumerated,
 )
-from collcert.reference.arborescence import min_arborescence
-from collcert.reference.errors import TopologyError
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, TopologyError
+from collcert.reference.solvers import min_arborescence
 
 
 def digraph(k: int, arcs: dict[tuple[int, int], int]) -> Topology:
@@ -187,7 +186,7 @@ def test_lp5_equals_mac_bc_lp_without_switches_and_certifies() -> None:
 
 
 def test_lp5_with_switches_bounded_by_cut_and_above_rsag() -> None:
-    from collcert.reference.optimum import optimum
+    from collcert.reference.forestcoll import optimum
 
     for t in (platforms.two_box_example(), platforms.fat_tree(2)):
         fc = forestcoll_lp(t)
@@ -221,7 +220,7 @@ def test_one_compute_node_and_switches_are_refused_with_reasons() -> None:
 def test_exact_pricing_finishes_what_loose_float_pricing_leaves(monkeypatch: Any) -> None:
     """With a float tolerance so loose that floats stop early, the exact master and
     exact pricing must still reach the optimum (and the certificate must check)."""
-    import collcert.reference.allreduce_rate as ar
+    import collcert.reference.allreduce.rate as ar
 
     monkeypatch.setattr(ar, "FLOAT_TOL", 0.95)
     t = digraph(4, {(0, 2): 4, (0, 3): 2, (1, 0): 2, (1, 3): 2, (2, 0): 2, (2, 1): 4,
@@ -235,7 +234,7 @@ def test_exact_pricing_finishes_what_loose_float_pricing_leaves(monkeypatch: Any
 def test_exact_column_generation_when_floats_give_up(monkeypatch: Any) -> None:
     """GLOP can fail on capacities over a huge range (found by fuzzing with 2^70): the
     exact master then works from the slack basis with every column, and pricing goes on."""
-    import collcert.reference.allreduce_rate as ar
+    import collcert.reference.allreduce.rate as ar
 
     def give_up(self: Any) -> None:
         self.failed = True

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from collcert import Topology, platforms
-from collcert.audit import audit
+from collcert.auditing import audit
 from collcert.certify.alltoall import check_alltoall_optimum
 from collcert.certify.dispatch import check_certificate
 from collcert.cli import main

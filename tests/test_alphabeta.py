@@ -30,7 +30,7 @@ from collcert.perftable import (
     parse_sizes,
     table_rows,
 )
-from collcert.reference.alphabeta import (
+from collcert.reference.execution import (
     AlphaBeta,
     Latency,
     bytes_per_unit,
@@ -39,8 +39,7 @@ from collcert.reference.alphabeta import (
     msccl_latency,
     tree_schedule_latency,
 )
-from collcert.reference.errors import TopologyError
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, TopologyError
 
 DATA = Path(__file__).resolve().parent / "data" / "formats"
 
@@ -166,7 +165,7 @@ def test_phases_add_up_and_cli_matches_the_schedules_own_heights(tmp_path: Path,
 
 
 def test_msccl_latency_counts_sequential_ring_steps() -> None:
-    from collcert.certify import msccl
+    from collcert.certify.execution import msccl
 
     t = Topology.from_json(str(DATA / "complete4_topology.json"))
     alpha = link_alphas(t, Fraction(3, 2))

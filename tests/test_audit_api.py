@@ -16,7 +16,7 @@ from test_certify_schedule import ring_allgather as ring_trees
 
 import collcert
 from collcert import ScheduleError, platforms
-from collcert.audit import AuditReport, audit, route
+from collcert.auditing import AuditReport, audit, route
 from collcert.cli import main
 
 
@@ -53,7 +53,7 @@ def test_allreduce_without_lp5_says_rsag_is_not_proven_optimal(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """When LP (5) is too large to solve, the figure an allreduce is compared with
     is RS+AG's: the report must not call it the certified optimum."""
-    import collcert.reference.allreduce_lp as lp5
+    import collcert.reference.allreduce.lp5 as lp5
 
     t = platforms.ring(5)
     s = collcert.schedule(t, "allreduce").to_json()
@@ -183,15 +183,16 @@ def test_cli_help_runs_as_a_program() -> None:
 
 
 def test_public_audit_names_stay_the_functions() -> None:
-    # ``collcert.audit`` is both a submodule and the public function: importing the
-    # submodule (as this file and the CLI do) must not replace the function.
+    # ``collcert.audit`` is the public function; the code lives in ``collcert.auditing``,
+    # so no submodule shares its name and importing the package cannot replace it.
     script = (
-        "import collcert, collcert.audit\n"
-        "from collcert.audit import audit_file\n"
-        "first = collcert.audit\n"
-        "assert callable(collcert.audit) and callable(collcert.audit), collcert.audit\n"
-        "assert collcert.audit is first and collcert.audit_file is audit_file\n"
+        "import collcert, collcert.auditing\n"
+        "from collcert.auditing import audit, audit_file\n"
+        "assert callable(collcert.audit) and collcert.audit is audit, collcert.audit\n"
+        "assert collcert.audit_file is audit_file\n"
         "assert collcert.AuditReport.__name__ == 'AuditReport'\n"
+        "import importlib.util\n"
+        "assert importlib.util.find_spec('collcert.audit') is None\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
     assert callable(collcert.audit) and collcert.audit is audit

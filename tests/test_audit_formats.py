@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from collcert.audit import audit
-from collcert.certify.base import InputError
-from collcert.certify.readers import split_path
+from collcert.auditing import audit
+from collcert.certify.forestcoll import split_path
+from collcert.certify.model import InputError
 from collcert.cli import main
 from collcert.commands._common import load_topology
 

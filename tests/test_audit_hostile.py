@@ -10,7 +10,7 @@ import pytest
 from test_certify_schedule import ring_allgather as ring_trees
 
 from collcert import ScheduleError, platforms
-from collcert.audit import audit, audit_file
+from collcert.auditing import audit, audit_file
 from collcert.cli import main
 
 LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol "lol">\n'

@@ -23,8 +23,8 @@ from test_certify_schedule import complete_allgather, ring_allgather
 
 import collcert
 from collcert import platforms
-from collcert.certify.base import Topo
-from collcert.certify.schedule import check_schedule
+from collcert.certify.forestcoll import check_schedule
+from collcert.certify.model import Topo
 
 Doc = dict[str, Any]
 
@@ -274,7 +274,7 @@ def test_a_detour_through_switches_is_caught_by_the_claim_or_the_ratio() -> None
     """A round trip NIC -> IB -> NIC -> IB keeps the path a walk through switches: the data
     still arrives, only slower. With the emitter's claim the schedule is INVALID; without
     it, the audit is VALID but reports the exact loss against the optimum."""
-    from collcert.audit import audit
+    from collcert.auditing import audit
 
     topology = platforms.dgx_a100(2)
     doc = collcert.schedule(topology, "allgather").to_json()

@@ -1,5 +1,5 @@
 """Bad input, tested in-process: the bounded number parser, the size estimator
-(reference/limits.py), bounded reading of files and stdin, and the CLI details a new
+(reference/model/limits.py), bounded reading of files and stdin, and the CLI details a new
 user met (stdin schedules, --ranks files, help text, fuzz run's directory, saving
 without shrinking, wording). tests/test_hostile_corpus.py runs the same inputs
 through the real command line in subprocesses."""
@@ -19,15 +19,14 @@ import pytest
 from collcert import Topology, platforms
 from collcert.cli import build_parser, main
 from collcert.fuzz import driver
-from collcert.reference import limits
-from collcert.reference.errors import CollcertError, TopologyError
-from collcert.reference.exact import (
+from collcert.reference.forestcoll import optimum
+from collcert.reference.model import CollcertError, TopologyError, limits
+from collcert.reference.model.exact import (
     MAX_DIGITS,
     NumberError,
     lcm_of_denominators,
     parse_number,
 )
-from collcert.reference.optimum import optimum
 
 
 def first_primes(n: int) -> list[int]:

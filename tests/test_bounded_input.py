@@ -14,15 +14,12 @@ import networkx as nx
 import pytest
 
 from collcert import platforms
-from collcert.audit import _ranks
-from collcert.certify import files
-from collcert.certify.base import InputError
+from collcert.auditing.auditor import _ranks
+from collcert.certify.model import InputError, files
 from collcert.graphs import as_topology
-from collcert.reference import limits, schedule_io
-from collcert.reference.errors import ScheduleError, TopologyError
-from collcert.reference.steady_broadcast import random_platform
-from collcert.reference.steady_lp import solve_ssb
-from collcert.reference.topology import Topology
+from collcert.reference.broadcast import random_platform, solve_ssb
+from collcert.reference.forestcoll import schedule_io
+from collcert.reference.model import ScheduleError, Topology, TopologyError, limits
 
 
 def test_devices_stop_at_the_first_nul_byte() -> None:
@@ -136,8 +133,8 @@ def test_steady_platforms_too_big_for_the_budget(monkeypatch: pytest.MonkeyPatch
 
 
 def test_msccl_export_is_sized_first(monkeypatch: pytest.MonkeyPatch) -> None:
-    from collcert.reference.msccl_export import msccl_xml
-    from collcert.reference.schedule import schedule
+    from collcert.reference.execution import msccl_xml
+    from collcert.reference.forestcoll import schedule
 
     s = schedule(platforms.dgx_a100(2))  # 16 GPUs: over 240 transfers, 2000 bytes each
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "100K")

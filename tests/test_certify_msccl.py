@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from collcert.certify import msccl, msccl_sim
-from collcert.certify.base import InputError
+from collcert.certify.execution import msccl, msccl_sim
+from collcert.certify.model import InputError
 
 HEAD = ('<algo name="{name}" nchunksperloop="{c}" nchannels="1" proto="Simple" ngpus="{n}" '
         'coll="{coll}" inplace="{inplace}">')

@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from collcert.certify.base import InputError
-from collcert.certify.oneport import OnePortTopo
-from collcert.certify.oneport_events import check_events, check_steady_broadcast
-from collcert.reference.steady_broadcast import paper_fig1, random_platform, steady_broadcast
+from collcert.certify.broadcast.oneport import OnePortTopo
+from collcert.certify.broadcast.oneport_events import check_events, check_steady_broadcast
+from collcert.certify.model import InputError
+from collcert.reference.broadcast import paper_fig1, random_platform, steady_broadcast
 
 FIG1 = json.loads(json.dumps(paper_fig1().to_json()))
 

@@ -17,9 +17,8 @@ import pytest
 
 import collcert
 from collcert import platforms
-from collcert.certify import cuts
-from collcert.certify.base import InputError, Topo, number
-from collcert.certify.optimum import check_optimum
+from collcert.certify.forestcoll import check_optimum, cuts
+from collcert.certify.model import InputError, Topo, number
 
 
 def cert(topology: Any, **kw: Any) -> dict[str, Any]:

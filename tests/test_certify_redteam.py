@@ -14,12 +14,11 @@ from typing import Any
 import pytest
 
 from collcert import platforms
-from collcert.audit import audit
-from collcert.certify import msccl
-from collcert.certify.base import InputError
-from collcert.certify.optimum import check_optimum
-from collcert.certify.schedule import check_schedule
-from collcert.reference.errors import ScheduleError
+from collcert.auditing import audit
+from collcert.certify.execution import msccl
+from collcert.certify.forestcoll import check_optimum, check_schedule
+from collcert.certify.model import InputError
+from collcert.reference.model import ScheduleError
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_certify_msccl import ring_allgather  # noqa: E402
@@ -300,7 +299,7 @@ def test_audit_ranks_naming_a_node_by_a_boolean_is_rejected() -> None:
 def test_forestcoll_allreduce_with_phases_in_the_wrong_order_is_refused_clearly() -> None:
     # the reader assigned phases by position and ignored each <algo>'s own collective, so
     # allgather-then-reduce-scatter was read as out-trees called in-trees
-    from collcert.certify.readers import forestcoll_xml
+    from collcert.certify.forestcoll import forestcoll_xml
 
     algo = ('<algo nchunkspernode="1" collective="{c}"><tree root="a" nchunks="1">'
             '<send src="{s}" dst="{d}"/></tree><tree root="b" nchunks="1">'
@@ -320,7 +319,7 @@ def test_integral_float_beyond_2_to_53_is_refused() -> None:
     # float that is not the number written, so a claim could match only by rounding
     import json
 
-    from collcert.certify.base import number
+    from collcert.certify.model import number
 
     rounded = json.loads("12345678901234567891.0")
     assert int(rounded) != 12345678901234567891

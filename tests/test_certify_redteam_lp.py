@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collcert.certify.allreduce_rate import check_cut_set
+from collcert.certify.allreduce import check_cut_set
 
 LINE = {"compute_nodes": ["a", "b", "c"],
         "links": [["a", "b", 1], ["b", "a", 1], ["b", "c", 5], ["c", "b", 5]]}

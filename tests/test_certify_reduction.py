@@ -1,4 +1,4 @@
-"""The independent reduction-schedule simulator (certify/reduction_schedule.py).
+"""The independent reduction-schedule simulator (certify/reduction/simulate.py).
 
 Hand-computed schedules check what it accepts and the makespan it finds;
 one mutation per rule checks that it refuses, with a reason naming the culprit.
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from collcert.certify.reduction_schedule import check_reduction
-from collcert.reference import reduction_bounds as rb
-from collcert.reference import reduction_trees as rt
-from collcert.reference.reduction_io import schedule_document
+from collcert.certify.reduction import check_reduction
+from collcert.reference.reduction import length_bounds as rb
+from collcert.reference.reduction import schedule_document
+from collcert.reference.reduction import trees as rt
 
 
 def doc(parent: list[int | None], send: list[Any], d: Any = 1, c: Any = 1,

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from collcert import platforms
-from collcert.certify.base import InputError, Topo
-from collcert.certify.schedule import check_schedule
-from collcert.certify.trees import Edge, Tree, check_gstar_load, check_shape
+from collcert.certify.forestcoll import check_schedule
+from collcert.certify.forestcoll.trees import Edge, Tree, check_gstar_load, check_shape
+from collcert.certify.model import InputError, Topo
 
 FMT = "collcert-schedule/1"
 
@@ -215,7 +215,7 @@ def test_unknown_node_and_bad_structure_are_input_errors() -> None:
 def test_shape_and_gstar_load_directly() -> None:
     topo = Topo(platforms.complete(3).to_json())
     tree = Tree(0, 2, "out", [Edge(0, 1, [0, 1]), Edge(1, 2, [1, 2])], "t")
-    from collcert.certify.base import Verdict
+    from collcert.certify.model import Verdict
 
     v = Verdict("x")
     assert check_shape(topo, tree, v) and v.ok

@@ -11,11 +11,11 @@ import pytest
 
 import collcert
 from collcert import platforms
-from collcert.certify.base import InputError
-from collcert.certify.lp import check_lp
-from collcert.certify.splitting import check_splitting
-from collcert.reference.exact import fraction_str
-from collcert.reference.splitting import remove_switches
+from collcert.certify.forestcoll import check_splitting
+from collcert.certify.model import InputError
+from collcert.certify.solvers import check_lp
+from collcert.reference.forestcoll import remove_switches
+from collcert.reference.model import fraction_str
 
 
 def split_cert(t: Any) -> dict[str, Any]:

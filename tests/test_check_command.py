@@ -135,7 +135,7 @@ def test_unreadable_certificates_exit_2(files: dict[str, Path], tmp_path: Path, 
 def test_package_import_does_not_load_the_reference() -> None:
     # the package, the CLI module, the audit module and the checkers import no reference
     # code (the command modules, imported by build_parser, do)
-    code = ("import sys, collcert, collcert.cli, collcert.audit, collcert.certify.dispatch; "
+    code = ("import sys, collcert, collcert.cli, collcert.auditing, collcert.certify.dispatch; "
             "print(sorted(m for m in sys.modules if m.startswith('collcert.reference')))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
@@ -170,7 +170,7 @@ def test_check_imports_no_reference_even_where_it_is_installed(files: dict[str, 
                            str(files["opt"]), "--json"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert "collcert.reference.topology" in json.loads(proc.stdout)["reference_modules_imported"]
+    assert "collcert.reference.model.topology" in json.loads(proc.stdout)["reference_modules_imported"]
 
 
 def test_a_machine_file_as_topology_is_sent_to_collcert_import(
@@ -200,7 +200,7 @@ def test_detect_by_format_without_kind(files: dict[str, Path]) -> None:
 def test_check_refutes_a_false_objective(files: dict[str, Path], name: str,
                                          capsys: pytest.CaptureFixture[str],
                                          tmp_path: Path) -> None:
-    """The 'objective' an LP certificate states (reference/lp.py writes it) must be the
+    """The 'objective' an LP certificate states (reference/solvers/lp.py writes it) must be the
     value its primal and dual prove; it was passed unread (exit 0 with objective 7)."""
     cert = json.loads(files[name].read_text())
     cert["objective"] = "7"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from collcert import platforms
-from collcert.certify.base import InputError
-from collcert.claims import parse_claim, rate_of
+from collcert.auditing.claims import parse_claim, rate_of
+from collcert.certify.model import InputError
 from collcert.cli import main
 
 FORMATS = Path(__file__).parent / "data" / "formats"
@@ -130,8 +130,7 @@ def test_bad_claim_exits_2_before_auditing(capsys: pytest.CaptureFixture[str]) -
 def test_no_bound_for_a_program_on_some_of_the_gpus() -> None:
     # an allgather among 4 of the 8 GPUs is another collective: the 8-GPU optimum bounds
     # nothing about it
-    from collcert.audit import audit
-    from collcert.claims import judge
+    from collcert.auditing import audit, judge
 
     t = platforms.dgx_a100(1)
     r = audit(t, Path(RING_AG).read_text(), ranks=list(t.compute_nodes[:4]))

@@ -20,7 +20,7 @@ from collcert.cli import main
 from collcert.fuzz import parallel
 from collcert.fuzz import properties as props
 from collcert.fuzz.parallel import Crashed, in_order, run_tasks
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from parallel_tasks import square_or_die  # noqa: E402

@@ -55,7 +55,7 @@ def test_round_trip_keeps_compute_and_switch_nodes() -> None:
 
 
 def test_schedule_of_a_graph_is_certified() -> None:
-    from collcert.certify.schedule import check_schedule
+    from collcert.certify.forestcoll import check_schedule
 
     s = collcert.schedule(star("bw"), "allgather", compute_nodes=["a", "b", "c"],
                           capacity="bw")

@@ -9,7 +9,7 @@ N, --size, LPs), option values, and files of the wrong kind, for every command
 smoke). The cases run in a few subprocesses (tests/hostile_driver.py: one fresh
 ``main(argv)`` per case, its own stdin and a 10-second alarm), each under a 1.5 GiB
 address-space limit (``RLIMIT_AS``), which also fixes collcert's memory budget
-(``collcert.certify.files.memory_budget``), so the size refusals do not depend on the
+(``collcert.certify.model.files.memory_budget``), so the size refusals do not depend on the
 machine; starting Python once per group, not once per case, keeps the file fast on a
 busy machine.
 

@@ -18,7 +18,7 @@ import pytest
 
 import collcert
 from collcert import TopologyError, platforms
-from collcert.certify.optimum import check_optimum
+from collcert.certify.forestcoll import check_optimum
 from collcert.importers import detect_format, import_text, import_topology
 from collcert.importers import speeds as sp
 

@@ -1,7 +1,7 @@
 """The exact LP layer: float solve + exact proof + exact simplex repair.
 
 Every optimum is checked three ways: by the independent certificate checker
-(certify/lp.py, weak duality in rationals), against the pure exact simplex
+(certify/solvers/lp.py, weak duality in rationals), against the pure exact simplex
 started from the slack basis (no float anywhere), and, on tiny LPs, against
 brute-force vertex enumeration in Fractions.
 """
@@ -14,9 +14,8 @@ from fractions import Fraction as F
 
 import pytest
 
-from collcert.certify.lp import check_lp
-from collcert.reference import lp_exact
-from collcert.reference.lp import LinearProgram, LPError, solve_lp
+from collcert.certify.solvers import check_lp
+from collcert.reference.solvers import LinearProgram, LPError, lp_exact, solve_lp
 
 
 def _check(res):

@@ -1,4 +1,4 @@
-"""collcert.reference.maxflow: the ortools and exact engines against each other and networkx.
+"""collcert.reference.solvers.maxflow: the ortools and exact engines against each other and networkx.
 
 Every result is checked from first principles in this file: capacity
 constraints, conservation at every inner node, and a source side whose cut
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import networkx as nx
 import pytest
 
-from collcert.reference.maxflow import INF, FlowNetwork, FlowResult, max_flow
+from collcert.reference.solvers import INF, FlowNetwork, FlowResult, max_flow
 
 
 def random_network(rng: random.Random, n: int, m: int, cmax: int,

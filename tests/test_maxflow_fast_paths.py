@@ -12,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from collcert.reference.maxflow import FlowNetwork
+from collcert.reference.solvers import FlowNetwork
 
 
 def _random_network(rng: random.Random, big: bool = False) -> tuple[int, list[int], list[int],
@@ -84,12 +84,12 @@ def test_from_arrays_rejects_bad_input() -> None:
 
 
 def test_switch_removal_repairs_instead_of_resolving() -> None:
-    """Broken flows are repaired from the kept ones (reference/splitting_repair.py):
+    """Broken flows are repaired from the kept ones (reference/forestcoll/splitting_repair.py):
     on 4-box DGX A100 the re-solves stay a few dozen (≈ 950 max-flows before
     the repair existed) and the schedule still reaches the optimum (checked by
     schedule() itself)."""
     from collcert import platforms
-    from collcert.reference.schedule import schedule
+    from collcert.reference.forestcoll import schedule
 
     s = schedule(platforms.dgx_a100(4), "allgather", symmetry=False)
     stats = s.phases[0].stats
@@ -99,7 +99,7 @@ def test_switch_removal_repairs_instead_of_resolving() -> None:
 
 
 def test_set_all_capacities_replaces_every_arc_and_is_checked() -> None:
-    from collcert.reference.maxflow import FlowNetwork
+    from collcert.reference.solvers import FlowNetwork
 
     for engine in ("ortools", "exact"):
         net = FlowNetwork(3, [0, 1, 0], [1, 2, 2], [5, 5, 1], engine=engine)

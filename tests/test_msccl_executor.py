@@ -14,8 +14,8 @@ from fractions import Fraction
 import pytest
 
 from collcert import platforms
-from collcert.audit import audit
-from collcert.certify import msccl, msccl_sim
+from collcert.auditing import audit
+from collcert.certify.execution import msccl, msccl_sim
 
 
 def st(s: int, kind: str, sb: str = "i", so: int = 0, db: str = "i", do: int = 0,

@@ -11,15 +11,19 @@ from typing import Any
 import pytest
 
 import collcert
-from collcert.audit import audit
-from collcert.certify import msccl
+from collcert.auditing import audit
+from collcert.certify.execution import msccl
 from collcert.cli import main
 from collcert.commands._common import load_topology
-from collcert.reference import msccl_export
-from collcert.reference.alphabeta import link_alphas, msccl_latency
-from collcert.reference.errors import ScheduleError
-from collcert.reference.execplan import first_mismatch, run_host
-from collcert.reference.msccl_export import msccl_xml
+from collcert.reference.execution import (
+    first_mismatch,
+    link_alphas,
+    msccl_export,
+    msccl_latency,
+    msccl_xml,
+    run_host,
+)
+from collcert.reference.model import ScheduleError
 from collcert.smoke.mscclplan import plan_from_program
 
 # What Azure/msccl-executor-nccl's parser (src/misc/msccl/msccl_parser.cc) reads with

@@ -16,9 +16,9 @@ import re
 import pytest
 
 from collcert import platforms, schedule
-from collcert.certify import msccl, msccl_sim
-from collcert.certify.base import InputError, Verdict
-from collcert.reference.msccl_export import msccl_xml
+from collcert.certify.execution import msccl, msccl_sim
+from collcert.certify.model import InputError, Verdict
+from collcert.reference.execution import msccl_xml
 
 
 class _Plain(msccl_sim._Run):

@@ -20,7 +20,7 @@ import pytest
 
 from collcert import Topology, TopologyError, optimum, platforms
 from collcert.cli import main as cli_main
-from collcert.reference.optimum import FlowWitness, Optimum
+from collcert.reference.forestcoll import FlowWitness, Optimum
 
 
 # --------------------------------------------------------------------------- #

@@ -17,14 +17,13 @@ from typing import Any
 import pytest
 
 from collcert import platforms
-from collcert.certify.automorphisms import orbits, read, verify
-from collcert.certify.base import Topo
-from collcert.certify.optimum import check_optimum
+from collcert.certify.forestcoll import check_optimum
+from collcert.certify.model import Topo
+from collcert.certify.symmetry.automorphisms import orbits, read, verify
 from collcert.cli import main
 from collcert.fuzz.generators import RandomSource, boxes, generate
-from collcert.reference import limits
-from collcert.reference.optimum import optimum
-from collcert.reference.topology import Topology
+from collcert.reference.forestcoll import optimum
+from collcert.reference.model import Topology, limits
 
 
 def _json(data: Any) -> Any:
@@ -152,8 +151,8 @@ def test_forged_automorphisms_are_refused(dgx4: Topology, dgx4_cert: dict[str, A
 
 def test_hostile_automorphism_lists_are_refused(dgx4: Topology,
                                                 dgx4_cert: dict[str, Any]) -> None:
-    from collcert.certify import automorphisms
-    from collcert.certify.base import InputError
+    from collcert.certify.model import InputError
+    from collcert.certify.symmetry import automorphisms
 
     topo = Topo(dgx4.to_json())
     with pytest.raises(InputError, match="permutations, more than"):

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 
-from collcert.certify import allreduce_rate, oneport_events, reduction_schedule
-from collcert.certify.base import InputError
+from collcert.certify.allreduce import rate as allreduce_rate
+from collcert.certify.broadcast import oneport_events
+from collcert.certify.broadcast.oneport import OnePortTopo, check_lp, check_packing
 from collcert.certify.dispatch import check_certificate
-from collcert.certify.oneport import OnePortTopo, check_lp, check_packing
+from collcert.certify.model import InputError
+from collcert.certify.reduction import simulate as reduction_schedule
 
 FIG1: dict[str, Any] = {
     "port_model": "one-port", "compute_nodes": ["s", "1", "2", "3", "4"],
@@ -226,7 +228,7 @@ def test_topology_capacities_of_unbounded_common_denominator_are_refused() -> No
     """certify.base.Topo scaled capacities to their common denominator without a bound: a
     topology dict given straight to a checker with capacities 1/p over many primes p made
     an integer of tens of thousands of bits per link. Now refused past MAX_SCALE_BITS."""
-    from collcert.certify import base
+    from collcert.certify.model import base
 
     primes = [p for p in range(2, 20000) if all(p % q for q in range(2, int(p**0.5) + 1))]
     n = 50

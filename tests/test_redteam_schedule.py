@@ -16,10 +16,10 @@ from test_certify_msccl import HEAD, ring_allgather, step
 from test_certify_schedule import complete_allgather
 
 from collcert import platforms
-from collcert.certify import files, msccl
-from collcert.certify.base import InputError, Topo
-from collcert.certify.msccl_sim import _Run
-from collcert.certify.schedule import check_schedule
+from collcert.certify.execution import msccl
+from collcert.certify.execution.msccl_sim import _Run
+from collcert.certify.forestcoll import check_schedule
+from collcert.certify.model import InputError, Topo, files
 
 
 def test_gzip_bomb_stops_within_the_memory_budget(monkeypatch: pytest.MonkeyPatch,
@@ -145,7 +145,7 @@ def test_the_lp_certificate_an_allreduce_schedule_carries_is_checked() -> None:
     is reported, and the trees' algbw may not exceed it."""
     import copy
 
-    from collcert.reference.allreduce_schedule import lp_schedule
+    from collcert.reference.allreduce import lp_schedule
 
     t = platforms.torus((3, 3))
     doc = lp_schedule(t).to_json()

@@ -22,8 +22,7 @@ import pytest
 import collcert
 from collcert import TopologyError, platforms
 from collcert.importers import import_text
-from collcert.reference.execplan import describe_cell, first_mismatch, run_host
-from collcert.reference.treeplan import plan_from_schedule
+from collcert.reference.execution import describe_cell, first_mismatch, plan_from_schedule, run_host
 
 GEN4_X16 = Fraction(16 * 16 * 128, 130 * 8)  # 16 lanes x 16 GT/s x 128b/130b / 8
 GEN3_X16 = Fraction(16 * 8 * 128, 130 * 8)

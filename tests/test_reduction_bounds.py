@@ -8,9 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from collcert.fuzz import reduction_search as rs
-from collcert.reference import reduction_bounds as rb
-from collcert.reference import reduction_ratios as rr
-from collcert.reference import reduction_trees as rt
+from collcert.reference.reduction import length_bounds as rb
+from collcert.reference.reduction import ratios as rr
+from collcert.reference.reduction import trees as rt
 
 costs = st.fractions(min_value=0, max_value=20, max_denominator=12)
 sizes = st.integers(min_value=1, max_value=300)

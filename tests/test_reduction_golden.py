@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from collcert.certify.reduction_schedule import check_reduction
+from collcert.certify.reduction import check_reduction
 from collcert.fuzz import reduction_search as rs
-from collcert.reference import reduction_bounds as rb
-from collcert.reference.reduction_trees import scaled, solve
+from collcert.reference.reduction import length_bounds as rb
+from collcert.reference.reduction.trees import scaled, solve
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted((ROOT / "golden" / "reduction").glob("*.json"))

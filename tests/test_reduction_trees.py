@@ -12,8 +12,8 @@ from fractions import Fraction
 import pytest
 
 from collcert.fuzz import reduction_search as rs
-from collcert.reference import reduction_trees as rt
-from collcert.reference.reduction_trees import ReductionError
+from collcert.reference.reduction import ReductionError
+from collcert.reference.reduction import trees as rt
 
 # the grid of (d, c): zero costs, equal costs, both orders, rationals
 GRID = [(1, 1), (1, 2), (2, 1), (1, 0), (0, 1), (0, 0), (2, 3), (3, 1),

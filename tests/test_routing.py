@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from collcert import platforms, routing
-from collcert.certify.routing import check_routing
+from collcert import platforms
+from collcert.auditing import routing
+from collcert.certify.solvers import check_routing
 from collcert.commands._common import load_topology
 
 F = Fraction

@@ -16,7 +16,7 @@ from test_schedule_random import random_topology
 import collcert
 from collcert import Topology, platforms
 
-certify_schedule = pytest.importorskip("collcert.certify.schedule")
+certify_schedule = pytest.importorskip("collcert.certify.forestcoll.schedule")
 
 
 def _multicast_two_box() -> Topology:

@@ -15,7 +15,7 @@ from test_schedule_checker import check_doc
 import collcert
 from collcert import platforms
 from collcert.cli import main
-from collcert.reference.schedule_io import expand
+from collcert.reference.forestcoll import expand
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parent.parent / "docs" / "schema" / "schedule.schema.json")

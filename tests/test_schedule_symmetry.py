@@ -20,14 +20,14 @@ import pytest
 
 import collcert
 from collcert import platforms
-from collcert.certify.base import InputError, Topo
-from collcert.certify.files import read_text as certify_read_text
-from collcert.certify.schedule import check_schedule, read_schedule
+from collcert.certify.forestcoll import check_schedule, read_schedule
+from collcert.certify.model import InputError, Topo
+from collcert.certify.model import read_text as certify_read_text
 from collcert.cli import main
-from collcert.reference.schedule import find_symmetry, schedule
-from collcert.reference.schedule_io import expand, read_text, render, write_schedule
+from collcert.reference.forestcoll import expand, read_text, render, write_schedule
+from collcert.reference.forestcoll.pipeline import find_symmetry, schedule
+from collcert.reference.model import Topology
 from collcert.reference.symmetry import Symmetry
-from collcert.reference.topology import Topology
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "docs" / "schema" /
                      "schedule.schema.json").read_text(encoding="utf-8"))
@@ -230,7 +230,7 @@ def test_schedule_check_says_so_and_a_rejection_is_an_internal_error(
         monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     assert main(["schedule", "two_box_example", "--check"]) == 0
     assert "Checked by collcert.certify" in capsys.readouterr().out
-    import collcert.certify.schedule as certify_schedule
+    import collcert.certify.forestcoll as certify_schedule
 
     def reject(topo: Any, doc: Any) -> Any:
         verdict = check_schedule(topo, doc)

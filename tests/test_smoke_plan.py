@@ -13,9 +13,9 @@ import pytest
 
 import collcert
 from collcert import platforms
-from collcert.certify import msccl
-from collcert.reference.errors import ScheduleError
-from collcert.reference.execplan import (
+from collcert.certify.execution import msccl
+from collcert.reference.execution import plan_from_schedule
+from collcert.reference.execution.execplan import (
     Plan,
     dependencies,
     describe_cell,
@@ -25,7 +25,7 @@ from collcert.reference.execplan import (
     input_values,
     run_host,
 )
-from collcert.reference.treeplan import plan_from_schedule
+from collcert.reference.model import ScheduleError
 from collcert.smoke.mscclplan import plan_from_program
 from collcert.smoke.single import _streams, emulated_order
 
@@ -217,7 +217,7 @@ def test_plans_survive_json_round_trip() -> None:
 def test_dependencies_cover_every_hazard() -> None:
     """Read-after-write, write-after-read and write-after-write on one rank's cells, and
     a receive after its send; nothing between different ranks' cells."""
-    from collcert.reference.execplan import Op, Region, Spec
+    from collcert.reference.execution import Op, Region, Spec
 
     spec = Spec("allgather", 2, 2, None, [(0, 1), (1, 1)])
     o0, i0 = Region("o", 0, 1), Region("i", 0, 1)
@@ -232,7 +232,7 @@ def test_dependencies_cover_every_hazard() -> None:
 
 def test_compact_schedule_files() -> None:
     """Files written by `collcert schedule` list tree edges as indices into walks."""
-    from collcert.reference.schedule_io import render
+    from collcert.reference.forestcoll import render
 
     s = collcert.schedule(platforms.two_box_example(), "allreduce")
     doc = json.loads(render(s, "json"))

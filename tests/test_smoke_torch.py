@@ -15,11 +15,10 @@ from typing import Any
 import pytest
 
 import collcert
-from collcert.certify import msccl
+from collcert.certify.execution import msccl
 from collcert.cli import main
 from collcert.commands._common import load_topology
-from collcert.reference.msccl_export import msccl_xml
-from collcert.reference.treeplan import plan_from_schedule
+from collcert.reference.execution import msccl_xml, plan_from_schedule
 from collcert.smoke import SmokeError, smoke
 from collcert.smoke.mscclplan import plan_from_program
 
@@ -174,7 +173,7 @@ def test_a_failing_rank_stops_the_run() -> None:
 
 
 def test_forestcoll_xml_with_its_topology() -> None:
-    from collcert.reference.topology import Topology
+    from collcert.reference.model import Topology
 
     topo = Topology.from_json(str(DATA / "forestcoll_a100_1box_topology.json"))
     rep = smoke(str(DATA / "forestcoll_a100_1box_allgather.xml"), topology=topo,

@@ -14,24 +14,24 @@ from fractions import Fraction
 
 import pytest
 
-from collcert.certify.oneport_events import check_steady_broadcast
-from collcert.reference.edge_colouring import colour
-from collcert.reference.errors import TopologyError
-from collcert.reference.oneport import OnePortPlatform
-from collcert.reference.steady_broadcast import (
+from collcert.certify.broadcast import check_steady_broadcast
+from collcert.reference.broadcast import (
+    OnePortPlatform,
+    best_dag,
+    best_tree,
     paper_fig1,
     paper_fig5,
     random_platform,
     steady_broadcast,
 )
-from collcert.reference.steady_lp import (
+from collcert.reference.broadcast.steady_lp import (
     solve_ssb,
     solve_ssb_flows,
     solve_ssbpdag,
     tree_throughput,
 )
-from collcert.reference.steady_search import best_dag, best_tree
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, TopologyError
+from collcert.reference.solvers import colour
 
 F = Fraction
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from collcert.cli import main
-from collcert.reference.oneport import OnePortPlatform
+from collcert.reference.broadcast import OnePortPlatform
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -49,7 +49,7 @@ def test_schedule_file_validates_against_the_schema(tmp_path: Path,
     schema = json.loads((ROOT / "docs/schema/steady-broadcast.schema.json").read_text())
     jsonschema.Draft202012Validator(schema).validate(json.loads(out.read_text()))
     topo_schema = json.loads((ROOT / "docs/schema/topology.schema.json").read_text())
-    from collcert.reference.steady_broadcast import paper_fig1
+    from collcert.reference.broadcast import paper_fig1
 
     jsonschema.Draft202012Validator(topo_schema).validate(paper_fig1().to_json())
     mixed = paper_fig1().to_json()
@@ -61,14 +61,14 @@ def test_docs_example_platform_reads(tmp_path: Path) -> None:
     text = (ROOT / "docs/steady-broadcast.md").read_text()
     block = text.split("```json", 1)[1].split("```", 1)[0]
     p = OnePortPlatform.from_json(block)
-    from collcert.reference.steady_broadcast import paper_fig1
+    from collcert.reference.broadcast import paper_fig1
 
     assert p.cost == paper_fig1().cost
 
 
 def test_write_audit_tamper(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     plat = tmp_path / "p.json"
-    from collcert.reference.steady_broadcast import random_platform
+    from collcert.reference.broadcast import random_platform
 
     random_platform(8, 4).save(plat)
     sched = tmp_path / "s.json"
@@ -115,7 +115,7 @@ def test_unreachable_nodes_named(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_optimum_on_a_one_port_file_points_here(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from collcert.reference.steady_broadcast import paper_fig1
+    from collcert.reference.broadcast import paper_fig1
 
     path = tmp_path / "p.json"
     paper_fig1().save(path)
@@ -151,9 +151,7 @@ def test_golden_checker_passes_and_can_fail(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["fig1", "fig5"])
 def test_reference_reproduces_golden(name: str) -> None:
-    from collcert.reference.steady_broadcast import steady_broadcast
-    from collcert.reference.steady_lp import solve_ssbpdag
-    from collcert.reference.steady_search import best_tree
+    from collcert.reference.broadcast import best_tree, solve_ssbpdag, steady_broadcast
 
     case = json.loads((ROOT / f"golden/steady-broadcast/{name}.json").read_text())
     p = OnePortPlatform.from_json(case["topology"])

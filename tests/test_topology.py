@@ -15,7 +15,7 @@ import networkx as nx
 import pytest
 
 from collcert import Topology, TopologyError, platforms
-from collcert.reference.exact import fraction_str, parse_number
+from collcert.reference.model import fraction_str, parse_number
 
 
 def bidi(pairs: list[tuple[object, object, object]]) -> list[tuple[object, object, object]]:

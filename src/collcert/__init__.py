@@ -7,21 +7,23 @@ certificate that ``collcert.certify`` checks with independent, plain code.
 
 from typing import TYPE_CHECKING
 
-# Imported eagerly, not lazily: ``collcert.audit`` is also the name of a
-# submodule, and importing a submodule sets the package attribute to the
-# module; binding the function here, after that import, keeps
-# ``collcert.audit`` the function however the submodule was imported.
-# (collcert.audit imports collcert.reference only inside its functions.)
-from .audit import AuditReport, audit, audit_file
+# ``collcert.audit`` is the function (the auditing code lives in
+# ``collcert.auditing``, which imports collcert.reference only inside its
+# functions, so ``import collcert`` stays light).
+from .auditing import AuditReport, audit, audit_file
 
 if TYPE_CHECKING:  # for type checkers; at run time these come from __getattr__
     from collcert.reference.allreduce import allreduce_rate
-    from collcert.reference.errors import CollcertError, ScheduleError, TopologyError
-    from collcert.reference.exact import fraction_str, parse_number
-    from collcert.reference.maxflow import FlowNetwork, max_flow
-    from collcert.reference.optimum import COLLECTIVES, Optimum
-    from collcert.reference.schedule import Schedule
-    from collcert.reference.topology import Topology
+    from collcert.reference.forestcoll import COLLECTIVES, Optimum, Schedule
+    from collcert.reference.model import (
+        CollcertError,
+        ScheduleError,
+        Topology,
+        TopologyError,
+        fraction_str,
+        parse_number,
+    )
+    from collcert.reference.solvers import FlowNetwork, max_flow
 
     from . import platforms
     from .graphs import as_topology, optimum, schedule
@@ -34,22 +36,22 @@ __version__ = "0.1.0"
 # collcert.reference at all, so `collcert check` can show that only the
 # independent checkers ran.
 _LAZY = {
-    "CollcertError": "collcert.reference.errors",
-    "ScheduleError": "collcert.reference.errors",
-    "TopologyError": "collcert.reference.errors",
-    "fraction_str": "collcert.reference.exact",
-    "parse_number": "collcert.reference.exact",
-    "FlowNetwork": "collcert.reference.maxflow",
-    "max_flow": "collcert.reference.maxflow",
-    "COLLECTIVES": "collcert.reference.optimum",
-    "Optimum": "collcert.reference.optimum",
+    "CollcertError": "collcert.reference.model",
+    "ScheduleError": "collcert.reference.model",
+    "TopologyError": "collcert.reference.model",
+    "fraction_str": "collcert.reference.model",
+    "parse_number": "collcert.reference.model",
+    "FlowNetwork": "collcert.reference.solvers",
+    "max_flow": "collcert.reference.solvers",
+    "COLLECTIVES": "collcert.reference.forestcoll",
+    "Optimum": "collcert.reference.forestcoll",
     "optimum": "collcert.graphs",  # also reads networkx graphs (collcert.graphs)
-    "Topology": "collcert.reference.topology",
+    "Topology": "collcert.reference.model",
     "allreduce_rate": "collcert.reference.allreduce",
     "schedule": "collcert.graphs",
     "as_topology": "collcert.graphs",
     "import_topology": "collcert.importers",
-    "Schedule": "collcert.reference.schedule",
+    "Schedule": "collcert.reference.forestcoll",
 }
 
 

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from collcert.reference import optimum as _optimum_module
-from collcert.reference import schedule as _schedule_module
-from collcert.reference.errors import TopologyError
-from collcert.reference.topology import Topology
+from collcert.reference.forestcoll import optima as _optimum_module
+from collcert.reference.forestcoll import pipeline as _schedule_module
+from collcert.reference.model import Topology, TopologyError
 
 __all__ = ["as_topology", "optimum", "schedule"]
 

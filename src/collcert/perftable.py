@@ -3,7 +3,7 @@
 ``collcert optimum … --sizes 1K:8G`` and ``collcert audit … --sizes 1K:8G``
 print what nccl-tests (github.com/NVIDIA/nccl-tests) would print for a run of
 the collective, but computed with the α-β model of
-:mod:`collcert.reference.alphabeta` instead of measured:
+:mod:`collcert.reference.execution.alphabeta` instead of measured:
 
 * sizes as nccl-tests reads them: ``-b 1K -e 8G -f 2`` is ``--sizes 1K:8G``
   (factor 2 unless ``--stepfactor`` or ``1K:8G:4`` says otherwise); K, M, G, T
@@ -29,9 +29,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.alphabeta import AlphaBeta
-from collcert.reference.errors import CollcertError
-from collcert.reference.exact import fraction_str, parse_number
+from collcert.reference.execution import AlphaBeta
+from collcert.reference.model import CollcertError, fraction_str, parse_number
 
 
 class SizeError(CollcertError):

@@ -13,9 +13,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.limits import Size, check_size
-from collcert.reference.topology import Topology
+from collcert.reference.model import Size, Topology, TopologyError, check_size
 
 __all__ = [
     "MI250_LINKS",
@@ -210,7 +208,7 @@ def dgx1(link_bandwidth: object = 1) -> Topology:
     links: list[tuple[object, object, object]] = []
     for i, j in itertools.combinations(range(8), 2):
         if DGX1_LINKS[i][j]:
-            from collcert.reference.exact import parse_number
+            from collcert.reference.model import parse_number
 
             _both(links, f"gpu{i}", f"gpu{j}", DGX1_LINKS[i][j] * parse_number(link_bandwidth))
     unit = "NVLink" if link_bandwidth == 1 else "GB/s"
@@ -221,7 +219,7 @@ def two_box_example(b: object = 1) -> Topology:
     """Seed 000 Fig. 1: two boxes of 4 compute nodes ``c{i}.{j}``; box switch
     ``w{i}`` at 10b each way per node, global switch ``w0`` at b each way per
     node. Bottleneck: box 1 with its switch, 1/x* = 1/b."""
-    from collcert.reference.exact import parse_number
+    from collcert.reference.model import parse_number
 
     bw = parse_number(b)
     compute: list[str] = []

@@ -11,7 +11,7 @@ import argparse
 import time
 from typing import Any
 
-from collcert.reference.errors import TopologyError
+from collcert.reference.model import TopologyError
 
 from . import _sizes
 from ._common import Progress, load_topology, print_json
@@ -19,8 +19,12 @@ from ._common import Progress, load_topology, print_json
 
 def check_all(report: Any) -> dict[str, bool]:
     """Run the independent checkers on the report's certificates; raise on a failure."""
-    from collcert.certify.allreduce_lp import check_forestcoll_lp
-    from collcert.certify.allreduce_rate import Graph, check_cut_set, check_mac_bc_lp
+    from collcert.certify.allreduce import (
+        Graph,
+        check_cut_set,
+        check_forestcoll_lp,
+        check_mac_bc_lp,
+    )
 
     g = Graph(report.topology.to_json())
     certs = report.certificates()

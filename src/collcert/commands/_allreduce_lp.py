@@ -1,11 +1,11 @@
 """``collcert schedule -c allreduce --method lp``: trees that reach ForestColl's LP (5).
 
-See :mod:`collcert.reference.allreduce_schedule`. Any directed graph is
+See :mod:`collcert.reference.allreduce.lp5_schedule`. Any directed graph is
 accepted (LP (5) needs no Eulerian topology). JSON (the schedule gives every
 root its own share of the data and runs its two phases at the same time:
 ``weights`` and ``"overlap": true`` of docs/schedule-format.md) or an MSCCL
 program with as many chunks as the exact shares need
-(:mod:`collcert.reference.allreduce_msccl`); the ForestColl XML cannot say
+(:mod:`collcert.reference.execution.msccl_allreduce`); the ForestColl XML cannot say
 either.
 """
 
@@ -18,18 +18,17 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from collcert.reference.errors import ScheduleError
-from collcert.reference.exact import fraction_str
+from collcert.reference.model import ScheduleError, fraction_str
 
 from ._common import load_topology, print_json
 
 if TYPE_CHECKING:
-    from collcert.reference.allreduce_schedule import LPSchedule
-    from collcert.reference.topology import Topology
+    from collcert.reference.allreduce import LPSchedule
+    from collcert.reference.model import Topology
 
 
 def run(args: argparse.Namespace) -> int:
-    from collcert.reference.allreduce_schedule import lp_schedule
+    from collcert.reference.allreduce import lp_schedule
 
     if args.collective != "allreduce":
         raise ScheduleError(f"--method lp builds allreduce schedules (ForestColl's LP (5)); "
@@ -55,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
         s, program = _msccl(topo, s, args)
         doc = s.to_json(certificates=False)
     if args.check:
-        from collcert.certify.base import Topo
-        from collcert.certify.schedule import check_schedule
+        from collcert.certify.forestcoll import check_schedule
+        from collcert.certify.model import Topo
 
         verdict = check_schedule(Topo(topo.to_json()), doc)
         if not verdict.ok or verdict.facts.get("time_per_unit") != s.time_per_unit:
@@ -129,9 +128,8 @@ def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
            ) -> tuple[LPSchedule, _Program]:
     """The MSCCL program of the LP schedule with exact chunk counts; if LP (5)'s solution
     needs more chunks than the executor takes, the equal-share optimum when it is one."""
-    from collcert.reference.allreduce_lp import forestcoll_lp
-    from collcert.reference.allreduce_msccl import chunks, lp_msccl_xml
-    from collcert.reference.allreduce_schedule import lp_schedule
+    from collcert.reference.allreduce import forestcoll_lp, lp_schedule
+    from collcert.reference.execution import chunks, lp_msccl_xml
 
     refuse = ("no MSCCL program reaches LP (5) exactly within the executor's limits: "
               "rounding to fewer chunks would give other shares, a different and slower "
@@ -154,7 +152,7 @@ def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
 
 def _check_program(text: str) -> None:
     """Run the program in the simulator of collcert.certify (both calls it is marked for)."""
-    from collcert.certify import msccl, msccl_sim
+    from collcert.certify.execution import msccl, msccl_sim
 
     verdict = msccl_sim.run(msccl.read(text)).verdict
     if not verdict.ok:

@@ -7,8 +7,7 @@ import time
 
 from collcert.certify.alltoall import check_alltoall_optimum
 from collcert.reference.alltoall import alltoall_optimum
-from collcert.reference.errors import ScheduleError
-from collcert.reference.exact import fraction_str, show
+from collcert.reference.model import ScheduleError, fraction_str, show
 
 from ._common import load_topology, print_json
 
@@ -46,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
             orb = opt.sym.orbits
             print(f"  LP             : {lp}, one commodity per orbit ({len(orb.reps)} orbit(s) of "
                   f"compute nodes under {len(opt.sym.gens)} automorphisms), solved exactly; "
-                  "flows and link lengths checked by collcert.certify.alltoall_sym")
+                  "flows and link lengths checked by collcert.certify.alltoall")
         else:
             print(f"  LP             : {lp}, solved exactly, certificate checked by "
                   "collcert.certify.alltoall")

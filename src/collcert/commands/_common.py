@@ -12,10 +12,14 @@ import time
 from fractions import Fraction
 from typing import Any, TextIO
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.exact import NumberError, parse_number
-from collcert.reference.limits import check_size, read_text
-from collcert.reference.topology import Topology
+from collcert.reference.model import (
+    NumberError,
+    Topology,
+    TopologyError,
+    check_size,
+    parse_number,
+    read_text,
+)
 
 DEFAULT_TOPOLOGY = "dgx_a100:2"
 
@@ -30,7 +34,7 @@ def platform_names() -> list[str]:
 
 def read_stdin(what: str = "a JSON topology") -> str:
     """Standard input as text, in bounded memory; refuses binary data and endless
-    streams with a clear error (see :func:`collcert.reference.limits.read_text`)."""
+    streams with a clear error (see :func:`collcert.reference.model.limits.read_text`)."""
     return read_text(sys.stdin.buffer, "stdin", what=what)
 
 
@@ -70,7 +74,7 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
 
     With ``solve`` (commands that compute an optimum), a topology whose optimum
     cannot fit in this machine's memory is refused before it is built
-    (:func:`collcert.reference.limits.check_size`). ``strict=False`` reads any
+    (:func:`collcert.reference.model.limits.check_size`). ``strict=False`` reads any
     directed graph from a file (the allreduce rate; see ``Topology``).
     """
     fmt = getattr(spec, "fmt", None)  # --from FORMAT (add_topology_argument)
@@ -227,7 +231,7 @@ def add_topology_argument(parser: Any, *, optional: bool = True) -> None:
 
 def exact_number(text: str) -> Fraction:
     """argparse ``type=``: an exact number read by the same bounded parser as topology
-    capacities (:func:`collcert.reference.exact.parse_number`): NaN, infinities and
+    capacities (:func:`collcert.reference.model.exact.parse_number`): NaN, infinities and
     absurd sizes are refused at once, with the CLI's exit 2."""
     try:
         return parse_number(text)

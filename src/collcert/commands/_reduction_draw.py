@@ -11,7 +11,7 @@ import os
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.reduction_trees import ReductionError
+from collcert.reference.reduction import ReductionError
 
 MAX_DRAWN = 256
 
@@ -35,7 +35,7 @@ def _output(path: str, option: str = "-o") -> None:
 
 def draw_file(path: str, output: str) -> int:
     """Draw the tree (top) and the Gantt chart (bottom) of a reduction schedule file."""
-    from collcert.certify.reduction_schedule import check_reduction
+    from collcert.certify.reduction import check_reduction
 
     from .reduce_tree import read_reduction_file
 
@@ -166,7 +166,7 @@ def draw_figure2(output: str, N: int, marks: tuple[Fraction, Fraction] | None = 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from collcert.reference.reduction_ratios import (
+    from collcert.reference.reduction import (
         figure2,
         ratio_grid,
         ratios_against_costs,

@@ -1,7 +1,7 @@
 """``--sizes``, ``--plot``, ``--alpha``: the α-β view shared by ``optimum`` and ``audit``.
 
 See :mod:`collcert.perftable` (the nccl-tests table) and
-:mod:`collcert.reference.alphabeta` (the model). Each command adds the options
+:mod:`collcert.reference.execution.alphabeta` (the model). Each command adds the options
 with :func:`add_size_arguments` and calls :func:`optimum_view` or
 :func:`audit_view` after its own output.
 """
@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from collcert.perftable import DTYPES, SizeError, format_table, parse_sizes, table_rows
-from collcert.reference.alphabeta import (
+from collcert.reference.execution import (
     AlphaBeta,
     Latency,
     bytes_per_unit,
@@ -23,8 +23,7 @@ from collcert.reference.alphabeta import (
     msccl_latency,
     tree_schedule_latency,
 )
-from collcert.reference.exact import fraction_str, parse_number, show
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, fraction_str, parse_number, show
 
 
 def add_size_arguments(p: argparse.ArgumentParser) -> None:
@@ -224,9 +223,8 @@ def audit_view(args: argparse.Namespace, topo: Topology, report: Any) -> dict[st
 def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
                      alpha: dict[Any, Fraction]) -> tuple[Latency, Any]:
     """(latency term, root or None) of the schedule file at ``path`` (already audited)."""
-    from collcert.certify.base import InputError
-    from collcert.certify.files import read_text
-    from collcert.reference.errors import ScheduleError
+    from collcert.certify.model import InputError, read_text
+    from collcert.reference.model import ScheduleError
 
     try:
         text = read_text(path, 512 * 1024 * 1024)  # gzip by its magic bytes, size capped
@@ -234,12 +232,12 @@ def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
         raise ScheduleError(str(exc)) from None
     try:
         if fmt == "msccl-xml":
-            from collcert.audit import _ranks
-            from collcert.certify import msccl
+            from collcert.auditing.auditor import _ranks
+            from collcert.certify.execution import msccl
 
             prog = msccl.read(text)
             return msccl_latency(topo, prog, _ranks(topo, ranks), alpha), None
-        from collcert.certify.readers import forestcoll_xml, schedule_json
+        from collcert.certify.forestcoll import forestcoll_xml, schedule_json
 
         data = (schedule_json(text) if fmt == "json"
                 else forestcoll_xml(text, node_ids=[str(v) for v in topo.nodes]))
@@ -251,7 +249,7 @@ def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
 
 def read_tree_schedule(topo: Topology, data: Any) -> Any:
     """A collcert-schedule/1 dict read by ``collcert.certify`` (trees with node paths)."""
-    from collcert.certify.base import Topo
-    from collcert.certify.schedule import read_schedule
+    from collcert.certify.forestcoll import read_schedule
+    from collcert.certify.model import Topo
 
     return read_schedule(Topo(topo.to_json()), data)

@@ -6,9 +6,8 @@ import argparse
 import os
 import sys
 
-from collcert.audit import FORMATS, audit, audit_file
-from collcert.claims import judge, parse_claim
-from collcert.reference.errors import ScheduleError
+from collcert.auditing import FORMATS, audit, audit_file, judge, parse_claim
+from collcert.reference.model import ScheduleError
 
 from . import _sizes
 from ._common import add_topology_argument, load_topology, print_json, read_ranks, read_stdin

@@ -13,7 +13,7 @@ import re
 import time
 from typing import Any
 
-from collcert.reference.errors import ScheduleError, TopologyError
+from collcert.reference.model import ScheduleError, TopologyError
 
 from ._common import Progress, print_json, read_stdin
 
@@ -66,8 +66,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def load_platform(spec: str) -> Any:
     """A one-port platform from a file, stdin ('-') or a built-in name."""
-    from collcert.reference import steady_broadcast as sb
-    from collcert.reference.oneport import OnePortPlatform
+    from collcert.reference.broadcast import OnePortPlatform
+    from collcert.reference.broadcast import steady as sb
 
     if spec == "-":
         text = read_stdin("a one-port platform (JSON)")  # bounded, binary data refused
@@ -92,8 +92,8 @@ def load_platform(spec: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collcert.reference.exact import fraction_str, show
-    from collcert.reference.steady_broadcast import steady_broadcast
+    from collcert.reference.broadcast import steady_broadcast
+    from collcert.reference.model import fraction_str, show
 
     if args.output and os.path.isdir(args.output):
         raise ScheduleError(f"-o {args.output}: is a directory; give a file name")
@@ -144,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _compare(platform: Any, source: Any, graph_tp: Any, args: argparse.Namespace,
              ) -> dict[str, Any]:
-    from collcert.reference.steady_search import MAX_DAG_NODES, best_dag, best_tree
+    from collcert.reference.broadcast import MAX_DAG_NODES, best_dag, best_tree
 
     out: dict[str, Any] = {}
     try:
@@ -166,9 +166,8 @@ def _steady_doc(path: str | None) -> dict[str, Any] | None:
     """The parsed schedule when ``path`` is a collcert-steady-broadcast/1 JSON file."""
     if not path or path == "-" or not os.path.isfile(path):
         return None
-    from collcert.certify.base import InputError
-    from collcert.certify.files import read_text
-    from collcert.certify.readers import load_json
+    from collcert.certify.forestcoll import load_json
+    from collcert.certify.model import InputError, read_text
 
     try:
         with open(path, "rb") as fh:
@@ -196,8 +195,8 @@ def audit_hook(args: argparse.Namespace) -> int | None:
     doc = _steady_doc(getattr(args, "schedule", None))
     if doc is None:
         return None
-    from collcert.certify.base import InputError
-    from collcert.certify.oneport_events import check_steady_broadcast
+    from collcert.certify.broadcast import check_steady_broadcast
+    from collcert.certify.model import InputError
 
     try:
         verdict = check_steady_broadcast(_platform_dict(args.topology), doc)
@@ -213,7 +212,7 @@ def audit_hook(args: argparse.Namespace) -> int | None:
 
 
 def audit_summary(verdict: Any, path: str) -> str:
-    from collcert.certify.base import frac_str
+    from collcert.certify.model import frac_str
 
     f = verdict.facts
     if not verdict.ok:

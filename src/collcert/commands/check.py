@@ -15,10 +15,9 @@ import sys
 from fractions import Fraction
 from typing import Any
 
-from collcert.certify.base import InputError, frac_str
 from collcert.certify.dispatch import KINDS, check_certificate
-from collcert.certify.files import decode, read_stream, read_text
-from collcert.certify.readers import load_json
+from collcert.certify.forestcoll import load_json
+from collcert.certify.model import InputError, decode, frac_str, read_stream, read_text
 
 MAX_BYTES = 512 * 1024 * 1024
 

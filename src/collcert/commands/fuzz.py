@@ -13,9 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.optimum import COLLECTIVES
-from collcert.reference.topology import Topology
+from collcert.reference.forestcoll import COLLECTIVES
+from collcert.reference.model import Topology, TopologyError
 
 from ._common import Progress, bounded_int, print_json, seconds
 

@@ -8,7 +8,7 @@ import re
 import textwrap
 from typing import Any
 
-from collcert.reference.errors import TopologyError
+from collcert.reference.model import TopologyError
 
 from ._common import load_topology, platform_names, print_json
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from collcert.reference.optimum import COLLECTIVES, optimum
+from collcert.reference.forestcoll import COLLECTIVES, optimum
 
 from . import _sizes
 from ._common import Progress, add_topology_argument, load_topology, print_json

@@ -6,10 +6,8 @@ import argparse
 import time
 from typing import Any
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.exact import fraction_str
-from collcert.reference.limits import check_prove_size
-from collcert.reference.optimum import COLLECTIVES, optimum
+from collcert.reference.forestcoll import COLLECTIVES, optimum
+from collcert.reference.model import TopologyError, check_prove_size, fraction_str
 
 from ._common import (
     add_topology_argument,

@@ -8,8 +8,8 @@ import sys
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.exact import fraction_str, parse_number, show
-from collcert.reference.reduction_trees import STRATEGIES, ReductionError, solve
+from collcert.reference.model import fraction_str, parse_number, show
+from collcert.reference.reduction import STRATEGIES, ReductionError, solve
 
 from ._common import print_json
 
@@ -22,7 +22,7 @@ transfer at a time, and sends its result once, after its reductions. Machine 1 i
 the sink. Algorithms: 1 (optimal, Thm 4), 2 (at most K concurrent transfers,
 Thm 7), 3 (at most K reducers, Thm 9); strategies: binomial (Thm 18), Fibonacci
 (Thm 19). Every schedule is re-checked by an independent simulator
-(collcert.certify.reduction_schedule) before it is printed.
+(collcert.certify.reduction) before it is printed.
 
 examples:
   collcert reduce-tree 8 --transfer 2 --compute 1
@@ -114,8 +114,8 @@ def run(args: argparse.Namespace) -> int:
     d, c = _cost(args.transfer, "--transfer"), _cost(args.compute, "--compute")
     sched = solve(args.n, d, c, strategy=args.strategy, max_transfers=args.max_transfers,
                   max_reducers=args.max_reducers, overlap=not args.non_overlapping)
-    from collcert.certify.reduction_schedule import check_reduction
-    from collcert.reference.reduction_io import schedule_document
+    from collcert.certify.reduction import check_reduction
+    from collcert.reference.reduction import schedule_document
 
     doc = schedule_document(sched)
     verdict, _ = check_reduction(doc)
@@ -208,9 +208,8 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 def read_reduction_file(path: str) -> Any:
     """The parsed JSON of a reduction schedule file, read in bounded memory: a missing,
     binary, oversized or unparsable file is a ReductionError naming it (exit 2)."""
-    from collcert.certify.base import InputError
-    from collcert.certify.files import read_text
-    from collcert.certify.readers import load_json
+    from collcert.certify.forestcoll import load_json
+    from collcert.certify.model import InputError, read_text
 
     try:
         return load_json(read_text(path, MAX_FILE_BYTES), path)
@@ -219,7 +218,7 @@ def read_reduction_file(path: str) -> Any:
 
 
 def _check_file(args: argparse.Namespace) -> int:
-    from collcert.certify.reduction_schedule import check_reduction
+    from collcert.certify.reduction import check_reduction
 
     data = read_reduction_file(args.check)
     verdict, sim = check_reduction(data)

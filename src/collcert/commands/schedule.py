@@ -7,9 +7,8 @@ import sys
 import time
 from typing import Any
 
-from collcert.reference.errors import ScheduleError
-from collcert.reference.exact import fraction_str
-from collcert.reference.optimum import COLLECTIVES
+from collcert.reference.forestcoll import COLLECTIVES
+from collcert.reference.model import ScheduleError, fraction_str
 
 from ._common import Progress, add_topology_argument, load_topology, print_json
 
@@ -84,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
         from . import _allreduce_lp
 
         return _allreduce_lp.run(args)
-    import collcert.reference.schedule as sched_mod
-    from collcert.reference.schedule_io import render, write_schedule
+    import collcert.reference.forestcoll.pipeline as sched_mod
+    from collcert.reference.forestcoll import render, write_schedule
 
     topo = load_topology(args.topology)
     weights = None
@@ -111,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         _check(s, args, stages, progress)
     t_write = time.monotonic()
     if args.format == "msccl-xml":
-        from collcert.reference.msccl_export import msccl_xml, write_text
+        from collcert.reference.execution import msccl_xml, write_text
 
         text = msccl_xml(s, channels=args.msccl_channels)
         if args.output:
@@ -173,9 +172,9 @@ def run(args: argparse.Namespace) -> int:
 def _check(s: Any, args: argparse.Namespace, stages: list[dict[str, Any]],
            progress: Any) -> None:
     """--check: the emitted document through collcert.certify (no reference code)."""
-    from collcert.certify.base import Topo
-    from collcert.certify.schedule import check_schedule
-    from collcert.reference.schedule import peak_memory_mb
+    from collcert.certify.forestcoll import check_schedule
+    from collcert.certify.model import Topo
+    from collcert.reference.forestcoll import peak_memory_mb
 
     t0 = time.monotonic()
     progress("checking (collcert.certify)", 0, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from collcert.reference.errors import ScheduleError
+from collcert.reference.model import ScheduleError
 from collcert.smoke import MAX_ITERS  # torch itself is imported only when a run starts
 
 from ._common import bounded_int, load_topology, print_json, seconds

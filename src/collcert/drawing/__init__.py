@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from collcert.reference.errors import CollcertError
+from collcert.reference.model import CollcertError
 
 
 class DrawError(CollcertError):

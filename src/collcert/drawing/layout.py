@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.topology import Link, Node, Topology
+from collcert.reference.model import Link, Node, Topology
 
 Point = tuple[float, float]
 

@@ -14,9 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from collcert.reference.errors import ScheduleError
-from collcert.reference.exact import fraction_str, show
-from collcert.reference.topology import Link, Node, Topology
+from collcert.reference.model import Link, Node, ScheduleError, Topology, fraction_str, show
 
 
 @dataclass
@@ -31,7 +29,7 @@ class CutInfo:
 
 def cut_info(t: Topology, collective: str, root: Node | None = None) -> CutInfo | None:
     """The certified optimum's witness cut, explained (None if it has none)."""
-    from collcert.reference.optimum import optimum
+    from collcert.reference.forestcoll import optimum
 
     base = "allgather" if collective == "allreduce" else collective
     opt = optimum(t, base, root=root)
@@ -105,10 +103,14 @@ class DrawnSchedule:
 
 def read_schedule_for_drawing(t: Topology, path: str) -> DrawnSchedule:
     """Read, check (as ``collcert audit`` does) and measure a tree schedule file."""
-    from collcert.certify.base import InputError, Topo
-    from collcert.certify.files import read_text
-    from collcert.certify.readers import forestcoll_xml, schedule_json
-    from collcert.certify.schedule import DIRECTION, check_schedule, read_schedule
+    from collcert.certify.forestcoll import (
+        DIRECTION,
+        check_schedule,
+        forestcoll_xml,
+        read_schedule,
+        schedule_json,
+    )
+    from collcert.certify.model import InputError, Topo, read_text
 
     try:
         text = read_text(path, 512 * 1024 * 1024)  # gzip by its magic bytes, size capped
@@ -134,7 +136,7 @@ def read_schedule_for_drawing(t: Topology, path: str) -> DrawnSchedule:
         sched = read_schedule(topo, data)
         verdict = check_schedule(topo, sched, certificates=False)
     except InputError as exc:
-        from collcert.audit import made_for
+        from collcert.auditing import made_for
 
         msg = str(exc) if str(exc).startswith(f"{path}:") else f"{path}: {exc}"
         raise ScheduleError(f"{msg}{made_for(t, data)}") from None

@@ -23,8 +23,7 @@ import textwrap
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.exact import decimal_str, fraction_str
-from collcert.reference.topology import Link, Node, Topology
+from collcert.reference.model import Link, Node, Topology, decimal_str, fraction_str
 
 from . import DrawError, require_matplotlib, save
 from .layout import Layout, aggregate, group_loads, layout

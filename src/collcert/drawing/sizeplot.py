@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from collcert.reference.alphabeta import AlphaBeta
+from collcert.reference.execution import AlphaBeta
 
 from . import check_output, require_matplotlib, save
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.exact import fraction_str
+from collcert.reference.model import fraction_str
 
 from . import check_output, require_matplotlib, save
 
@@ -46,9 +46,9 @@ def _layers(platform: Any, source: Any) -> dict[Any, tuple[float, float]]:
 
 def draw_steady(platform: Any, doc: dict[str, Any], output: str) -> None:
     """Draw the schedule ``doc`` (a collcert-steady-broadcast/1 dict) on ``platform``."""
-    from collcert.certify.base import InputError
-    from collcert.certify.oneport_events import check_steady_broadcast
-    from collcert.reference.errors import ScheduleError
+    from collcert.certify.broadcast import check_steady_broadcast
+    from collcert.certify.model import InputError
+    from collcert.reference.model import ScheduleError
 
     check_output(output)
     plt = require_matplotlib()

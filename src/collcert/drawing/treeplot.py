@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from collcert.reference.topology import Node, Topology
+from collcert.reference.model import Node, Topology
 
 from .model import DrawnTree
 

@@ -19,9 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.limits import read_text
-from collcert.reference.topology import Topology
+from collcert.reference.model import Topology, TopologyError, read_text
 
 from . import nccl_xml, nvidia_smi
 from . import speeds as sp
@@ -89,7 +87,7 @@ def detect_format(text: str) -> str | None:
 def _positive(value: object, what: str) -> Fraction | None:
     if value is None:
         return None
-    from collcert.reference.exact import parse_number
+    from collcert.reference.model import parse_number
 
     try:
         x = parse_number(value)

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from collcert.reference.errors import TopologyError
-from collcert.reference.limits import Size, check_size
-from collcert.reference.topology import Topology
+from collcert.reference.model import Size, Topology, TopologyError, check_size
 
 from .speeds import gb
 

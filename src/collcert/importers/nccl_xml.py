@@ -16,7 +16,7 @@ GPUs and NICs as bare PCI devices (class 0x03... and 0x02...), without NVLinks.
 The model follows NCCL's: GPUs are compute nodes; CPUs, PCIe switches, NICs and
 the NVSwitch fabric are switch nodes; a link's bandwidth comes from the file or,
 where the file gives none, from :mod:`.speeds` (every assumption is reported).
-Parsing goes through the auditor's bounded XML reader (``collcert.certify.xmlsafe``:
+Parsing goes through the auditor's bounded XML reader (``collcert.certify.model.xmlsafe``:
 no DTDs or entities, capped size, elements, depth and attributes).
 """
 
@@ -26,9 +26,8 @@ import re
 from dataclasses import dataclass
 from fractions import Fraction
 
-from collcert.certify.base import InputError
-from collcert.certify.xmlsafe import Element, parse
-from collcert.reference.errors import TopologyError
+from collcert.certify.model import Element, InputError, parse
+from collcert.reference.model import TopologyError
 
 from . import speeds as sp
 from .machine import Machine

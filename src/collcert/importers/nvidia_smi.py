@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from collcert.reference.errors import TopologyError
+from collcert.reference.model import TopologyError
 
 from . import speeds as sp
 from .machine import Machine

@@ -173,7 +173,7 @@ def net_speed(mbps: int) -> Fraction:
 
 
 def _gb(x: Fraction) -> str:
-    from collcert.reference.exact import fraction_str
+    from collcert.reference.model import fraction_str
 
     text = fraction_str(x)
     if x.denominator != 1:

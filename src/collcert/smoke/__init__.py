@@ -6,7 +6,7 @@
 
 The schedule (collcert JSON of any collective, ForestColl tree XML with a
 topology, or an MSCCL algorithm XML) becomes an execution plan
-(:mod:`collcert.reference.execplan`), which a backend runs on integer data:
+(:mod:`collcert.reference.execution.execplan`), which a backend runs on integer data:
 
 * ``gloo``: one process per rank on the CPU (torch.distributed); runs in CI;
 * ``nccl``: one process per GPU, when there are at least as many GPUs as
@@ -29,9 +29,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from collcert.reference.errors import ScheduleError
-from collcert.reference.exact import fraction_str, show
-from collcert.reference.execplan import Mismatch, Plan, describe_cell, explain_value
+from collcert.reference.execution import Mismatch, Plan, describe_cell, explain_value
+from collcert.reference.model import ScheduleError, fraction_str, show
 
 from .runtime import INSTALL_HINT, RankResult, SmokeError, gpu_kind, require_torch
 
@@ -125,8 +124,7 @@ def _read(source: str | os.PathLike[str]) -> tuple[str, str]:
     p = os.fspath(source)
     if "\n" in p or p.lstrip().startswith(("{", "<")):
         return p, "schedule text"
-    from collcert.certify.base import InputError
-    from collcert.certify.files import read_text
+    from collcert.certify.model import InputError, read_text
 
     try:
         return read_text(p, 512 * 1024 * 1024), p  # gzip by its magic bytes, size capped
@@ -151,21 +149,21 @@ def _detect(text: str) -> str:
 def load_plan(text: str, fmt: str | None = None, topology: Any = None,
               origin: str = "schedule") -> tuple[Plan, str, Any]:
     """The execution plan of a schedule text; returns (plan, format, parsed)."""
-    from collcert.certify.base import InputError
-    from collcert.reference.treeplan import plan_from_schedule
+    from collcert.certify.model import InputError
+    from collcert.reference.execution import plan_from_schedule
 
     fmt = fmt or _detect(text)
     if fmt not in FORMATS:
         raise ScheduleError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
     try:
         if fmt == "msccl-xml":
-            from collcert.certify import msccl
+            from collcert.certify.execution import msccl
 
             from .mscclplan import plan_from_program
 
             prog = msccl.read(text, origin)
             return plan_from_program(prog), fmt, prog
-        from collcert.certify import readers
+        from collcert.certify.forestcoll import readers
 
         if fmt == "json":
             doc = readers.schedule_json(text, origin)
@@ -182,7 +180,7 @@ def load_plan(text: str, fmt: str | None = None, topology: Any = None,
 
 def _model(fmt: str, parsed: Any, text: str, topology: Any) -> tuple[Fraction | None, str, str]:
     if topology is not None:
-        from collcert.audit import audit
+        from collcert.auditing import audit
 
         rep = audit(topology, text, fmt=fmt)
         if rep.algbw is None:
@@ -302,7 +300,7 @@ def _out_of_place(fmt: str, parsed: Any) -> Plan | None:
 def _check_memory(plan: Plan, size: int, ce: int) -> None:
     """Refuse (exit 2) a --size whose buffers cannot fit in memory: every rank's buffers,
     their pristine copies and the messages in flight, about 3 copies of all cells."""
-    from collcert.reference.limits import check_budget
+    from collcert.reference.model import check_budget
 
     cells = sum(sum(b.values()) for b in plan.buffers)
     check_budget(f"--size {size} bytes", 3 * ELEM_BYTES * ce * cells,
@@ -345,7 +343,7 @@ def _explain_run(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce:
 
 
 def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:
-    from collcert.certify import msccl
+    from collcert.certify.execution import msccl
 
     if isinstance(parsed, msccl.Program):
         res = msccl.simulate(parsed)

@@ -28,7 +28,7 @@ import time
 from datetime import timedelta
 from typing import Any
 
-from collcert.reference.execplan import Plan
+from collcert.reference.execution import Plan
 
 from .runtime import RankResult, SmokeError, allocate, check, device_name, quiet_threads
 

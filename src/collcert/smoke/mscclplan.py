@@ -1,6 +1,6 @@
 """Execution plans from MSCCL algorithm programs.
 
-The program is read by the project's safe reader (:func:`collcert.certify.msccl.read`)
+The program is read by the project's safe reader (:func:`collcert.certify.execution.msccl.read`)
 and run step by step on the host, as the MSCCL runtime would run it: every
 threadblock executes its steps in order, a step waits for its dependency
 (``depid``/``deps``) and, if it receives, for the next message on its
@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 
-from collcert.certify.msccl import Program, Threadblock
-from collcert.reference.errors import ScheduleError
-from collcert.reference.execplan import Op, Plan, Region, Spec
+from collcert.certify.execution import Program, Threadblock
+from collcert.reference.execution import Op, Plan, Region, Spec
+from collcert.reference.model import ScheduleError
 
 
 def plan_from_program(prog: Program, inplace: bool | None = None) -> Plan:

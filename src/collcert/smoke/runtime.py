@@ -9,8 +9,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from collcert.reference.errors import CollcertError
-from collcert.reference.execplan import Op, Plan, Region, first_mismatch, input_values
+from collcert.reference.execution import Op, Plan, Region, first_mismatch, input_values
+from collcert.reference.model import CollcertError
 
 INSTALL_HINT = "pip install 'collcert[smoke]'"
 

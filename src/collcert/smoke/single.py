@@ -3,7 +3,7 @@
 Each link (ordered pair of ranks) gets its own CUDA stream (a HIP stream on
 ROCm builds of torch) and each rank one more for its local copies; an
 operation waits, through events, for the operations it depends on
-(:func:`collcert.reference.execplan.dependencies`: the send of its message and
+(:func:`collcert.reference.execution.execplan.dependencies`: the send of its message and
 every earlier access to the same cells). Transfers are device-to-device copies
 within one GPU: this checks the data flow of the schedule on device memory
 with real concurrency, not the interconnect.
@@ -20,7 +20,7 @@ import random
 import time
 from typing import Any
 
-from collcert.reference.execplan import Plan, dependencies
+from collcert.reference.execution import Plan, dependencies
 
 from .runtime import RankResult, allocate, apply, check, device_name, resolve_device
 

@@ -1,0 +1,12 @@
+"""Checkers of the allreduce bounds.
+
+Modules:
+
+``rate``  checker 7: the cut-set bound and the MAC-BC LP (Zhou & Sun 2025, Thm 1-2)
+``lp5``   checker 8: ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5))
+"""
+
+from .lp5 import check_forestcoll_lp
+from .rate import Graph, check_cut_set, check_mac_bc_lp
+
+__all__ = ["Graph", "check_cut_set", "check_forestcoll_lp", "check_mac_bc_lp"]

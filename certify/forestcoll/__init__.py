@@ -1,0 +1,31 @@
+"""Checkers of ForestColl's results (Zhao & Krishnamurthy 2023; Zhao et al. 2026).
+
+Modules:
+
+``cuts``           checker 1: cut witnesses, lower bounds on the time of a collective
+``optimum``        checker 2: the optimum certificate, for every collective
+``splitting``      checker 3: the edge-splitting invariant (Thm 5, Thm 8, Alg 1)
+``trees``          checker 4: packed trees in the switch-free graph G*
+``schedule``       checker 5: schedule semantics and throughput on G
+``schedule_read``  reading a ``collcert-schedule/1`` document for checker 5
+``readers``        foreign schedule formats (the ForestColl tree XML) into
+                   ``collcert-schedule/1``
+"""
+
+from .optimum import check_optimum
+from .readers import forestcoll_xml, load_json, schedule_json, split_path
+from .schedule import check_schedule
+from .schedule_read import DIRECTION, read_schedule
+from .splitting import check_splitting
+
+__all__ = [
+    "DIRECTION",
+    "check_optimum",
+    "check_schedule",
+    "check_splitting",
+    "forestcoll_xml",
+    "load_json",
+    "read_schedule",
+    "schedule_json",
+    "split_path",
+]

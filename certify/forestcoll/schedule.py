@@ -1,0 +1,381 @@
+"""Checker 5: schedule semantics and throughput on G (docs/schedule-format.md).
+
+A pipeline schedule is correct when every tree is an arborescence spanning
+V_c (out from its root, or in toward it for reduce/reduce-scatter) and each
+root's multiplicities sum to k: then every compute node receives
+Σ multiplicity/k = 1 of every root's data (allgather, broadcast), or every
+root receives every node's contribution in full (reduce-scatter, reduce);
+allreduce is a reduce-scatter phase followed by an allgather phase. Every
+path must be a walk in G whose inner nodes are switches; a path may start at
+(out-trees) or end at (in-trees) a multicast switch that the same tree's data
+verifiably passes through on another, grounded path.
+
+Throughput: a tree of root u carries (multiplicity/k)·(M/N) (weighted:
+·w_u/Σw; broadcast/reduce: (multiplicity/k)·M); its load on a link is that
+times the number of times its paths traverse the link. The phase time per
+unit of M is max_e load_e / c_e; phases add up; algbw = 1 / time. All sums
+are integers over one common denominator per phase, so the result is exact.
+With ``overlap`` (an allreduce whose reduce and broadcast trees run at the
+same time on different chunks of the data, as in ForestColl's LP (5)) the
+loads of all phases add up on each link instead, and the time is the busiest
+link's total; ``weights`` may then give each root its share of the data
+(0: no trees).
+
+The document is read by :mod:`.schedule_read` (``read_schedule``, the
+``Schedule`` and ``Phase`` it returns, the format constants and bounds),
+whose names are importable from here as before.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
+from .schedule_read import (
+    COLLECTIVES,
+    DIRECTION,
+    FORMAT,
+    MAX_EDGES,
+    MAX_PATH,
+    MAX_PHASES,
+    MAX_TREES,
+    PHASES,
+    Phase,
+    Schedule,
+    read_schedule,
+)
+from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
+
+MAX_BITS = 4000  # k × Σ weights: times stay far below Python's 4300-digit printing limit
+
+__all__ = ["COLLECTIVES", "DIRECTION", "FORMAT", "MAX_EDGES", "MAX_PATH", "MAX_PHASES",
+           "MAX_TREES", "PHASES", "Phase", "Schedule", "check_schedule", "read_schedule"]
+
+
+class _PlainPaths:
+    """The common case of :func:`_check_paths`, fast: a tree whose every path is a
+    walk in G from its edge's src to its dst through switches only (no multicast
+    start). Each distinct edge object is judged once (compact schedules share them
+    between trees) and its load is summed per edge, then spread over its links."""
+
+    def __init__(self, topo: Topo) -> None:
+        self.topo = topo
+        self.ok: dict[tuple[int, bool], bool] = {}
+        self.amount: dict[int, int] = {}
+        self.edge: dict[int, Edge] = {}
+
+    def _plain(self, e: Edge, out: bool) -> bool:
+        p = e.path
+        if len(p) < 2 or p[0] != e.src or p[-1] != e.dst:
+            return False
+        cap = self.topo.cap
+        if any(h not in cap for h in zip(p, p[1:])):
+            return False
+        return all(w in self.topo.switch_set for w in p[1:-1])
+
+    def add(self, tree: Tree, amount: int) -> bool:
+        """Book the tree's loads if all its paths are plain (else book nothing: False)."""
+        out = tree.direction == "out"
+        ok = self.ok
+        for e in tree.edges:
+            key = (id(e), out)
+            good = ok.get(key)
+            if good is None:
+                good = ok[key] = self._plain(e, out)
+                self.edge[id(e)] = e
+            if not good:
+                return False
+        sums = self.amount
+        for e in tree.edges:
+            i = id(e)
+            sums[i] = sums.get(i, 0) + amount
+        return True
+
+    def loads(self, load: dict[Link, int]) -> None:
+        for i, amount in self.amount.items():
+            p = self.edge[i].path
+            for h in zip(p, p[1:]):
+                load[h] = load.get(h, 0) + amount
+
+
+def _check_paths(
+    topo: Topo, tree: Tree, verdict: Verdict, load: dict[Link, int], amount: int
+) -> None:
+    """Every path is a walk in G with switch interiors; add ``amount`` per traversal."""
+    out = tree.direction == "out"
+    pending: list[Edge] = []
+    grounded: list[Edge] = []
+    cap = topo.cap
+    switches = topo.switch_set
+    for e in tree.edges:
+        p = e.path
+        if len(p) < 2:
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r} has a path of one node")
+            continue
+        hops = list(zip(p, p[1:]))
+        bad = False
+        for h in hops:
+            if h not in cap:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path hop {h[0]!r} -> "
+                             f"{h[1]!r} is not a link of the topology")
+                bad = True
+        if len(p) > 2:
+            inner = [w for w in p[1:-1] if w not in switches]
+            if inner:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path passes through "
+                             f"compute node {inner[0]!r}; only switches may sit inside a path")
+                bad = True
+        fixed_end, free_end = (p[-1], p[0]) if out else (p[0], p[-1])
+        want_fixed, want_free = (e.dst, e.src) if out else (e.src, e.dst)
+        if fixed_end != want_fixed:
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                         f"{'ends' if out else 'starts'} at {fixed_end!r}, not at "
+                         f"{want_fixed!r}")
+            bad = True
+        if bad:
+            continue
+        for h in hops:
+            load[h] = load.get(h, 0) + amount
+        if free_end == want_free:
+            grounded.append(e)
+        elif free_end in topo.multicast:
+            pending.append(e)
+        else:
+            kind = "multicast" if out else "aggregating"
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                         f"{'starts' if out else 'ends'} at {free_end!r}, which is neither "
+                         f"{want_free!r} nor a {kind} switch")
+    if not pending:
+        return  # every path starts at its own tree edge: the arborescence carries the data
+    # Multicast (aggregating) starts: follow the data itself from the root. A path runs once
+    # its start holds the tree's data (for an in-tree: once its end can pass data on to the
+    # root), and then every other node on it does too. A path that never runs waits, through
+    # the multicast switches, on its own output: a cyclic dependency.
+    starts: dict[Node, list[Edge]] = {}
+    for e in grounded + pending:
+        starts.setdefault(e.path[0] if out else e.path[-1], []).append(e)
+    holders = {tree.root}
+    stack = [tree.root]
+    while stack:
+        for e in starts.pop(stack.pop(), []):
+            for w in e.path[1:] if out else e.path[:-1]:
+                if w not in holders:
+                    holders.add(w)
+                    stack.append(w)
+    for w, never in starts.items():
+        for e in never:
+            if w in switches:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                             f"{'starts' if out else 'ends'} at multicast switch {w!r}, but "
+                             f"no other path of this tree {'brings' if out else 'takes'} the "
+                             f"tree's data {'to' if out else 'from'} {w!r} "
+                             f"{'from' if out else 'to'} the root (a cyclic dependency)")
+            else:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: {w!r} never "
+                             f"{'gets' if out else 'passes on'} the tree's data: the paths "
+                             f"{'into' if out else 'out of'} it start from multicast switches "
+                             f"fed only through {w!r} itself (a cyclic dependency)")
+
+def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
+                   certificates: bool = True) -> Verdict:
+    """Check semantics and compute the exact time of a schedule dict.
+
+    ``facts``: ``time_per_unit`` and ``algbw`` (per unit of data M),
+    ``phase_times``, ``bottleneck`` (the busiest link of each phase).
+    With ``certificates``, the G* certificates the schedule carries (``gstar``,
+    ``routing``, ``flows``; top level for one phase, per phase otherwise) are
+    checked too (checkers 3 and 4), and so is its ``optimum`` certificate
+    (checker 2).
+    """
+    topo = topology if isinstance(topology, Topo) else Topo(topology)
+    sched = schedule if isinstance(schedule, Schedule) else read_schedule(topo, schedule)
+    v = Verdict("schedule")
+    v.facts["notes"] = list(sched.notes)
+    want = PHASES[sched.collective]
+    got = tuple(p.collective for p in sched.phases)
+    if got != want:
+        v.fail(f"a {sched.collective} schedule needs phases {list(want)}, this one has "
+               f"{list(got)}")
+    total = Fraction(0)
+    combined: dict[Link, Fraction] = {}  # overlap: data per unit of M on each link, all phases
+    phase_times: list[Fraction] = []
+    bottlenecks: list[str] = []
+    for phase in sched.phases:
+        pv = Verdict(phase.label)
+        if sched.root is not None:
+            roots = [sched.root]
+            w_int = {sched.root: 1}
+            w_sum = 1
+        else:
+            w_int, w_sum = _int_weights(topo, sched.weights)
+            roots = [c for c in topo.compute if w_int[c] > 0]
+        den = phase.k * w_sum
+        if den.bit_length() > MAX_BITS:
+            sums = " × (the weights' sum over their common denominator)" if sched.weights else ""
+            raise InputError(f"{phase.label}: k{sums} has {den.bit_length()} bits; collcert "
+                             f"reports times exactly only up to {MAX_BITS} bits (a real schedule "
+                             "needs a few hundred)")
+        load: dict[Link, int] = {}
+        plain = _PlainPaths(topo)
+        for tree in phase.trees:
+            if tree.multiplicity > phase.k:  # invalid anyway; its loads would be absurd
+                pv.fail(f"{tree.label} has multiplicity {tree.multiplicity}, more than k = "
+                        f"{phase.k}: it would carry more than all of its root's data")
+                continue
+            if tree.direction != DIRECTION[phase.collective]:
+                pv.fail(f"{tree.label} is an {tree.direction}-tree, but a "
+                        f"{phase.collective} phase needs {DIRECTION[phase.collective]}-trees")
+                continue
+            if not check_shape(topo, tree, pv):
+                continue
+            amount = tree.multiplicity * w_int.get(tree.root, 0)
+            if not plain.add(tree, amount):
+                _check_paths(topo, tree, pv, load, amount)
+        plain.loads(load)
+        what = ("shard" if phase.collective in ("allgather", "reduce-scatter") else "data")
+        check_multiplicities(topo, phase.trees, phase.k, roots, pv, what)
+        certs = phase.certificates or (sched.certificates if len(sched.phases) == 1 else {})
+        if certificates and certs.get("gstar") is not None:
+            _check_gstar(topo, phase, certs, sched.root, pv)
+        time = Fraction(0)
+        worst: Link | None = None
+        for e, amount in load.items():
+            t = Fraction(amount * topo.scale, den * topo.icap[e])
+            if t > time:
+                time, worst = t, e
+            if sched.overlap:
+                combined[e] = combined.get(e, Fraction(0)) + Fraction(amount, den)
+        phase_times.append(time)
+        total += time
+        if phase.claimed_time is not None and phase.claimed_time != time and pv.ok:
+            pv.fail(f"the phase claims time_per_unit {frac_str(phase.claimed_time)}, but its "
+                    f"trees give {frac_str(time)}")
+        if worst is not None:
+            bottlenecks.append(f"{worst[0]} -> {worst[1]} carries "
+                               f"{frac_str(Fraction(load[worst], den))} per unit of data at "
+                               f"capacity {frac_str(topo.cap[worst])}")
+        v.absorb(pv, f"{phase.label}: " if len(sched.phases) > 1 else "")
+    v.facts["phase_times"] = [frac_str(t) for t in phase_times]
+    if sched.overlap:  # pipelined phases share each link: time is the busiest link's total
+        total = max((amount / topo.cap[e] for e, amount in combined.items()), default=Fraction(0))
+        worst_all = max(combined, key=lambda e: combined[e] / topo.cap[e], default=None)
+        if worst_all is not None:
+            bottlenecks = [f"{worst_all[0]} -> {worst_all[1]} carries "
+                           f"{frac_str(combined[worst_all])} per unit of data in all phases "
+                           f"together at capacity {frac_str(topo.cap[worst_all])}"]
+    v.facts["bottleneck"] = bottlenecks
+    if total == 0:
+        v.fail("the schedule moves no data over any link")
+        return v
+    v.facts["time_per_unit"] = total
+    v.facts["algbw"] = 1 / total
+    if certificates and isinstance(sched.certificates.get("optimum"), Mapping):
+        from .optimum import check_optimum
+
+        ov = check_optimum(topo, sched.certificates["optimum"])
+        v.absorb(ov, "embedded optimum certificate: ")
+        if ov.ok and "algbw" in ov.facts:
+            v.facts["certified_optimum_algbw"] = ov.facts["algbw"]
+    lp5 = sched.certificates.get("forestcoll_lp")
+    if certificates and isinstance(lp5, Mapping):  # `schedule -c allreduce --method lp`
+        _check_lp5(topology if isinstance(topology, Mapping) else _as_dict(topo), lp5, v)
+    for key, val in sched.claimed.items():
+        mine = v.facts[key]
+        if val != mine:
+            v.fail(f"the schedule claims {key} {frac_str(val)}, but its trees give "
+                   f"{frac_str(mine)}")
+    return v
+
+
+def _check_lp5(topology: Mapping[str, Any], cert: Mapping[str, Any], v: Verdict) -> None:
+    """The embedded LP (5) certificate: checked, and its value is the best algbw of any tree
+    all-reduce (003 App. G), so this schedule's algbw cannot exceed it."""
+    from ..allreduce import check_forestcoll_lp
+
+    lv = check_forestcoll_lp(topology, cert)
+    v.absorb(lv, "embedded LP (5) certificate: ")
+    best = lv.facts.get("forestcoll_lp")
+    if lv.ok and isinstance(best, Fraction):
+        v.facts["forestcoll_lp"] = best
+        if v.ok and v.facts["algbw"] > best:
+            v.fail(f"the trees give algbw {frac_str(v.facts['algbw'])}, more than the LP (5) "
+                   f"optimum {frac_str(best)} that the schedule's certificate proves: one of "
+                   "them is wrong")
+
+
+def _as_dict(topo: Topo) -> dict[str, Any]:
+    return {"compute_nodes": topo.compute, "switch_nodes": topo.switches,
+            "links": [{"src": u, "dst": w, "capacity": frac_str(c)}
+                      for (u, w), c in topo.cap.items()]}
+
+
+def _int_weights(
+    topo: Topo, weights: Mapping[Node, Fraction] | None
+) -> tuple[dict[Node, int], int]:
+    if weights is None:
+        return {c: 1 for c in topo.compute}, topo.n
+    den = 1
+    for w in weights.values():
+        den = den * w.denominator // math.gcd(den, w.denominator)
+        if den.bit_length() > MAX_BITS:  # stop before the multiple grows without bound
+            raise InputError(f"weights: the common denominator of the weights has more than "
+                             f"{MAX_BITS} bits; write them with smaller denominators")
+    ints = {c: int(weights[c] * den) for c in topo.compute}
+    return ints, sum(ints.values())
+
+
+def _check_gstar(topo: Topo, phase: Phase, certs: Mapping[str, Any], root: Node | None,
+                 pv: Verdict) -> None:
+    """Checker 4 (trees fit in G*) and checker 3 (G* fits in G) for one phase.
+
+    ``"on": "transposed"`` marks a G* built on the transposed topology (the
+    in-trees of reduce-scatter and reduce): its edges, walks and flows are in
+    transposed direction.
+    """
+    from .splitting import check_splitting
+
+    transposed = certs.get("on") == "transposed"
+    on = topo.transposed() if transposed else topo
+    caps = _gstar_caps(on, certs)
+    if transposed:
+        caps = {(b, a): c for (a, b), c in caps.items()}
+    gstar = certs["gstar"]
+    supply: dict[Node, int] | None = None
+    if isinstance(gstar, Mapping) and gstar.get("supply") is not None:
+        raw = gstar["supply"]
+        if isinstance(raw, Mapping):
+            items: list[Any] = [list(kv) for kv in raw.items()]
+        elif isinstance(raw, list):
+            items = raw
+        else:
+            raise InputError("gstar supply must be [[node, int], …] or {node: int}")
+        supply = {}
+        for item in items:
+            if not isinstance(item, list | tuple) or len(item) != 2:
+                raise InputError("gstar supply entries must be [node, int]")
+            supply[on.compute_node(item[0], "gstar supply")] = integer(item[1], "supply", 0)
+    elif root is not None:
+        supply = {root: phase.k}
+    gk = integer(gstar.get("k"), "gstar k", 1)
+    weight = supply if supply is not None else {c: gk for c in topo.compute}
+    check_gstar_load(phase.trees, caps, pv, weight, phase.k)
+    if certs.get("routing") is None or certs.get("flows") is None:
+        return
+    pv.absorb(check_splitting(on, certs, supply), "G* certificate: ")
+
+
+def _gstar_caps(topo: Topo, certs: Mapping[str, Any]) -> dict[Link, int]:
+    raw = certs.get("gstar")
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("capacities"), list):
+        raise InputError("certificates.gstar must be {U, k, capacities: [[u, v, int], …]}")
+    caps: dict[Link, int] = {}
+    for i, item in enumerate(raw["capacities"]):
+        if not isinstance(item, list) or len(item) != 3:
+            raise InputError(f"certificates.gstar.capacities[{i}] is not [u, v, int]")
+        u = topo.compute_node(item[0], f"gstar capacities[{i}]")
+        w = topo.compute_node(item[1], f"gstar capacities[{i}]")
+        caps[(u, w)] = caps.get((u, w), 0) + integer(item[2], f"gstar capacities[{i}]", 0)
+    return caps

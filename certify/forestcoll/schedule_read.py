@@ -1,0 +1,263 @@
+"""Reading a ``collcert-schedule/1`` document (docs/schedule-format.md) for checker 5.
+
+:func:`read_schedule` turns the JSON dict into :class:`Schedule` and
+:class:`Phase` objects (trees of :class:`~.trees.Edge` with their paths,
+explicit or compact), refusing with :class:`~.base.InputError` anything
+unreadable and anything beyond the bounds ``MAX_*`` that keep hostile input
+cheap to reject. Moved out of :mod:`.schedule` (unchanged), which checks what
+is read here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..model import InputError, Node, Topo, content_hash, integer, number
+from .trees import Edge, Tree
+
+FORMAT = "collcert-schedule/1"
+COLLECTIVES = ("allgather", "reduce-scatter", "broadcast", "reduce", "allreduce")
+PHASES = {
+    "allgather": ("allgather",),
+    "reduce-scatter": ("reduce-scatter",),
+    "broadcast": ("broadcast",),
+    "reduce": ("reduce",),
+    "allreduce": ("reduce-scatter", "allgather"),
+}
+DIRECTION = {"allgather": "out", "broadcast": "out", "reduce-scatter": "in", "reduce": "in"}
+
+# Bounds that keep hostile input cheap to reject (a 1024-GPU schedule is far below them).
+MAX_PHASES = 16
+MAX_TREES = 400_000
+MAX_EDGES = 40_000_000
+MAX_PATH = 64
+
+
+@dataclass
+class Phase:
+    collective: str
+    k: int
+    U: Fraction | None
+    trees: list[Tree]
+    label: str
+    certificates: Mapping[str, Any] = field(default_factory=dict)
+    claimed_time: Fraction | None = None
+
+
+@dataclass
+class Schedule:
+    collective: str
+    root: Node | None
+    weights: dict[Node, Fraction] | None
+    phases: list[Phase]
+    claimed: dict[str, Fraction] = field(default_factory=dict)
+    certificates: Mapping[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    overlap: bool = False  # phases run at the same time (pipelined), loads add up per link
+
+
+def read_schedule(topo: Topo, data: Any) -> Schedule:
+    """Read a ``collcert-schedule/1`` dict; InputError on anything unreadable."""
+    if not isinstance(data, Mapping):
+        raise InputError("the schedule must be a JSON object")
+    fmt = data.get("format")
+    if fmt != FORMAT:
+        raise InputError(f"schedule format {fmt!r} is not {FORMAT!r}")
+    coll = data.get("collective")
+    if not isinstance(coll, str) or coll not in COLLECTIVES:
+        raise InputError(f"schedule collective {coll!r} is not one of {', '.join(COLLECTIVES)}")
+    notes: list[str] = []
+    claimed_hash = data.get("topology")
+    if isinstance(claimed_hash, str) and claimed_hash.startswith("sha256:"):
+        if claimed_hash != content_hash(topo):
+            notes.append("warning: the schedule names another topology hash "
+                         f"({claimed_hash[:19]}…); checking it against this topology anyway")
+    root = None
+    if coll in ("broadcast", "reduce"):
+        if data.get("root") is None:
+            raise InputError(f"a {coll} schedule needs its root: the top-level key 'root' is "
+                             f"{'null' if 'root' in data else 'missing'}; set it to the "
+                             "compute node the data comes from (broadcast) or goes to "
+                             "(reduce)")
+        root = topo.compute_node(data.get("root"), "schedule root")
+    elif data.get("root") is not None:
+        raise InputError(f"a {coll} schedule has no root; drop 'root' or set it to null")
+    weights = None
+    if data.get("weights") is not None:
+        raw = data["weights"]
+        if coll not in ("allgather", "reduce-scatter", "allreduce") or not isinstance(raw,
+                                                                                      Mapping):
+            raise InputError("weights must be an object {node: \"p/q\"}, for allgather, "
+                             "reduce-scatter or allreduce only")
+        weights = {topo.compute_node(k, "weights key"): number(w, f"weight of {k}")
+                   for k, w in raw.items()}
+        for c in topo.compute:
+            if weights.get(c, Fraction(-1)) < 0:
+                raise InputError(f"weights: compute node {c!r} needs a weight ≥ 0 (0: it "
+                                 "contributes no data and roots no trees)")
+        if not any(weights.values()):
+            raise InputError("weights: every weight is 0; at least one must be positive")
+    overlap = data.get("overlap", False)
+    if not isinstance(overlap, bool) or (overlap and len(PHASES[coll]) < 2):
+        raise InputError("overlap must be true or false, and true only for a schedule of "
+                         "several phases (allreduce)")
+    phases_raw = data.get("phases")
+    if not isinstance(phases_raw, list) or not phases_raw:
+        raise InputError("the schedule needs a non-empty 'phases' array")
+    if len(phases_raw) > MAX_PHASES:
+        raise InputError(f"the schedule has {len(phases_raw)} phases; at most {MAX_PHASES} "
+                         "are accepted")
+    budget = [MAX_TREES, MAX_EDGES]
+    phases = [_read_phase(topo, p, i, budget) for i, p in enumerate(phases_raw)]
+    claimed: dict[str, Fraction] = {}
+    raw_claim = data.get("claimed")
+    if isinstance(raw_claim, Mapping):
+        for key in ("algbw", "time_per_unit"):
+            if raw_claim.get(key) is not None:
+                claimed[key] = number(raw_claim[key], f"claimed {key}")
+    certs = data.get("certificates") or {}
+    if not isinstance(certs, Mapping):
+        raise InputError("'certificates' must be an object")
+    cn = data.get("compute_nodes")
+    if cn is not None and not isinstance(cn, list):
+        raise InputError(f"compute_nodes is {str(cn)[:40]!r}: it must be an array of the "
+                         "topology's compute node ids")
+    if isinstance(cn, list):
+        names = [str(c) for c in cn]
+        if sorted(names) != sorted(str(c) for c in topo.compute):
+            raise InputError(
+                f"the schedule lists {len(cn)} compute nodes ({', '.join(names[:4])}…) that are "
+                "not this topology's compute nodes; audit it against the topology it was made for")
+    return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap)
+
+
+def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
+    label = f"phase {i}"
+    if not isinstance(raw, Mapping):
+        raise InputError(f"{label} is not an object")
+    coll = raw.get("collective")
+    if not isinstance(coll, str) or coll not in DIRECTION:
+        raise InputError(f"{label}: collective {coll!r} is not one of {', '.join(DIRECTION)}")
+    label = f"phase {i} ({coll})"
+    k = integer(raw.get("k"), f"{label} k", 1)
+    u = None if raw.get("U") is None else number(raw["U"], f"{label} U")
+    trees_raw = raw.get("trees")
+    if not isinstance(trees_raw, list):
+        raise InputError(f"{label} needs a 'trees' array")
+    budget[0] -= len(trees_raw)
+    if budget[0] < 0:
+        raise InputError(f"the schedule has more than {MAX_TREES} trees; that is beyond what "
+                         "collcert audits (a 1024-GPU schedule needs far fewer)")
+    cache: dict[tuple[type, object], Node] = {}
+
+    def node(ref: object, where: str) -> Node:
+        key = (type(ref), ref) if isinstance(ref, str | int) else None
+        if key is not None and key in cache:
+            return cache[key]
+        got = topo.node(ref, where)
+        if key is not None:
+            cache[key] = got
+        return got
+
+    walks = _read_walks(raw.get("walks"), label, node, budget)
+    trees: list[Tree] = []
+    for j, t in enumerate(trees_raw):
+        where = f"{label} tree {j}"
+        if not isinstance(t, Mapping):
+            raise InputError(f"{where} is not an object")
+        root = node(t.get("root"), f"{where} root")
+        if root not in topo.compute_set:
+            raise InputError(f"{where} root {root!r} is a switch, not a compute node")
+        where = f"{label} tree {j} (root {root!r}" + (
+            f", index {t['index']})" if isinstance(t.get("index"), int) else ")")
+        mult = integer(t.get("multiplicity", 1), f"{where} multiplicity", 1)
+        direction = t.get("direction", DIRECTION[coll])
+        if direction not in ("out", "in"):
+            raise InputError(f"{where}: direction {direction!r} is not 'out' or 'in'")
+        edges_raw = t.get("edges")
+        if not isinstance(edges_raw, list):
+            raise InputError(f"{where} needs an 'edges' array")
+        budget[1] -= len(edges_raw)
+        if budget[1] < 0:
+            raise InputError(f"the schedule has more than {MAX_EDGES} tree edges; that is "
+                             "beyond what collcert audits")
+        if walks is not None:  # compact trees: indices into the phase's walks
+            trees.append(Tree(root, mult, direction, _walk_refs(walks, edges_raw, where), where))
+            continue
+        edges: list[Edge] = []
+        if topo.string_ids:
+            fast = _fast_edges(topo.lookup, edges_raw)
+            if fast is not None:
+                trees.append(Tree(root, mult, direction, fast, where))
+                continue
+        for m, e in enumerate(edges_raw):
+            ew = f"{where} edge {m}"
+            if not isinstance(e, Mapping):
+                raise InputError(f"{ew} is not an object with src, dst, path")
+            src = node(e.get("src"), f"{ew} src")
+            dst = node(e.get("dst"), f"{ew} dst")
+            path_raw = e.get("path", [e.get("src"), e.get("dst")])
+            if not isinstance(path_raw, list) or not 1 <= len(path_raw) <= MAX_PATH:
+                raise InputError(f"{ew}: path must be an array of 2 to {MAX_PATH} node ids")
+            path = [node(p, f"{ew} path") for p in path_raw]
+            edges.append(Edge(src, dst, path))
+        trees.append(Tree(root, mult, direction, edges, where))
+    certs = raw.get("certificates") or {}
+    if not isinstance(certs, Mapping):
+        raise InputError(f"{label}: 'certificates' must be an object")
+    claimed = raw.get("time_per_unit")
+    claimed_time = None if claimed is None else number(claimed, f"{label} time_per_unit")
+    return Phase(coll, k, u, trees, label, certs, claimed_time)
+
+
+def _read_walks(raw: Any, label: str, node: Any, budget: list[int]) -> list[Edge] | None:
+    """A compact phase's table of walks (docs/schedule-format.md), one Edge each;
+    None when the phase has none (explicit edges)."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        raise InputError(f"{label}: 'walks' must be an array of {{src, dst, path}} objects")
+    budget[1] -= len(raw)
+    if budget[1] < 0:
+        raise InputError(f"the schedule has more than {MAX_EDGES} walks and tree edges; that "
+                         "is beyond what collcert audits")
+    out = []
+    for m, e in enumerate(raw):
+        where = f"{label} walk {m}"
+        if not isinstance(e, Mapping):
+            raise InputError(f"{where} is not an object with src, dst, path")
+        path_raw = e.get("path")
+        if not isinstance(path_raw, list) or not 2 <= len(path_raw) <= MAX_PATH:
+            raise InputError(f"{where}: path must be an array of 2 to {MAX_PATH} node ids")
+        out.append(Edge(node(e.get("src"), f"{where} src"), node(e.get("dst"), f"{where} dst"),
+                        [node(p, f"{where} path") for p in path_raw]))
+    return out
+
+
+def _walk_refs(walks: list[Edge], refs: list[Any], where: str) -> list[Edge]:
+    """The edges of a compact tree: each entry an index into the phase's walks."""
+    try:
+        if all(type(i) is int for i in refs) and (not refs or 0 <= min(refs)):
+            return [walks[i] for i in refs]
+    except IndexError:
+        pass
+    bad = next((i for i in refs if type(i) is not int or not 0 <= i < len(walks)), None)
+    raise InputError(f"{where}: edge {bad!r} is not an index into the phase's "
+                     f"{len(walks)} walks (compact trees list walk indices)")
+
+
+def _fast_edges(lookup: Mapping[object, Node], edges_raw: list[Any]) -> list[Edge] | None:
+    """The edges when every reference is a known id (string ids only); else None."""
+    out = []
+    try:
+        for e in edges_raw:
+            path_raw = e["path"] if "path" in e else [e["src"], e["dst"]]
+            if type(path_raw) is not list or not 2 <= len(path_raw) <= MAX_PATH:
+                return None
+            out.append(Edge(lookup[e["src"]], lookup[e["dst"]], [lookup[x] for x in path_raw]))
+    except (KeyError, TypeError):
+        return None
+    return out

@@ -1,0 +1,54 @@
+"""Plain data for every checker: verdicts, input errors, exact numbers, the topology, files.
+
+Modules:
+
+``base``     :class:`Verdict`, :class:`InputError`, exact numbers, :class:`Topo`
+             (the ``collcert-topology/1`` topology as the checkers read it)
+``files``    input, plain or gzip-compressed, size-capped, in bounded memory
+``xmlsafe``  a small, bounded, safe XML reader (no DTDs, no entities)
+"""
+
+from .base import (
+    InputError,
+    Link,
+    Node,
+    Topo,
+    Verdict,
+    content_hash,
+    frac_str,
+    integer,
+    number,
+    show_node,
+)
+from .files import (
+    check_fits,
+    check_json_memory,
+    decode,
+    human_bytes,
+    read_bytes,
+    read_stream,
+    read_text,
+)
+from .xmlsafe import Element, parse
+
+__all__ = [
+    "Element",
+    "InputError",
+    "Link",
+    "Node",
+    "Topo",
+    "Verdict",
+    "check_fits",
+    "check_json_memory",
+    "content_hash",
+    "decode",
+    "frac_str",
+    "human_bytes",
+    "integer",
+    "number",
+    "parse",
+    "read_bytes",
+    "read_stream",
+    "read_text",
+    "show_node",
+]

@@ -1,0 +1,245 @@
+"""An allreduce schedule that reaches ForestColl's LP (5) exactly (seed 003, App. G).
+
+From the exact optimum of LP (5) (:mod:`.allreduce_lp`): with D the least
+common multiple of every denominator in the solution, the logical graph gets
+integer capacities D·c^BC and D·c^RE and root v a supply D·x_v. LP (5)'s flow
+constraints say that F(s, t) ≥ D·Σ x in both graphs, which is exactly the
+condition of the batched out-tree packing of seed 000 Thm 12
+(:func:`.packing.pack_trees`): D·x_v spanning out-trees from every v in
+D·c^BC, and, on the reversed graph, D·x_v spanning in-trees into v in D·c^RE.
+Every logical arc α→β is then mapped to walks in the topology: without
+switches it is the link itself; with switches the LP's flow of source α is
+split into walks through switches (one per unit), and a batch of trees whose
+units of an arc lie on different walks is split into several trees.
+
+App. G rounds a floating-point solution to multiples of 1/k and only
+approaches the optimum as k grows; with the exact solution the trees reach
+it: the schedule's time is M / Σ x_v exactly, which ``collcert audit``
+recomputes from the trees alone.
+
+The schedule (docs/schedule-format.md) is an allreduce with weights x_v (the
+share of the data reduced to and broadcast from v), a reduce-scatter phase
+of in-trees and an allgather phase of out-trees, and ``"overlap": true``: the
+two phases run at the same time on different chunks of the data (pipelined),
+so each link carries the sum of their loads, which LP (5) keeps within its
+capacity (c^RE + c^BC ≤ b).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..forestcoll import pack_trees
+from ..model import ScheduleError, Topology, fraction_str, show
+from .lp5 import ForestCollLP, forestcoll_lp, logical_arcs, name
+
+Node = Hashable
+Link = tuple[Node, Node]
+Walk = tuple[Node, ...]
+FORMAT = "collcert-schedule/1"
+
+
+@dataclass
+class LPTree:
+    """``multiplicity`` units (of 1/D) of one tree: data edges with their walks in G."""
+
+    root: Node
+    multiplicity: int
+    direction: str
+    edges: list[tuple[Node, Node, Walk]]
+
+
+@dataclass
+class LPSchedule:
+    """The reduce and broadcast trees realising LP (5), with the exact time they take."""
+
+    topology: Topology
+    lp: ForestCollLP
+    reduce_trees: list[LPTree]
+    broadcast_trees: list[LPTree]
+    scale: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+    collective = "allreduce"
+
+    @property
+    def algbw(self) -> Fraction:
+        return self.lp.value
+
+    @property
+    def time_per_unit(self) -> Fraction:
+        return 1 / self.lp.value
+
+    @property
+    def trees(self) -> list[LPTree]:
+        return self.reduce_trees + self.broadcast_trees
+
+    def _k(self) -> int:
+        """Common k: every root's multiplicities, rescaled to sum to k, stay integers."""
+        k = 1
+        for v, x in self.lp.x.items():
+            n = int(x * self.scale)
+            if n:
+                g = n
+                for tr in self.trees:
+                    if tr.root == v:
+                        g = math.gcd(g, tr.multiplicity)
+                k = k * (n // g) // math.gcd(k, n // g)
+        return k
+
+    def to_json(self, *, certificates: bool = True) -> dict[str, Any]:
+        t = self.topology
+        k = self._k()
+        supply = {v: int(x * self.scale) for v, x in self.lp.x.items()}
+
+        def tree_json(tr: LPTree) -> dict[str, Any]:
+            return {"root": tr.root, "multiplicity": tr.multiplicity * k // supply[tr.root],
+                    "direction": tr.direction,
+                    "edges": [{"src": u, "dst": v, "path": list(w)} for u, v, w in tr.edges]}
+
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "collective": "allreduce",
+            "topology": t.content_hash(),
+            "topology_name": t.name,
+            "unit": t.unit,
+            "compute_nodes": list(t.compute_nodes),
+            "root": None,
+            "weights": {str(v): fraction_str(x) for v, x in self.lp.x.items()},
+            "overlap": True,
+            "phases": [
+                {"collective": "reduce-scatter", "k": k,
+                 "trees": [tree_json(tr) for tr in self.reduce_trees]},
+                {"collective": "allgather", "k": k,
+                 "trees": [tree_json(tr) for tr in self.broadcast_trees]},
+            ],
+            "claimed": {"algbw": fraction_str(self.algbw),
+                        "time_per_unit": fraction_str(self.time_per_unit)},
+            "generator": {"tool": "collcert", "method": "lp",
+                          "options": {"scale": self.scale},
+                          "seconds": {k2: round(v, 4) for k2, v in self.timings.items()}},
+        }
+        if certificates:
+            out["certificates"] = {"forestcoll_lp": self.lp.certificate()}
+        return out
+
+    def summary(self) -> str:
+        t = self.topology
+        roots = sum(1 for x in self.lp.x.values() if x)
+        return (f"allreduce by ForestColl's LP (5) on {t.name or 'topology'} ({t.num_compute} "
+                f"compute nodes, {len(t.switch_nodes)} switches): algbw {show(self.algbw)} "
+                f"{t.unit}, time per unit {show(self.time_per_unit)}; {len(self.reduce_trees)} "
+                f"reduce trees and {len(self.broadcast_trees)} broadcast trees over {roots} "
+                f"roots, running at the same time (pipelined); equals the exact LP (5) optimum; "
+                f"took {sum(self.timings.values()):.2f} s.")
+
+
+def _walks(t: Topology, lp: ForestCollLP, scale: int) -> dict[Link, list[list[Any]]]:
+    """For every logical arc, [walk, units] pairs whose units sum to scale·b'."""
+    arcs = logical_arcs(t)
+    if not t.switch_nodes:
+        return {e: [[(e[0], e[1]), int(t.capacity[e] * scale)]] for e in arcs}
+    pools: dict[Link, list[list[Any]]] = {e: [] for e in arcs}
+    for a in t.compute_nodes:
+        flow: dict[Node, dict[Node, int]] = {}
+        for (u, v) in t.capacity:
+            amount = lp.primal.get(name("g", a, u, v), Fraction(0)) * scale
+            if amount:
+                if amount.denominator != 1:
+                    raise RuntimeError("internal: the scale misses a flow denominator")
+                flow.setdefault(u, {})[v] = int(amount)
+        while flow.get(a):
+            walk = [a]
+            on = {a: 0}
+            while True:
+                u = walk[-1]
+                v = next(iter(flow[u]))
+                if v in on:  # a cycle through switches: cancel it and go on
+                    cyc = walk[on[v]:] + [v]
+                    least = min(flow[p][q] for p, q in zip(cyc, cyc[1:]))
+                    for p, q in zip(cyc, cyc[1:]):
+                        _take(flow, p, q, least)
+                    for x in walk[on[v] + 1:]:
+                        del on[x]
+                    walk = walk[:on[v] + 1]
+                    if not flow.get(v):
+                        break
+                    continue
+                walk.append(v)
+                on[v] = len(walk) - 1
+                if t.is_compute(v):
+                    least = min(flow[p][q] for p, q in zip(walk, walk[1:]))
+                    for p, q in zip(walk, walk[1:]):
+                        _take(flow, p, q, least)
+                    pools[(a, v)].append([tuple(walk), least])
+                    break
+    return pools
+
+
+def _take(flow: dict[Node, dict[Node, int]], p: Node, q: Node, amount: int) -> None:
+    flow[p][q] -= amount
+    if not flow[p][q]:
+        del flow[p][q]
+        if not flow[p]:
+            del flow[p]
+
+
+def _route(batches: list[tuple[Node, int, list[Link]]], direction: str,
+           pools: dict[Link, list[list[Any]]]) -> list[LPTree]:
+    """Give every tree edge walks from the pools, splitting batches where walks change."""
+    out: list[LPTree] = []
+    for root, mult, edges in batches:
+        parts: list[tuple[int, list[tuple[Node, Node, Walk]]]] = [(mult, [])]
+        for e in edges:
+            pool = pools[e]
+            split = []
+            for m, done in parts:
+                while m:
+                    if not pool:
+                        raise RuntimeError(f"internal: no walk left for logical arc {e}")
+                    walk, units = pool[-1]
+                    use = min(units, m)
+                    split.append((use, done + [(e[0], e[1], walk)]))
+                    m -= use
+                    if use == units:
+                        pool.pop()
+                    else:
+                        pool[-1][1] = units - use
+            parts = split
+        out.extend(LPTree(root, m, direction, done) for m, done in parts)
+    return out
+
+
+def lp_schedule(topology: Topology, *, engine: str = "auto",
+                lp: ForestCollLP | None = None) -> LPSchedule:
+    """Reduce trees into and broadcast trees out of every root, reaching LP (5) exactly."""
+    t0 = time.perf_counter()
+    sol = lp or forestcoll_lp(topology)
+    if sol.value == 0:
+        raise ScheduleError("the allreduce rate of this topology is 0 (some compute node cannot "
+                            "reach another): there is no schedule to build")
+    t1 = time.perf_counter()
+    scale = 1  # the flows need not be integral: max-flow integrality gives integral ones
+    for key, val in sol.primal.items():
+        if key.startswith(('["x"', '["cre"', '["cbc"', '["g"')):
+            scale = scale * val.denominator // math.gcd(scale, val.denominator)
+    supply = {v: int(x * scale) for v, x in sol.x.items()}
+    bc = {e: int(c * scale) for e, c in sol.c_bc.items() if c}
+    re_rev = {(v, u): int(c * scale) for (u, v), c in sol.c_re.items() if c}
+    nodes = list(topology.compute_nodes)
+    out_pack = pack_trees(nodes, bc, supply, engine=engine)
+    in_pack = pack_trees(nodes, re_rev, supply, engine=engine)
+    t2 = time.perf_counter()
+    pools = _walks(topology, sol, scale)
+    bcast = _route([(b.root, b.multiplicity, list(b.edges)) for b in out_pack.batches],
+                   "out", pools)
+    reduce = _route([(b.root, b.multiplicity, [(y, x) for x, y in b.edges])
+                     for b in in_pack.batches], "in", pools)
+    t3 = time.perf_counter()
+    return LPSchedule(topology, sol, reduce, bcast, scale,
+                      {"lp": t1 - t0, "packing": t2 - t1, "routing": t3 - t2})

@@ -1,0 +1,493 @@
+"""The all-reduce computation rate: cut-set upper bound and the MAC-BC LP lower bound.
+
+Zhou & Sun, *On the Computation Rate of All-Reduce*. Model: K nodes on any
+directed graph, link i→j carrying β_ij per network use (β_ij and β_ji
+independent, 0 = no link); every node must learn the sum of all inputs;
+block coding and network coding are allowed. R* is the best rate (sums per
+network use; here: data per unit of time in the topology's bandwidth unit,
+so an allreduce of M takes M / R).
+
+Theorem 1 (cut-set bound, holds with network coding)
+    R* ≤ C = min over ∅ ≠ S, S ∩ V_c ≠ V_c of B⁺(S). Computed with
+    2(K−1) max-flows between a fixed compute node v0 and every other one, in
+    both directions: every such S separates v0 from some v, one way or the
+    other. Switches (relay nodes without input) may lie on either side.
+    Certificate: the cut S with B⁺(S) = C, and one flow of value ≥ C for
+    every pair (v0 → v, v → v0).
+
+Theorem 2 (LP (16), a routing scheme)
+    A MAC-BC network rooted at r is a spanning in-arborescence into r plus a
+    spanning out-arborescence from r (entries summed: a link used by both
+    counts 2). Reduce along the first, broadcast along the second, pipelined:
+    rate 1. R_LP = max Σ_m w_m s.t. Σ_m w_m β^(m) ≤ β, w ≥ 0, and R* ≥ R_LP.
+    There are K^(2K−3) columns on the complete graph, so the LP is solved by
+    column generation: the restricted master is solved in floats (HiGHS,
+    warm-started as columns arrive), and a column is priced for every root r
+    as the cheapest in-arborescence into r plus the cheapest out-arborescence
+    from r under the master's duals y (Chu-Liu/Edmonds,
+    :mod:`.arborescence`). When floats find nothing to add, the master is
+    solved exactly (:mod:`collcert.reference.solvers.lp`) and priced again with the
+    exact y in integers; only when no MAC-BC network costs less than 1 under
+    the exact y is the result returned. Certificate: the weighted columns
+    (primal, checked against the capacities) and y (dual: y ≥ 0, every
+    MAC-BC network costs ≥ 1, Σ β y = Σ w).
+
+Corollary 2.1: every column uses 2(K−1) link units, so
+R_LP ≤ Σ β / (2(K−1)).
+
+The model has no switches: with switches the MAC-BC LP is not defined (use
+ForestColl's LP (5), :mod:`.allreduce_lp`), but the cut-set bound is.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..model import Topology, TopologyError, fraction_str
+from ..solvers import FlowNetwork, min_arborescence
+
+Node = Hashable
+Link = tuple[Node, Node]
+Progress = Callable[[int, int], None]
+
+FLOAT_TOL = 1e-9
+MAX_ROUNDS = 2000
+
+
+def _need_two(t: Topology) -> None:
+    if t.num_compute < 2:
+        raise TopologyError(
+            f"the topology has one compute node ({t.compute_nodes[0]!r}): an allreduce over it "
+            "needs no communication, so its rate is unbounded; add compute nodes"
+        )
+
+
+# --------------------------------------------------------------------------- #
+# Theorem 1: the cut-set bound
+# --------------------------------------------------------------------------- #
+@dataclass
+class CutSetBound:
+    """C = min B⁺(S) over node sets S that split the compute nodes, with its proof."""
+
+    value: Fraction
+    cut: frozenset[Node]
+    flows: list[dict[str, Any]] = field(repr=False, default_factory=list)
+    multiplier: int = 1
+    maxflows: int = 0
+
+    def certificate(self, t: Topology) -> dict[str, Any]:
+        return {
+            "kind": "allreduce-cut-set",
+            "value": fraction_str(self.value),
+            "cut": [v for v in t.nodes if v in self.cut],
+            "multiplier": self.multiplier,
+            "flows": self.flows,
+        }
+
+
+def cut_set_bound(t: Topology, *, engine: str = "auto") -> CutSetBound:
+    """Theorem 1 of *On the Computation Rate of All-Reduce*, exact, with witnesses."""
+    _need_two(t)
+    v0 = t.compute_nodes[0]
+    links = list(t.int_capacity)
+    if not links:
+        return CutSetBound(Fraction(0), frozenset([v0]), [], t.scale, 0)
+    idx = t.index
+    net = FlowNetwork(len(t.nodes), [idx[u] for u, _ in links], [idx[v] for _, v in links],
+                      [t.int_capacity[e] for e in links], engine=engine)
+    best: tuple[int, frozenset[Node]] | None = None
+    flows: list[dict[str, Any]] = []
+    for v in t.compute_nodes[1:]:
+        for src, dst in ((v0, v), (v, v0)):
+            res = net.solve(idx[src], idx[dst])
+            value = int(res.value)
+            flows.append({"source": src, "sink": dst, "value": value,
+                          "flow": [[u, w, int(a)] for (u, w), a in zip(links, res.flow) if a]})
+            if best is None or value < best[0]:
+                best = (value, _residual_side(links, t.int_capacity, res.flow, src))
+    assert best is not None
+    value, side = best
+    if sum(t.int_capacity[e] for e in links if e[0] in side and e[1] not in side) != value:
+        raise RuntimeError("internal: the max-flow engine's cut does not match its flow value")
+    return CutSetBound(Fraction(value, t.scale), side, flows, t.scale, len(flows))
+
+
+def _residual_side(links: list[Link], cap: dict[Link, int], flow: Any, source: Node,
+                   ) -> frozenset[Node]:
+    """Nodes reachable from ``source`` in the residual network of a maximum flow: the
+    source side of a minimum cut. Computed here from the flow itself (the OR-Tools
+    engine's own source side is {source} when the flow is 0 and the sink has no links)."""
+    nxt: dict[Node, list[Node]] = {}
+    for e, f in zip(links, flow):
+        u, v = e
+        if int(f) < cap[e]:
+            nxt.setdefault(u, []).append(v)
+        if int(f) > 0:
+            nxt.setdefault(v, []).append(u)
+    seen = {source}
+    stack = [source]
+    while stack:
+        for w in nxt.get(stack.pop(), []):
+            if w not in seen:
+                seen.add(w)
+                stack.append(w)
+    return frozenset(seen)
+
+
+# --------------------------------------------------------------------------- #
+# Theorem 2: the MAC-BC linear program
+# --------------------------------------------------------------------------- #
+@dataclass(frozen=True)
+class MacBcNetwork:
+    """A rooted MAC-BC network: reduce (in-)arborescence plus broadcast (out-)arborescence."""
+
+    root: Node
+    reduce: tuple[Link, ...]
+    broadcast: tuple[Link, ...]
+
+    def usage(self) -> dict[Link, int]:
+        out: dict[Link, int] = {}
+        for e in self.reduce + self.broadcast:
+            out[e] = out.get(e, 0) + 1
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"root": self.root, "reduce": [list(e) for e in self.reduce],
+                "broadcast": [list(e) for e in self.broadcast]}
+
+
+@dataclass
+class MacBcLP:
+    """R_LP (LP (16)) with the optimal weighting and the dual y that proves it."""
+
+    value: Fraction
+    columns: list[tuple[MacBcNetwork, Fraction]]
+    y: dict[Link, Fraction]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def corollary_bound(self) -> Fraction:
+        """Σ β / (2(K−1)) (Corollary 2.1), stored in ``stats``."""
+        return Fraction(self.stats["corollary_2_1"])
+
+    def certificate(self, t: Topology) -> dict[str, Any]:
+        return {
+            "kind": "allreduce-mac-bc-lp",
+            "value": fraction_str(self.value),
+            "columns": [{**m.to_json(), "weight": fraction_str(w)} for m, w in self.columns],
+            "dual": [[u, v, fraction_str(y)] for (u, v), y in self.y.items() if y],
+        }
+
+
+class _Support:
+    """The switch-free graph as dense arcs."""
+
+    def __init__(self, t: Topology) -> None:
+        if t.switch_nodes:
+            raise TopologyError(
+                "the MAC-BC LP (On the Computation Rate of All-Reduce, Thm 2) is defined for "
+                f"networks of compute nodes only, and this topology has {len(t.switch_nodes)} "
+                f"switches ({t.switch_nodes[0]!r}, …); use ForestColl's allreduce LP (5) instead"
+            )
+        _need_two(t)
+        self.t = t
+        self.n = t.num_compute
+        self.links: list[Link] = list(t.capacity)
+        self.cap = [t.capacity[e] for e in self.links]
+        self.tails = [t.index[u] for u, _ in self.links]
+        self.heads = [t.index[v] for _, v in self.links]
+
+    def network(self, root: int, inn: list[int], out: list[int]) -> MacBcNetwork:
+        return MacBcNetwork(self.t.nodes[root], tuple(self.links[i] for i in sorted(inn)),
+                            tuple(self.links[i] for i in sorted(out)))
+
+    def cheapest(self, y: list[Any], root: int) -> tuple[Any, list[int], list[int]] | None:
+        out = min_arborescence(self.n, self.tails, self.heads, y, root)
+        inn = min_arborescence(self.n, self.heads, self.tails, y, root)
+        if out is None or inn is None:
+            return None
+        return inn[0] + out[0], inn[1], out[1]
+
+
+def _column(sup: _Support, net: MacBcNetwork) -> dict[int, int]:
+    pos = {e: i for i, e in enumerate(sup.links)}
+    col: dict[int, int] = {}
+    for e, c in net.usage().items():
+        col[pos[e]] = c
+    return col
+
+
+def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
+                  ) -> tuple[Any, list[Fraction], list[tuple[MacBcNetwork, Fraction]]]:
+    """Solve the restricted master exactly: (LPResult, y per link, weighted columns).
+
+    ``master`` (the float master holding ``nets`` in the same order, just
+    solved) supplies its optimal basis: only the basic columns go into the
+    exact LP, and that basis seeds the exact proof
+    (:mod:`collcert.reference.solvers.lp_exact`), so no second float solve is needed.
+    Leaving out the other columns is safe: the exact pricing that follows
+    looks at every MAC-BC network again.
+    """
+    from ..solvers import LinearProgram, LPResult, lp_exact
+
+    t0 = time.perf_counter()
+    cols: set[int]
+    rows: set[int]
+    xf: list[float]
+    yf: list[float]
+    if master.failed:  # no float basis: every column, exact simplex from the slack basis
+        cols, rows, xf, yf = set(), set(range(len(sup.cap))), [1.0] * len(nets), []
+    else:
+        cols, rows, xf, yf = master.basis()
+    keep = sorted(cols | {j for j, v in enumerate(xf) if v > FLOAT_TOL})
+    lp = LinearProgram(sense="max")
+    for i, c in enumerate(sup.cap):
+        lp.add_row(f"cap{i}", {}, "<=", c)
+    for j in keep:
+        lp.add_variable(f"m{j}", cost=1,
+                        column={f"cap{i}": a for i, a in _column(sup, nets[j]).items()})
+    position = {j: p for p, j in enumerate(keep)}
+    sol = None if master.failed else lp_exact.check_snapped(
+        lp, lp_exact.snap_all([xf[j] for j in keep]), lp_exact.snap_all(yf))
+    pivots = 0
+    proof = "snapped float values"
+    if sol is None:
+        proof = "exact basis"
+        sol, pivots = lp_exact.prove(
+            lp, lp_exact.Basis(cols={position[j] for j in cols}, rows=set(rows)))
+    res = LPResult(lp, sol.objective, {lp.var_names[p]: v for p, v in enumerate(sol.x)},
+                   {lp.row_names[i]: v for i, v in enumerate(sol.y)},
+                   {"rows": lp.num_rows, "columns": lp.num_variables, "repair_pivots": pivots,
+                    "proof": proof, "exact_seconds": time.perf_counter() - t0})
+    y = [Fraction(res.y.get(f"cap{i}", 0)) for i in range(len(sup.cap))]
+    weighted = [(nets[j], sol.x[position[j]]) for j in keep if sol.x[position[j]]]
+    return res, y, weighted
+
+
+class _FloatMaster:
+    """The restricted master max Σ w, Σ w β^(m) ≤ β in floats, re-solved as columns arrive.
+
+    OR-Tools' GLOP (dual simplex) through ``pywraplp``: it runs in the same
+    process as OR-Tools' max-flow, which the highspy wheel cannot (both ship
+    a ``libhighs.so.1``). Nothing it returns is trusted: its duals only choose
+    columns, and the answer comes from the exact master.
+    """
+
+    def __init__(self, sup: _Support) -> None:
+        from ortools.linear_solver import pywraplp
+
+        self.s = pywraplp.Solver.CreateSolver("GLOP")
+        self.rows = [self.s.Constraint(-self.s.infinity(), float(c)) for c in sup.cap]
+        self.obj = self.s.Objective()
+        self.obj.SetMaximization()
+        self.vars: list[Any] = []
+        self.failed = False
+
+    @property
+    def size(self) -> int:
+        return len(self.vars)
+
+    def basis(self) -> tuple[set[int], set[int], list[float], list[float]]:
+        """(basic columns, rows with a basic slack, column values, row duals) of the last solve."""
+        basic = self.s.BASIC
+        cols = {j for j, v in enumerate(self.vars) if v.basis_status() == basic}
+        rows = {i for i, r in enumerate(self.rows) if r.basis_status() == basic}
+        return (cols, rows, [v.solution_value() for v in self.vars],
+                [r.dual_value() for r in self.rows])
+
+    def add(self, col: dict[int, int]) -> None:
+        var = self.s.NumVar(0.0, self.s.infinity(), "")
+        self.vars.append(var)
+        for i, a in col.items():
+            self.rows[i].SetCoefficient(var, float(a))
+        self.obj.SetCoefficient(var, 1.0)
+
+    def solve(self) -> tuple[float, list[float]] | None:
+        """(value, duals), or None when GLOP gives up (capacities over a huge range can
+        defeat floats): from then on the exact master works alone (``failed``)."""
+        status = self.s.Solve()
+        self.failed = status != self.s.OPTIMAL
+        if self.failed:
+            return None
+        return self.obj.Value(), [max(0.0, r.dual_value()) for r in self.rows]
+
+
+def _warm_start(sup: _Support, passes: int, eps: float = 0.5) -> list[MacBcNetwork]:
+    """A pool of good first columns by multiplicative weights (Garg & Könemann).
+
+    Lengths start at 1/β_e; each step takes the cheapest MAC-BC network of one
+    root (roots in turn) and multiplies the length of every link it uses by
+    (1 + ε·uses/β_e · β_min), so later networks avoid crowded links. Without it
+    the master starts from near-identical columns and column generation
+    stalls for dozens of degenerate rounds. Only a heuristic: the LP decides.
+    """
+    beta_min = float(min(sup.cap))
+    length = [1 / float(c) for c in sup.cap]
+    pos = {e: i for i, e in enumerate(sup.links)}
+    out = []
+    for step in range(max(1, passes) * sup.n):
+        r = step % sup.n
+        got = sup.cheapest(length, r)
+        assert got is not None
+        net = sup.network(r, got[1], got[2])
+        out.append(net)
+        if passes:
+            for e, uses in net.usage().items():
+                i = pos[e]
+                length[i] *= 1 + eps * uses * beta_min / float(sup.cap[i])
+    return out
+
+
+def mac_bc_lp(t: Topology, *, progress: Progress | None = None, passes: int = 8) -> MacBcLP:
+    """R_LP of LP (16) by column generation, exact, with primal and dual certificates.
+
+    ``passes``: rounds of the multiplicative-weights warm start over all roots
+    (see :func:`_warm_start`); 0 starts from one column per root.
+    """
+    started = time.perf_counter()
+    sup = _Support(t)
+    k = sup.n
+    stats: dict[str, Any] = {"corollary_2_1": fraction_str(sum(sup.cap, Fraction(0))
+                                                           / (2 * (k - 1)))}
+    first = sup.cheapest([1 / float(c) for c in sup.cap], 0)
+    if first is None:  # not strongly connected: no MAC-BC network exists, R_LP = 0
+        stats.update(columns=0, rounds=0, exact_rounds=0, seconds=0.0, exact_seconds=0.0)
+        return MacBcLP(Fraction(0), [], {e: Fraction(0) for e in sup.links}, stats)
+    nets: list[MacBcNetwork] = []
+    seen: set[MacBcNetwork] = set()
+    master = _FloatMaster(sup)
+
+    def add(net: MacBcNetwork) -> bool:
+        if net in seen:
+            return False
+        seen.add(net)
+        nets.append(net)
+        master.add(_column(sup, net))
+        return True
+
+    for net in _warm_start(sup, passes):
+        add(net)
+    rounds = exact_rounds = 0
+    exact_seconds = 0.0
+    while True:
+        # float column generation until floats see nothing to add, or the master's value
+        # meets the Lagrangian bound Σβy / min_m cost_m(y) (valid for every y ≥ 0)
+        best_bound = float("inf")
+        while rounds < MAX_ROUNDS:
+            rounds += 1
+            solved = master.solve()
+            if solved is None:
+                break
+            obj, yf = solved
+            priced = [sup.cheapest(yf, r) for r in range(k)]
+            least = min(p[0] for p in priced if p is not None)
+            if least > 0:
+                best_bound = min(best_bound, sum(float(c) * v for c, v in zip(sup.cap, yf))
+                                 / least)
+            added = 0
+            for r, got in enumerate(priced):
+                assert got is not None
+                if got[0] < 1 - FLOAT_TOL and add(sup.network(r, got[1], got[2])):
+                    added += 1
+            if progress and best_bound < float("inf"):
+                progress(int(1000 * min(obj / best_bound, 1.0)), 1000)
+            if not added or obj >= best_bound * (1 - FLOAT_TOL):
+                if added:
+                    master.solve()
+                break
+        # exact master and exact pricing
+        exact_rounds += 1
+        t0 = time.perf_counter()
+        res, y, columns = _exact_master(sup, nets, master)
+        den = 1
+        for v in y:
+            den = den * v.denominator // _gcd(den, v.denominator)
+        yi = [int(v * den) for v in y]
+        added = 0
+        for r in range(k):
+            got = sup.cheapest(yi, r)
+            assert got is not None
+            if got[0] < den and add(sup.network(r, got[1], got[2])):
+                added += 1
+        exact_seconds += time.perf_counter() - t0
+        if not added:
+            break
+    value = Fraction(res.objective)
+    stats.update(columns=len(nets), rounds=rounds, exact_rounds=exact_rounds,
+                 seconds=time.perf_counter() - started, exact_seconds=exact_seconds,
+                 lp=dict(res.stats))
+    return MacBcLP(value, columns, dict(zip(sup.links, y)), stats)
+
+
+def _gcd(a: int, b: int) -> int:
+    while b:
+        a, b = b, a % b
+    return a
+
+
+# --------------------------------------------------------------------------- #
+# full enumeration (small K): the cross-check of column generation
+# --------------------------------------------------------------------------- #
+def arborescences(t: Topology, root: Node, direction: str) -> list[tuple[Link, ...]]:
+    """Every spanning out- (``"out"``) or in- (``"in"``) arborescence of ``root``.
+
+    Brute force over one parent per non-root node: for K ≤ 5 only.
+    """
+    if t.switch_nodes:
+        raise TopologyError("arborescence enumeration is for networks without switches")
+    nodes = list(t.compute_nodes)
+    if len(nodes) > 6:
+        raise TopologyError("arborescence enumeration is exponential: at most 6 nodes")
+    others = [v for v in nodes if v != root]
+    choices: list[list[Link]] = []
+    for v in others:
+        if direction == "out":
+            choices.append([(u, v) for u in nodes if (u, v) in t.capacity])
+        else:
+            choices.append([(v, u) for u in nodes if (v, u) in t.capacity])
+    found = []
+    for combo in itertools.product(*choices):
+        parent = {}
+        for e in combo:
+            child, par = (e[1], e[0]) if direction == "out" else (e[0], e[1])
+            parent[child] = par
+        ok = True
+        for v in others:
+            x, steps = v, 0
+            while x != root and steps <= len(nodes):
+                x, steps = parent[x], steps + 1
+            if x != root:
+                ok = False
+                break
+        if ok:
+            found.append(tuple(sorted(combo, key=lambda e: (t.index[e[0]], t.index[e[1]]))))
+    return found
+
+
+def all_mac_bc_networks(t: Topology) -> list[MacBcNetwork]:
+    """Every rooted MAC-BC network of the topology (K^(2K−3) on the complete graph)."""
+    out: list[MacBcNetwork] = []
+    for r in t.compute_nodes:
+        ins = arborescences(t, r, "in")
+        outs = arborescences(t, r, "out")
+        out.extend(MacBcNetwork(r, a, b) for a in ins for b in outs)
+    return out
+
+
+def mac_bc_lp_enumerated(t: Topology) -> Fraction:
+    """R_LP from the LP with every MAC-BC network as a column (small K only)."""
+    sup = _Support(t)
+    nets = all_mac_bc_networks(t)
+    if not nets:
+        return Fraction(0)
+    master = _FloatMaster(sup)
+    for net in nets:
+        master.add(_column(sup, net))
+    master.solve()
+    res, _, _ = _exact_master(sup, nets, master)
+    return Fraction(res.objective)

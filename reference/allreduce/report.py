@@ -1,0 +1,218 @@
+"""Everything collcert knows about the allreduce rate of a topology, in one report.
+
+``allreduce_rate(topology)`` gathers, each exact and with its certificate:
+
+========================  ==========================================  ===========
+key                       what                                        model
+========================  ==========================================  ===========
+``rsag``                  ForestColl's RS+AG schedule (000 App. B):   routing
+                          reduce-scatter trees, then allgather trees
+``forestcoll_lp``         ForestColl's allreduce LP (5) (003 App. G): routing
+                          the best reduce+broadcast tree schedule
+``mac_bc_lp``             R_LP of *On the Computation Rate of         routing
+                          All-Reduce*, Thm 2 (no switches): a lower
+                          bound on R*; equals LP (5) without switches
+``bound7``                000 Cor. 18 (Patarasuk & Yuan): an upper    routing
+                          bound for routing schedules only
+``cut_set_bound``         Thm 1 of the same paper (= 000 bound (6)):  coding
+                          an upper bound on R* even with coding
+========================  ==========================================  ===========
+
+All are *rates*: data per unit of time in the topology's bandwidth unit (an
+allreduce of M takes M / rate), so RS+AG ≤ LP (5) ≤ min(bound (7), C) and
+R_LP ≤ R* ≤ C, where R* is the best rate with network coding. A value that
+does not apply is ``None`` with the reason in ``reasons``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..forestcoll import Optimum, optimum
+from ..model import CollcertError, Topology, fraction_str, show
+from .lp5 import ForestCollLP, forestcoll_lp
+from .rate import CutSetBound, MacBcLP, cut_set_bound, mac_bc_lp
+
+Progress = Callable[[int, int], None]
+
+KEYS = ("cut_set_bound", "mac_bc_lp", "forestcoll_lp")
+MAX_MAC_BC_NODES = 256
+"""Above this many compute nodes ``allreduce_rate`` skips the MAC-BC LP (with the reason)."""
+
+LABELS = {
+    "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees (000 App. B)",
+             "routing", "achieved by `collcert schedule -c allreduce`"),
+    "forestcoll_lp": ("ForestColl allreduce LP (5) (003 App. G)", "routing",
+                      "achieved by `collcert schedule -c allreduce --method lp`"),
+    "mac_bc_lp": ("MAC-BC LP R_LP (004 Thm 2)", "routing",
+                  "achieved by reduce+broadcast trees; a lower bound on R*"),
+    "bound7": ("bound (7), 000 Cor. 18 (Patarasuk & Yuan)", "routing",
+               "an upper bound for routing schedules only, not on R*"),
+    "cut_set_bound": ("cut-set bound C (004 Thm 1 = 000 bound (6))", "coding",
+                      "an upper bound on R*, network coding allowed"),
+}
+
+
+@dataclass
+class AllreduceRate:
+    """The allreduce rate figures of one topology (see the module docstring)."""
+
+    topology: Topology
+    cut_set: CutSetBound
+    mac_bc: MacBcLP | None
+    forestcoll: ForestCollLP | None
+    rsag: Optimum | None
+    reasons: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def values(self) -> dict[str, Fraction | None]:
+        """Every rate by key (``None`` where it does not apply)."""
+        rs = self.rsag
+        return {
+            "rsag": None if rs is None else rs.algbw,
+            "forestcoll_lp": None if self.forestcoll is None else self.forestcoll.value,
+            "mac_bc_lp": None if self.mac_bc is None else self.mac_bc.value,
+            "bound7": None if rs is None else 1 / rs.extra["bound7_time_per_unit"],
+            "cut_set_bound": self.cut_set.value,
+        }
+
+    def chain(self) -> list[tuple[str, Fraction]]:
+        """The values that apply, lowest first (ties keep the order of LABELS)."""
+        vals = self.values
+        order = list(LABELS)
+        return sorted(((k, v) for k, v in vals.items() if v is not None),
+                      key=lambda kv: (kv[1], order.index(kv[0])))
+
+    def to_json(self, *, certificates: bool = False) -> dict[str, Any]:
+        t = self.topology
+        out: dict[str, Any] = {
+            "collective": "allreduce",
+            "topology": t.content_hash(),
+            "unit": t.unit,
+            "num_compute": t.num_compute,
+        }
+        if self.rsag is not None:
+            out.update(self.rsag.to_json())
+        vals = self.values
+        for key in KEYS:
+            v = vals[key]
+            out[key] = None if v is None else fraction_str(v)
+        out["rsag_algbw"] = None if vals["rsag"] is None else fraction_str(vals["rsag"])
+        out["bound7_algbw"] = None if vals["bound7"] is None else fraction_str(vals["bound7"])
+        out["cut_set_cut"] = [v for v in t.nodes if v in self.cut_set.cut]
+        if self.mac_bc is not None:
+            out["corollary_2_1"] = self.mac_bc.stats["corollary_2_1"]
+        out["not_applicable"] = dict(self.reasons)
+        out["chain"] = [{"key": k, "rate": fraction_str(v), "model": LABELS[k][1]}
+                        for k, v in self.chain()]
+        if certificates:
+            out["certificates"] = self.certificates()
+        return out
+
+    def certificates(self) -> dict[str, Any]:
+        t = self.topology
+        certs: dict[str, Any] = {"cut_set_bound": self.cut_set.certificate(t)}
+        if self.mac_bc is not None:
+            certs["mac_bc_lp"] = self.mac_bc.certificate(t)
+        if self.forestcoll is not None:
+            certs["forestcoll_lp"] = self.forestcoll.certificate()
+        if self.rsag is not None:
+            certs["rsag"] = self.rsag.certificate()
+        return certs
+
+    def summary(self) -> str:
+        t = self.topology
+        lines = [f"allreduce on {t.name or 'topology'} ({t.num_compute} compute nodes, "
+                 f"{len(t.switch_nodes)} switch{'' if len(t.switch_nodes) == 1 else 'es'}, {len(t.capacity)} links): rates in "
+                 f"{t.unit} (an allreduce of M takes M / rate), exact"]
+        chain = self.chain()
+        width = max(len(show(v)) for _, v in chain)
+        prev: Fraction | None = None
+        for key, value in chain:
+            rel = "  " if prev is None else ("= " if value == prev else "≤ ")
+            label, model, role = LABELS[key]
+            lines.append(f"  {rel}{show(value):<{width}}  {label}")
+            lines.append(f"  {'':{width + 2}}  [{model}] {role}")
+            prev = value
+        vals = self.values
+        achieved = [v for k, v in vals.items() if v is not None and k in
+                    ("rsag", "forestcoll_lp", "mac_bc_lp")]
+        upper = self.cut_set.value
+        if upper == 0:
+            lines.append("  every rate is 0: no link leaves the cut-set witness below, so its "
+                         "compute nodes can never learn the others' data (the network is not "
+                         "strongly connected)")
+        elif achieved and max(achieved) == upper:
+            lines.append(f"  R* (the best rate, network coding allowed) = {show(upper)}: "
+                         "a tree schedule reaches the cut-set bound")
+        elif achieved:
+            lines.append(f"  R* (the best rate, network coding allowed) lies between "
+                         f"{show(max(achieved))} (reached by trees) and {show(upper)} "
+                         "(cut-set bound)")
+        best = vals["forestcoll_lp"]
+        if best is not None and vals["rsag"] is not None:
+            lines.append("  RS+AG reaches the LP (5) optimum" if vals["rsag"] == best else
+                         f"  RS+AG reaches {show(vals['rsag'] / best)} of the LP (5) optimum")
+        if self.mac_bc is not None:
+            lines.append(f"  Corollary 2.1: R_LP ≤ Σβ/(2(K−1)) = "
+                         f"{show(Fraction(self.mac_bc.stats['corollary_2_1']))}")
+        inside = ", ".join(str(v) for v in t.nodes if v in self.cut_set.cut)
+        lines.append(f"  cut-set witness: S = {{{inside}}}, B⁺(S) = {show(upper)}")
+        for key, why in self.reasons.items():
+            lines.append(f"  {key}: not computed: {why}")
+        return "\n".join(lines)
+
+
+def allreduce_rate(
+    topology: Topology,
+    *,
+    mac_bc: bool = True,
+    forestcoll: bool = True,
+    rsag: bool = True,
+    engine: str = "auto",
+    progress: Progress | None = None,
+) -> AllreduceRate:
+    """The certified allreduce rates of ``topology`` (see the module docstring).
+
+    Any directed graph is accepted (``Topology(..., strict=False)``); each
+    figure that needs more (no switches, an Eulerian graph) is ``None`` with
+    its reason. One compute node is refused: that allreduce needs no
+    communication.
+    """
+    if not isinstance(topology, Topology):
+        raise TypeError("allreduce_rate() needs a collcert.Topology")
+    t = topology
+    cut = cut_set_bound(t, engine=engine)
+    reasons: dict[str, str] = {}
+    mb: MacBcLP | None = None
+    if not mac_bc:
+        reasons["mac_bc_lp"] = "not asked for"
+    elif t.switch_nodes:
+        reasons["mac_bc_lp"] = ("defined for networks of compute nodes only (On the Computation "
+                                "Rate of All-Reduce has no switches); see forestcoll_lp")
+    elif t.num_compute > MAX_MAC_BC_NODES:
+        reasons["mac_bc_lp"] = (f"{t.num_compute} compute nodes: column generation would take "
+                                f"long here (about a minute at 144 nodes, growing as K³); call "
+                                "collcert.reference.allreduce.mac_bc_lp directly")
+    else:
+        mb = mac_bc_lp(t, progress=progress)
+    fc: ForestCollLP | None = None
+    if not forestcoll:
+        reasons["forestcoll_lp"] = "not asked for"
+    else:
+        try:
+            fc = forestcoll_lp(t)
+        except CollcertError as exc:
+            reasons["forestcoll_lp"] = str(exc)
+    rs: Optimum | None = None
+    if not rsag:
+        reasons["rsag"] = "not asked for"
+    elif t.forestcoll_problem is not None:
+        reasons["rsag"] = ("RS+AG and bounds (6), (7) need an Eulerian topology (seed 000 §1): "
+                           + t.forestcoll_problem.split(". ")[0])
+    else:
+        rs = optimum(t, "allreduce", engine=engine)
+    return AllreduceRate(t, cut, mb, fc, rs, reasons)

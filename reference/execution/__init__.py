@@ -1,0 +1,68 @@
+"""Execution: what runtimes run, and how long it takes.
+
+Modules:
+
+``execplan``         plans: what each rank sends, receives, copies and reduces, in a
+                     valid order; their host simulation
+``treeplan``         plans from tree schedules (``collcert-schedule/1``)
+``msccl_export``     MSCCL algorithm programs (XML) compiled from a plan, as Zhao et al.
+                     2026, §6.1 does
+``msccl_allreduce``  the LP (5) allreduce as an MSCCL program
+``alphabeta``        the latency-bandwidth (α-β) model: a schedule's time for a size
+"""
+
+from .alphabeta import (
+    AlphaBeta,
+    Latency,
+    bytes_per_unit,
+    latency_lower_bound,
+    link_alphas,
+    msccl_latency,
+    tree_schedule_latency,
+)
+from .execplan import (
+    Mismatch,
+    Op,
+    Plan,
+    Region,
+    Segment,
+    Spec,
+    dependencies,
+    describe_cell,
+    explain_value,
+    first_mismatch,
+    input_values,
+    run_host,
+)
+from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
+from .msccl_export import msccl_xml, plan_xml, write_text
+from .treeplan import plan_from_schedule
+
+__all__ = [
+    "AlphaBeta",
+    "Latency",
+    "Mismatch",
+    "Op",
+    "Plan",
+    "Region",
+    "Segment",
+    "Spec",
+    "bytes_per_unit",
+    "chunks",
+    "dependencies",
+    "describe_cell",
+    "explain_value",
+    "first_mismatch",
+    "input_values",
+    "latency_lower_bound",
+    "link_alphas",
+    "lp_msccl_xml",
+    "lp_plan",
+    "msccl_latency",
+    "msccl_xml",
+    "plan_from_schedule",
+    "plan_xml",
+    "run_host",
+    "tree_schedule_latency",
+    "write_text",
+]

@@ -1,0 +1,435 @@
+"""Compile a tree schedule into an MSCCL algorithm program (XML), as 003 §6.1 does.
+
+The trees' execution plan (:mod:`collcert.reference.execution.treeplan`, one chunk per
+cell: a tree of multiplicity m carries m chunks of M/``nchunksperloop`` for
+allgather and reduce-scatter) becomes one program per GPU:
+
+* one threadblock per (channel, receive peer, send peer); a tree's steps all
+  run on channel ``tree index mod nchannels``;
+* a receive that a node forwards to one child on the same threadblock is a
+  single ``rcs`` (receive-copy-send) step; in-trees: the last child's partial
+  sum is received, reduced and sent on in one ``rrs`` step (``rrcs`` at a node
+  that also keeps it); otherwise ``r`` / ``rrc`` and ``s`` steps;
+* dependencies (``depid``/``deps``, ``hasdep`` on the step waited for) order
+  every access to a chunk after the step that wrote it (or read it, before a
+  write), across threadblocks of a GPU; a step with several dependencies gets
+  ``nop`` steps before it, as msccl-tools writes them;
+* every threadblock runs its steps in the plan's global order (trees one after
+  the other, each from the root outward or the leaves inward), so sends and
+  receives match in order on every connection, and the program cannot
+  deadlock: the earliest unfinished transfer is always ready on both sides.
+
+The program serves both calls (``inplace="1" outofplace="1"``): the MSCCL
+executor picks a program per call by whether its buffers alias (in place: the
+allgather input is the output's own block, the reduce-scatter output the
+input's own block, the allreduce output the input; frameworks call allreduce
+in place). The dependencies above are those of the plan in both aliasings (an
+in-place write to a chunk waits for every read of the same memory, whatever
+its buffer's name), and a receive fuses with a send only where it may in both,
+so one program is correct in either mode; the data moved, hence the algbw, is
+the same. The MSCCL runtime
+(Azure/msccl-executor-nccl) loads it with these limits, checked here: 64 steps
+per threadblock, 32 send and 32 receive threadblocks per channel, 32 channels,
+at most 71 chunks per step (longer transfers are split), chunk offsets below
+32768, thread block ids below 128 when they are waited for, 4096 XML elements
+per rank.
+
+Switch paths: MSCCL names ranks, not links. Each tree edge (u, v) of the
+switch-free graph G* becomes a connection from rank u to rank v; its path
+through switches in the schedule is the route the fabric takes (NVSwitch,
+InfiniBand switches). In-network multicast (a path that starts at a switch) has
+no MSCCL counterpart: such an edge is sent from its G* source like any other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import quoteattr
+
+from ..model import ScheduleError, check_budget
+from .execplan import Op, Plan, Region, dependencies
+from .treeplan import plan_from_schedule
+
+if TYPE_CHECKING:
+    from ..forestcoll import Schedule
+
+MAX_STEPS = 64
+MAX_TB_PER_CHANNEL = 32
+MAX_CHANNELS = 32
+MAX_COUNT = 71
+MAX_OFFSET = 32767
+MAX_DEP_TB = 127
+BYTES_PER_OP = 2000
+SECONDS_PER_OP = 2e-4
+"""Cost of the export per plan operation (/usr/bin/time -v collcert schedule dgx_a100:64
+--format msccl-xml: 523,264 transfers, 89 s CPU, 920 MB)."""
+MAX_XML_ELEMENTS = 4096  # msccl_parser.h MAX_NODES: <algo>, every <gpu>, one rank's tb/step
+MSCCL_COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter",
+              "allreduce": "allreduce"}
+
+
+@dataclass(eq=False)
+class _Step:
+    kind: str
+    ops: list[int]  # plan op indices, first = position
+    src: tuple[str, int] = ("i", -1)
+    dst: tuple[str, int] = ("o", -1)
+    cnt: int = 0
+    deps: list[_Step] = field(default_factory=list)
+    waited: bool = False
+    tb: _Tb | None = None
+    index: int = -1  # of the last piece, in its threadblock after nops and splits
+
+
+@dataclass(eq=False)
+class _Tb:
+    rank: int
+    chan: int
+    recv: int
+    send: int
+    steps: list[_Step] = field(default_factory=list)
+    id: int = -1
+
+
+def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
+              name: str | None = None) -> str:
+    """The MSCCL XML of an allgather, reduce-scatter or allreduce tree schedule.
+
+    ``channels``: how many channels to spread the trees over; by default the
+    fewest (from 1) that keep every threadblock within the runtime's limits.
+    Raises ScheduleError when the schedule cannot be expressed."""
+    doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
+    coll = doc.get("collective")
+    if coll not in MSCCL_COLL:
+        raise ScheduleError(f"MSCCL export supports allgather, reduce-scatter and allreduce, "
+                            f"not {coll}; use --format json or forestcoll-xml")
+    w = doc.get("weights")
+    if w and len({str(x) for x in w.values()}) > 1:
+        raise ScheduleError("MSCCL export needs equal shards (MSCCL chunks are uniform); this "
+                            "schedule has non-uniform weights")
+    return plan_xml(plan_from_schedule(doc, "schedule"), channels, name)
+
+
+def plan_xml(plan: Plan, channels: int | None = None, name: str | None = None,
+             advice: str = "--fixed-k with a smaller k, or a smaller topology") -> str:
+    """The MSCCL XML of an execution plan built from trees (allgather, reduce-scatter,
+    allreduce; every op's ``group`` is ``(phase, tree)``): see :func:`msccl_xml`.
+    ``advice``: what else to try when no channel count fits."""
+    coll = plan.spec.collective
+    plan = _copies_last(plan)
+    check_budget(f"MSCCL export of {plan.nranks} ranks", BYTES_PER_OP * len(plan.ops),
+                 f"compiling {len(plan.ops)} transfers into threadblocks and steps",
+                 seconds=SECONDS_PER_OP * len(plan.ops),
+                 action="use --format json or forestcoll-xml for this many GPUs")
+    if plan.problems:
+        raise ScheduleError("the schedule cannot be compiled: " + "; ".join(plan.problems[:3]))
+    raw = name or f"collcert_{coll.replace('-', '')}_{plan.name}"
+    # the runtime's XML reader takes attribute values up to 255 characters, in double quotes
+    name = "".join(ch if ch.isalnum() or ch in "_-.:" else "_" for ch in raw)[:120]
+    tries = [channels] if channels is not None else list(range(1, MAX_CHANNELS + 1))
+    last = ""
+    analysis = _analyse(plan)
+    for ch in tries:
+        if ch < 1 or ch > MAX_CHANNELS:
+            raise ScheduleError(f"--msccl-channels {ch}: the MSCCL runtime takes 1 to "
+                                f"{MAX_CHANNELS} channels (leave it out to use the fewest "
+                                "that fit)")
+        tbs = _compile(plan, ch, analysis)
+        last = _limits(plan, tbs, ch)
+        if not last:
+            return _render(plan, tbs, ch, name)
+        if "steps" not in last:
+            break
+    raise ScheduleError(f"the MSCCL runtime could not load this program: {last}. MSCCL runs "
+                        "one threadblock per peer and channel with a fixed step budget "
+                        "(003 §6.3 names this its scalability limit); try more --msccl-channels "
+                        f"(or leave it out), {advice}")
+
+
+def _analyse(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
+    """What the program must respect in both buffer modes: the union of the dependencies
+    of the plan as written (out of place) and of its in-place view; a receive and a send
+    fuse only where they may in both (see :func:`_conflicts`)."""
+    deps, fusable, readers = _conflicts(plan)
+    deps2, fusable2, readers2 = _conflicts(_inplace(plan))
+    deps = [sorted(set(a) | set(b)) for a, b in zip(deps, deps2)]
+    fusable = {r: [s for s in sends if s in fusable2.get(r, [])]
+               for r, sends in fusable.items()}
+    readers = {r: max(n, readers2.get(r, 0)) for r, n in readers.items()}
+    return deps, fusable, readers
+
+
+def _copies_last(plan: Plan) -> Plan:
+    """The plan with every root's copy of its own input into its output moved to the end.
+    Nothing reads what a copy writes, so out of place it may run at any time; in place it
+    is a copy onto the memory the root's sends read, and there it must wait for them
+    instead of making them (and all that follows them) wait for it: placed first, the
+    copies lengthened the chain of dependent steps (allgather latency on torus:4x4 +17%)."""
+    return replace(plan, ops=[op for op in plan.ops if op.kind != "copy"]
+                   + [op for op in plan.ops if op.kind == "copy"])
+
+
+def _inplace(plan: Plan) -> Plan:
+    """The plan with its buffers aliased as an in-place call passes them (the MSCCL
+    executor's test, msccl_lifecycle.cc): allgather input = output + r·(C/N) chunks,
+    reduce-scatter output = input + r·(C/N), allreduce output = input. Regions stay
+    contiguous, so the ops keep their shape; only which cells they touch changes."""
+    spec = plan.spec
+
+    def alias(r: int, reg: Region | None) -> Region | None:
+        if reg is None:
+            return None
+        base = spec.shards[r][0]
+        if spec.collective == "allgather" and reg.buf == "i":
+            return Region("o", base + reg.off, reg.n)
+        if spec.collective == "reduce-scatter" and reg.buf == "o":
+            return Region("i", base + reg.off, reg.n)
+        if spec.collective == "allreduce" and reg.buf == "o":
+            return Region("i", reg.off, reg.n)
+        return reg
+
+    ops = [replace(op, src=alias(op.rank, op.src), dst=alias(op.rank, op.dst),
+                   red=alias(op.rank, op.red)) for op in plan.ops]
+    return Plan(spec, plan.buffers, ops, plan.name)
+
+
+def _conflicts(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
+    """Dependencies of every op; for each receive, the sends that forward exactly
+    what it wrote (candidates for a fused step) and how many ops read it."""
+    ops = plan.ops
+    deps = dependencies(plan)
+    writer: dict[tuple[int, str, int], int] = {}  # cell -> op that last wrote it
+    fusable: dict[int, list[int]] = {}  # recv op -> sends of exactly what it wrote
+    readers: dict[int, int] = {}  # recv op -> how many ops read what it wrote
+    for i, op in enumerate(ops):
+        for reg in op.reads():
+            ws = {writer.get((op.rank, reg.buf, c)) for c in reg.cells()}
+            for w in ws:
+                if w is not None:
+                    readers[w] = readers.get(w, 0) + 1
+            w = next(iter(ws))
+            if (op.kind == "send" and reg is op.src and len(ws) == 1 and w is not None
+                    and ops[w].kind == "recv" and ops[w].dst == reg
+                    and ops[w].group == op.group):
+                fusable.setdefault(w, []).append(i)
+        for reg in op.writes():
+            for c in reg.cells():
+                writer[(op.rank, reg.buf, c)] = i
+    return deps, fusable, readers
+
+
+def _compile(plan: Plan, nch: int,
+             analysis: tuple[list[list[int]], dict[int, list[int]], dict[int, int]]
+             ) -> list[_Tb]:
+    ops = plan.ops
+    deps, fusable, readers = analysis
+
+    def chan(op: Op) -> int:
+        assert op.group is not None
+        return int(op.group[1]) % nch
+
+    # pair receive and send peers into threadblocks, most fusable pairs first
+    weight: dict[tuple[int, int, int, int], int] = {}
+    for r, sends in fusable.items():
+        for s in sends:
+            key = (ops[r].rank, chan(ops[r]), ops[r].peer, ops[s].peer)
+            weight[key] = weight.get(key, 0) + 1
+    tbs: dict[tuple[int, int, str, int], _Tb] = {}
+    for (rank, ch, p, c), _ in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0])):
+        if (rank, ch, "r", p) not in tbs and (rank, ch, "s", c) not in tbs:
+            tb = _Tb(rank, ch, p, c)
+            tbs[(rank, ch, "r", p)] = tbs[(rank, ch, "s", c)] = tb
+
+    def tb_for(rank: int, ch: int, way: str, peer: int) -> _Tb:
+        key = (rank, ch, way, peer)
+        if key not in tbs:
+            tbs[key] = _Tb(rank, ch, peer if way == "r" else -1, peer if way == "s" else -1)
+        return tbs[key]
+
+    step_of: dict[int, _Step] = {}
+    fused_send: set[int] = set()
+    last_send = {(op.group, op.rank): j for j, op in enumerate(ops) if op.kind == "send"}
+    for i, op in enumerate(ops):
+        if i in fused_send:
+            continue
+        ch = chan(op)
+        if op.kind == "recv":
+            assert op.dst is not None
+            tb = tb_for(op.rank, ch, "r", op.peer)
+            partner = next((s for s in fusable.get(i, []) if ops[s].peer == tb.send), None)
+            st = _Step("r" if op.red is None else "rrc", [i], dst=(op.dst.buf, op.dst.off),
+                       cnt=op.dst.n)
+            if op.red is not None:
+                st.src = (op.red.buf, op.red.off)
+            if partner is not None:
+                fused_send.add(partner)
+                st.ops.append(partner)
+                step_of[partner] = st
+                if op.red is None:
+                    st.kind, st.src = "rcs", st.dst
+                elif op.dst.buf == "s" and readers.get(i, 0) == 1:
+                    st.kind, st.dst = "rrs", ("o", -1)
+                else:
+                    st.kind = "rrcs"
+        elif op.kind == "send":
+            assert op.src is not None
+            tb = tb_for(op.rank, ch, "s", op.peer)
+            st = _Step("s", [i], src=(op.src.buf, op.src.off), cnt=op.src.n)
+        else:  # the root's copy of its input into its output: on its last send's block
+            assert op.src is not None and op.dst is not None and op.kind == "copy"
+            last = last_send.get((op.group, op.rank))
+            tb = tb_for(op.rank, ch, "s", ops[last].peer if last is not None else -2)
+            st = _Step("cpy", [i], src=(op.src.buf, op.src.off), dst=(op.dst.buf, op.dst.off),
+                       cnt=op.src.n)
+        st.tb = tb
+        tb.steps.append(st)
+        step_of[i] = st
+    for tb in set(tbs.values()):
+        if tb.send == -2:
+            tb.send = -1
+    # dependencies between threadblocks of a rank; redundant ones dropped
+    for tb in set(tbs.values()):
+        seen: dict[int, int] = {}  # id(tb) -> highest step position already waited for
+        for st in tb.steps:
+            need: dict[int, _Step] = {}
+            for i in st.ops:
+                for d in deps[i]:
+                    if ops[d].rank != tb.rank:
+                        continue
+                    other = step_of[d]
+                    if other.tb is tb:
+                        continue
+                    assert other.tb is not None
+                    tid = id(other.tb)
+                    cur = need.get(tid)
+                    if cur is None or _order(other) > _order(cur):
+                        need[tid] = other
+            st.deps = []
+            for tid, other in sorted(need.items(), key=lambda kv: _order(kv[1])):
+                if seen.get(tid, -1) >= _order(other):
+                    continue
+                seen[tid] = _order(other)
+                other.waited = True
+                st.deps.append(other)
+    ordered = sorted(set(tbs.values()), key=lambda t: (t.rank, t.chan, t.send, t.recv))
+    per_rank: dict[int, int] = {}
+    for tb in ordered:
+        tb.id = per_rank.get(tb.rank, 0)
+        per_rank[tb.rank] = tb.id + 1
+    return ordered
+
+
+def _order(st: _Step) -> int:
+    return st.ops[0]
+
+
+def _pieces(st: _Step) -> int:
+    return max(1, -(-st.cnt // MAX_COUNT))
+
+
+def _layout(tbs: list[_Tb]) -> None:
+    """Final step indices: nops for extra dependencies, long steps split."""
+    for tb in tbs:
+        n = 0
+        for st in tb.steps:
+            n += max(0, len(st.deps) - 1) + _pieces(st)
+            st.index = n - 1
+
+
+def _limits(plan: Plan, tbs: list[_Tb], nch: int) -> str:
+    _layout(tbs)
+    for tb in tbs:
+        if tb.steps and tb.steps[-1].index + 1 > MAX_STEPS:
+            return (f"rank {tb.rank} threadblock {tb.id} (channel {tb.chan}) needs "
+                    f"{tb.steps[-1].index + 1} steps, more than the runtime's {MAX_STEPS} steps")
+        if tb.id > MAX_DEP_TB and any(st.waited for st in tb.steps):
+            return f"rank {tb.rank} needs more than {MAX_DEP_TB + 1} threadblocks"
+    for r in range(plan.nranks):
+        for ch in range(nch):
+            mine = [tb for tb in tbs if tb.rank == r and tb.chan == ch]
+            for way, attr in (("send", "send"), ("receive", "recv")):
+                n = sum(1 for tb in mine if getattr(tb, attr) >= 0)
+                if n > MAX_TB_PER_CHANNEL:
+                    return (f"rank {r} has {n} {way} threadblocks on channel {ch}, more than "
+                            f"{MAX_TB_PER_CHANNEL}")
+        if max(plan.buffers[r].values()) > MAX_OFFSET + 1:
+            return f"rank {r} needs chunk offsets beyond {MAX_OFFSET}"
+        mine = [tb for tb in tbs if tb.rank == r]
+        elements = 1 + plan.nranks + len(mine) + sum(tb.steps[-1].index + 1 for tb in mine
+                                                     if tb.steps)
+        if elements > MAX_XML_ELEMENTS:
+            return (f"rank {r} needs {elements} XML elements, more than the {MAX_XML_ELEMENTS} "
+                    "the runtime's reader keeps per rank")
+    return ""
+
+
+def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
+    _layout(tbs)
+    spec = plan.spec
+    chunks = spec.cells
+    coll = MSCCL_COLL[spec.collective]
+    q = quoteattr
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
+             f'<algo name={q(name)} proto="Simple" nchannels="{nch}" '
+             f'nchunksperloop="{chunks}" ngpus="{plan.nranks}" coll="{coll}" inplace="1" '
+             f'outofplace="1" minBytes="0" maxBytes="0">']
+
+    def step(s: int, kind: str, src: tuple[str, int], dst: tuple[str, int], cnt: int,
+             dep: _Step | None, hasdep: bool) -> str:
+        depid, deps = (-1, -1) if dep is None else (dep.tb.id if dep.tb else -1, dep.index)
+        return (f'      <step s="{s}" type="{kind}" srcbuf="{src[0]}" srcoff="{src[1]}" '
+                f'dstbuf="{dst[0]}" dstoff="{dst[1]}" cnt="{cnt}" depid="{depid}" '
+                f'deps="{deps}" hasdep="{int(hasdep)}"/>')
+
+    for r in range(plan.nranks):
+        b = plan.buffers[r]
+        # scratch: only the partial sums some step writes or reads (an rrs keeps none)
+        used = sorted({(buf[1], st.cnt) for tb in tbs if tb.rank == r for st in tb.steps
+                       for buf in (st.src, st.dst) if buf[0] == "s" and buf[1] >= 0})
+        packed, scratch = {}, 0
+        for off, cnt in used:
+            packed[off] = scratch
+            scratch += cnt
+        lines.append(f'  <gpu id="{r}" i_chunks="{b.get("i", 0)}" o_chunks="{b.get("o", 0)}" '
+                     f's_chunks="{scratch}">')
+        for tb in (t for t in tbs if t.rank == r):
+            lines.append(f'    <tb id="{tb.id}" send="{tb.send}" recv="{tb.recv}" '
+                         f'chan="{tb.chan}">')
+            s = 0
+            for st in tb.steps:
+                for d in st.deps[:-1]:
+                    lines.append(step(s, "nop", ("i", -1), ("o", -1), 0, d, False))
+                    s += 1
+                k = _pieces(st)
+                for piece in range(k):
+                    lo = piece * MAX_COUNT
+                    cnt = min(MAX_COUNT, st.cnt - lo)
+                    src = (st.src[0], _at(st.src, packed) + lo if st.src[1] >= 0 else -1)
+                    dst = (st.dst[0], _at(st.dst, packed) + lo if st.dst[1] >= 0 else -1)
+                    dep = st.deps[-1] if st.deps and piece == 0 else None
+                    lines.append(step(s, st.kind, src, dst, cnt, dep,
+                                      st.waited and piece == k - 1))
+                    s += 1
+            lines.append("    </tb>")
+        lines.append("  </gpu>")
+    lines.append("</algo>")
+    return "\n".join(lines) + "\n"
+
+
+def _at(buf: tuple[str, int], packed: dict[int, int]) -> int:
+    return packed[buf[1]] if buf[0] == "s" else buf[1]
+
+
+def write_text(text: str, path: str) -> None:
+    """Write ``text`` to ``path`` ('-': stdout); ScheduleError when it cannot be written."""
+    import sys
+
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ScheduleError(f"cannot write {path}: {exc.strerror}") from None

@@ -1,0 +1,59 @@
+"""ForestColl: the optimum of every collective and the tree schedules that reach it.
+
+Zhao & Krishnamurthy 2023 (*Bandwidth Optimal Pipeline Schedule for Collective
+Communication*) and Zhao et al. 2026 (*ForestColl*, NSDI). The data path::
+
+    Topology → optimum (max-flows, Thm 1, Prop 3) → G({U·c_e})
+             → switch removal by edge splitting (Thm 8, Alg 1)
+             → spanning out-tree packing (Thm 12, Alg 2)
+             → trees with their paths in G → Schedule
+
+Modules:
+
+``optima``             :func:`optimum` of allgather, reduce-scatter, broadcast, reduce,
+                       and the allreduce bounds
+``optimum_allgather``  allgather / reduce-scatter and fixed k by max-flows (Thm 1, Prop 3,
+                       Thm 13-15)
+``optimum_allreduce``  single-root collectives (App. A) and allreduce bounds (Thm 16-19)
+``optimum_result``     :class:`Optimum`: the optimum, its summary, JSON and certificate
+``splitting``          switch removal by edge splitting (``splitting_repair``: its state)
+``symsplit``           switch removal by orbits of a box symmetry
+``packing``            spanning out-tree packing in batches
+``sympack``            tree packing by orbits
+``pipeline``           :func:`schedule`: the stages above, in order
+``schedule_build``     the stages of :func:`schedule`
+``schedule_result``    :class:`Schedule`, :class:`Phase`, :class:`Tree`, :class:`TreeEdge`
+``schedule_io``        schedule files: JSON, gzip, the ForestColl tree XML (Zhao et al.
+                       2026, §6.1)
+"""
+
+from .optima import COLLECTIVES, optimum
+from .optimum_result import FlowWitness, Optimum
+from .packing import Packing, pack_trees
+from .pipeline import schedule
+from .schedule_build import peak_memory_mb
+from .schedule_io import expand, forestcoll_xml, read_text, render, write_schedule
+from .schedule_result import Phase, Schedule, Tree, TreeEdge
+from .splitting import SplitResult, remove_switches
+
+__all__ = [
+    "COLLECTIVES",
+    "FlowWitness",
+    "Optimum",
+    "Packing",
+    "Phase",
+    "Schedule",
+    "SplitResult",
+    "Tree",
+    "TreeEdge",
+    "expand",
+    "forestcoll_xml",
+    "optimum",
+    "pack_trees",
+    "peak_memory_mb",
+    "read_text",
+    "remove_switches",
+    "render",
+    "schedule",
+    "write_schedule",
+]

@@ -1,0 +1,178 @@
+"""Schedule files: the ForestColl tree XML (003 §6.1), JSON writing, gzip, compact trees.
+
+The JSON document itself is built by :meth:`Schedule.to_json`
+(docs/schedule-format.md); here are the file-level helpers:
+
+- files are written with compact trees (a per-phase table of walks, tree
+  edges as indices into it) and one tree, walk or flow per line;
+- a path ending in ``.gz`` is written gzip-compressed, and every reader of
+  schedules here (:func:`read_text`) recognises gzip by its magic bytes,
+  whatever the file is called; decompression stops at a size cap, so a
+  "zip bomb" is refused, not unpacked;
+- :func:`expand` turns compact trees back into the explicit
+  ``{"src", "dst", "path"}`` edges for tools that want them.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+from collections.abc import Mapping
+from typing import IO, TYPE_CHECKING, Any
+from xml.sax.saxutils import quoteattr
+
+if TYPE_CHECKING:
+    from .pipeline import Phase, Schedule
+
+MAX_SCHEDULE_BYTES = 512 * 1024 * 1024
+"""Largest (decompressed) schedule text read; a 1024-GPU schedule is well below it."""
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def _phase_xml(phase: Phase, indent: str) -> list[str]:
+    lines = [f"{indent}<algo nchunkspernode={quoteattr(str(phase.k))} "
+             f"collective={quoteattr(phase.collective)}>"]
+    for tr in phase.trees:
+        lines.append(
+            f"{indent}  <tree root={quoteattr(str(tr.root))} index={quoteattr(str(tr.index))} "
+            f"nchunks={quoteattr(str(tr.multiplicity))} height={quoteattr(str(tr.height))}>"
+        )
+        for e in tr.edges:
+            path = ",".join(str(x) for x in e.path)
+            lines.append(
+                f"{indent}    <send src={quoteattr(str(e.src))} dst={quoteattr(str(e.dst))} "
+                f"path={quoteattr(path)}/>"
+            )
+        lines.append(f"{indent}  </tree>")
+    lines.append(f"{indent}</algo>")
+    return lines
+
+
+def forestcoll_xml(schedule: Schedule) -> str:
+    """The ForestColl tree format: one ``<algo>`` per phase.
+
+    A schedule with several phases (allreduce) wraps its ``<algo>`` elements
+    in ``<schedule collective="allreduce">``. Node ids are written by their
+    string form.
+    """
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>']
+    if len(schedule.phases) == 1:
+        lines += _phase_xml(schedule.phases[0], "")
+    else:
+        lines.append(f"<schedule collective={quoteattr(schedule.collective)}>")
+        for ph in schedule.phases:
+            lines += _phase_xml(ph, "  ")
+        lines.append("</schedule>")
+    return "\n".join(lines) + "\n"
+
+
+def dump_json(doc: Any, fh: IO[str], *, depth: int = 4) -> None:
+    """Write ``doc`` as JSON: objects and arrays of objects/arrays above ``depth``
+    one item per line, everything at ``depth`` on one line (a tree, a walk, a flow)."""
+
+    def write(value: Any, level: int, pad: str) -> None:
+        if level < depth and isinstance(value, Mapping) and value:
+            inner = pad + " "
+            fh.write("{")
+            for i, (key, item) in enumerate(value.items()):
+                fh.write(("," if i else "") + "\n" + inner + json.dumps(str(key)) + ": ")
+                write(item, level + 1, inner)
+            fh.write("\n" + pad + "}")
+        elif (level < depth and isinstance(value, list) and value
+              and isinstance(value[0], Mapping | list)):
+            inner = pad + " "
+            fh.write("[")
+            for i, item in enumerate(value):
+                fh.write(("," if i else "") + "\n" + inner)
+                write(item, level + 1, inner)
+            fh.write("\n" + pad + "]")
+        else:
+            fh.write(json.dumps(value, separators=(",", ":")))
+
+    write(doc, 0, "")
+    fh.write("\n")
+
+
+def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = "json",
+                   *, certificates: bool = True, compact: bool = True) -> None:
+    """Write ``schedule`` to ``path`` as ``json`` (collcert-schedule/1, compact trees
+    unless ``compact=False``) or ``forestcoll-xml``; gzip-compressed when ``path``
+    ends in ``.gz``.
+
+    Raises :class:`~collcert.ScheduleError` when the file cannot be written."""
+    from ..model import ScheduleError
+
+    p = os.fspath(path)
+    if fmt not in ("json", "forestcoll-xml"):
+        raise ValueError(f"unknown schedule format {fmt!r}: use json or forestcoll-xml")
+    try:
+        raw: Any = (gzip.open(p, "wb", compresslevel=1) if p.endswith(".gz")
+                    else open(p, "wb"))
+        with raw, io.TextIOWrapper(raw, encoding="utf-8", write_through=False) as fh:
+            if fmt == "json":
+                dump_json(schedule.to_json(certificates=certificates, compact=compact), fh)
+            else:
+                fh.write(forestcoll_xml(schedule))
+    except OSError as exc:
+        raise ScheduleError(f"cannot write {p}: {exc.strerror or exc}") from None
+
+
+def render(schedule: Schedule, fmt: str = "json", *, certificates: bool = True,
+           compact: bool = True) -> str:
+    """The file text :func:`write_schedule` would write (uncompressed)."""
+    if fmt == "json":
+        buf = io.StringIO()
+        dump_json(schedule.to_json(certificates=certificates, compact=compact), buf)
+        return buf.getvalue()
+    if fmt == "forestcoll-xml":
+        return forestcoll_xml(schedule)
+    raise ValueError(f"unknown schedule format {fmt!r}: use json or forestcoll-xml")
+
+
+def read_bytes(path: str | os.PathLike[str], limit: int = MAX_SCHEDULE_BYTES) -> bytes:
+    """The contents of a schedule file, gunzipped when it starts with gzip's magic
+    bytes; at most ``limit`` bytes after decompression, read a megabyte at a time
+    (:func:`collcert.certify.model.files.read_bytes`: ``/dev/zero`` and binary data stop at
+    the first NUL byte). Raises ScheduleError naming the file on any problem (missing,
+    a directory, too large, binary, corrupt gzip)."""
+    from collcert.certify.model import InputError
+    from collcert.certify.model import read_bytes as read_capped
+
+    from ..model import ScheduleError
+
+    try:
+        return read_capped(path, limit, text=True)
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
+
+
+def read_text(path: str | os.PathLike[str], limit: int = MAX_SCHEDULE_BYTES) -> str:
+    """:func:`read_bytes` decoded as UTF-8 (ScheduleError naming the byte if not)."""
+    from ..model import ScheduleError
+
+    data = read_bytes(path, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ScheduleError(f"{os.fspath(path)}: not UTF-8 text (byte {exc.start})") from None
+
+
+def expand(doc: Any) -> Any:
+    """The same schedule document with compact trees written out as explicit
+    ``{"src", "dst", "path"}`` edges (in place; returns ``doc``). Documents without
+    compact trees are returned unchanged; malformed ones are left for the checker."""
+    if not isinstance(doc, dict):
+        return doc
+    for ph in doc.get("phases") or []:
+        if not isinstance(ph, dict) or not isinstance(ph.get("walks"), list):
+            continue
+        walks = ph["walks"]
+        for tr in ph.get("trees") or []:
+            edges = tr.get("edges") if isinstance(tr, dict) else None
+            if isinstance(edges, list) and all(type(i) is int and 0 <= i < len(walks)
+                                               for i in edges):
+                tr["edges"] = [dict(walks[i]) for i in edges]
+        del ph["walks"]
+    return doc

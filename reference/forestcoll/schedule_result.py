@@ -1,0 +1,236 @@
+"""What :func:`collcert.reference.forestcoll.pipeline.schedule` returns: :class:`Schedule`
+(phases, the optimum reached, summary, the ``collcert-schedule/1`` JSON) made of
+:class:`Phase` (the trees of one collective and the certificates of its G*),
+:class:`Tree` and :class:`TreeEdge` (a tree edge and its walk in G).
+
+Moved out of :mod:`collcert.reference.forestcoll.pipeline` (unchanged).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..model import Topology, fraction_str, show
+from .optima import Optimum
+from .splitting import SplitResult
+
+Node = Hashable
+Path = tuple[Node, ...]
+StageProgress = Callable[[str, int, int], None]
+FORMAT = "collcert-schedule/1"
+
+
+@dataclass(slots=True)
+class TreeEdge:
+    src: Node
+    dst: Node
+    path: Path
+
+
+@dataclass
+class Tree:
+    """``multiplicity`` of the root's k unit trees, with every edge's walk in G."""
+
+    root: Node
+    multiplicity: int
+    direction: str
+    edges: list[TreeEdge]
+    height: int
+    index: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "multiplicity": self.multiplicity,
+            "direction": self.direction,
+            "edges": [{"src": e.src, "dst": e.dst, "path": list(e.path)} for e in self.edges],
+            "height": self.height,
+            "index": self.index,
+        }
+
+
+@dataclass
+class Phase:
+    collective: str
+    k: int
+    U: Fraction
+    trees: list[Tree]
+    split: SplitResult
+    transposed: bool
+    time_per_unit: Fraction = Fraction(0)
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def certificates(self) -> dict[str, Any]:
+        sp = self.split
+        out: dict[str, Any] = {
+            "gstar": {
+                "U": fraction_str(self.U),
+                "k": self.k,
+                "capacities": [[u, v, c] for (u, v), c in sp.capacity.items()],
+            },
+            "routing": [
+                {"src": u, "dst": v,
+                 "paths": [[list(p), x] for p, x in sorted(ps.items(), key=lambda i: -i[1])]}
+                for (u, v), ps in sp.paths.items()
+            ],
+            "flows": [
+                {"sink": v, "flow": [[a, b, x] for (a, b), x in fl.items()]}
+                for v, fl in sp.flows.items()
+            ],
+        }
+        if not sp.flows:  # too large to be worth it (symmetric splitting); trees are checked
+            del out["flows"]
+        if any(x != self.k for x in sp.supply.values()):
+            out["gstar"]["supply"] = [[u, x] for u, x in sp.supply.items()]
+        if self.transposed:
+            out["on"] = "transposed"
+        return out
+
+    def to_json(self, certificates: bool = False, compact: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "collective": self.collective,
+            "k": self.k,
+            "U": fraction_str(self.U),
+            "time_per_unit": fraction_str(self.time_per_unit),
+        }
+        if compact:
+            # docs/schedule-format.md "Compact trees": each distinct edge (src, dst, path)
+            # once in "walks", a tree's edges as indices into it
+            ids: dict[int, int] = {}  # id(TreeEdge) -> walk index (orbit trees share edges)
+            by_key: dict[tuple[Node, Node, Path], int] = {}
+            walks: list[dict[str, Any]] = []
+            trees = []
+            for tr in self.trees:
+                refs = []
+                for e in tr.edges:
+                    w = ids.get(id(e))
+                    if w is None:
+                        key = (e.src, e.dst, e.path)
+                        w = by_key.get(key)
+                        if w is None:
+                            w = by_key[key] = len(walks)
+                            walks.append({"src": e.src, "dst": e.dst, "path": list(e.path)})
+                        ids[id(e)] = w
+                    refs.append(w)
+                trees.append({"root": tr.root, "multiplicity": tr.multiplicity,
+                              "direction": tr.direction, "height": tr.height,
+                              "index": tr.index, "edges": refs})
+            out["walks"] = walks
+            out["trees"] = trees
+        else:
+            out["trees"] = [t.to_json() for t in self.trees]
+        if certificates:
+            out["certificates"] = self.certificates()
+        return out
+
+
+@dataclass
+class Schedule:
+    """A complete schedule: phases of trees, the optimum it reaches, certificates."""
+
+    collective: str
+    topology: Topology
+    phases: list[Phase]
+    optimum: Optimum
+    root: Node | None = None
+    weights: dict[Node, Fraction] | None = None
+    fixed_k: int | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    multicast_saved: Fraction = Fraction(0)
+    extra: dict[str, Any] = field(default_factory=dict)
+    memory: dict[str, float] = field(default_factory=dict)
+    """Peak resident memory of the process (MiB) at the end of each stage."""
+
+    @property
+    def time_per_unit(self) -> Fraction:
+        """Time to run the schedule on one unit of data (sum of the phases)."""
+        return sum((p.time_per_unit for p in self.phases), Fraction(0))
+
+    @property
+    def algbw(self) -> Fraction:
+        return 1 / self.time_per_unit
+
+    @property
+    def trees(self) -> list[Tree]:
+        return [t for p in self.phases for t in p.trees]
+
+    @property
+    def max_height(self) -> int:
+        return max((t.height for t in self.trees), default=0)
+
+    def summary(self) -> str:
+        t = self.topology
+        head = self.collective
+        if self.root is not None:
+            head += f" {'to' if self.collective == 'reduce' else 'from'} root {self.root!r}"
+        if self.fixed_k is not None:
+            head += f" with fixed k = {self.fixed_k}"
+        ks = ", ".join(f"{p.collective} k = {p.k}, U = {fraction_str(p.U)}" for p in self.phases)
+        text = (
+            f"{head} on {t.name or 'topology'} ({t.num_compute} compute nodes, "
+            f"{len(t.switch_nodes)} switch{'' if len(t.switch_nodes) == 1 else 'es'}): algbw {show(self.algbw)} {t.unit}, "
+            f"time per unit {show(self.time_per_unit)}; {ks}; {len(self.trees)} trees, "
+            f"max height {self.max_height}"
+        )
+        target = self.extra.get("target_time_per_unit")
+        if self.collective == "allreduce":
+            lb = self.optimum.extra["lower_bound_time_per_unit"]
+            text += (f"; allreduce lower bound time {show(lb)} ("
+                     + ("reached: optimal" if self.time_per_unit == lb else
+                        f"RS+AG is {show(self.time_per_unit / lb)} × the bound") + ")")
+        elif target is not None and self.time_per_unit == target:
+            text += ("; equals the certified optimum" if self.fixed_k is None else
+                     f"; equals the certified best time with k = {self.fixed_k} "
+                     f"(the optimum over all k is algbw {show(self.optimum.extra['optimal_algbw'])})")
+        if self.multicast_saved:
+            text += (f"; in-network multicast removes {show(self.multicast_saved)}·M of link traffic "
+                     "(data size M times links crossed)")
+        if self.timings:
+            text += f"; took {sum(self.timings.values()):.2f} s (" + ", ".join(
+                f"{k} {v:.2f} s" for k, v in self.timings.items()) + ")"
+        return text + "."
+
+    def to_json(self, *, certificates: bool = True, compact: bool = False) -> dict[str, Any]:
+        """The ``collcert-schedule/1`` document (docs/schedule-format.md); ``compact``:
+        tree edges as indices into a per-phase table of walks (what files hold)."""
+        t = self.topology
+        out: dict[str, Any] = {
+            "format": FORMAT,
+            "collective": self.collective,
+            "topology": t.content_hash(),
+            "topology_name": t.name,
+            "unit": t.unit,
+            "compute_nodes": list(t.compute_nodes),
+            "root": self.root,
+            "weights": None if self.weights is None else
+            {str(u): fraction_str(w) for u, w in self.weights.items()},
+            "phases": [p.to_json(certificates and len(self.phases) > 1, compact)
+                       for p in self.phases],
+            "claimed": {"algbw": fraction_str(self.algbw),
+                        "time_per_unit": fraction_str(self.time_per_unit)},
+        }
+        if certificates:
+            certs: dict[str, Any] = {}
+            if len(self.phases) == 1:
+                certs.update(self.phases[0].certificates())
+            certs["optimum"] = self.optimum.certificate()
+            out["certificates"] = certs
+        gen: dict[str, Any] = {
+            "tool": "collcert",
+            "options": {"fixed_k": self.fixed_k},
+            "seconds": {k: round(v, 4) for k, v in self.timings.items()},
+        }
+        if self.multicast_saved:
+            gen["multicast_saved"] = fraction_str(self.multicast_saved)
+        for key, value in self.extra.items():
+            gen[key] = fraction_str(value) if isinstance(value, Fraction | int) else value
+        out["generator"] = gen
+        return out
+
+    def to_forestcoll_xml(self) -> str:
+        from .schedule_io import forestcoll_xml
+
+        return forestcoll_xml(self)

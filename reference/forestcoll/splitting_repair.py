@@ -1,0 +1,337 @@
+"""The state edge splitting works on, and the repair of its kept flows.
+
+Moved out of :mod:`collcert.reference.forestcoll.splitting` (unchanged); see its
+docstring for the method (seed 000 §2.2, Thm 8, Alg 1).
+
+- :class:`_Graph`: the shrinking graph, a global arc registry (tails, heads,
+  capacities, the walks in G of every capacity unit) and one s→v flow per
+  compute sink v (a numpy row each); :func:`_distances`, hop distances in it.
+- :class:`_FlowRepair`: the methods of the splitter that make a kept flow,
+  broken by a split, feasible again in place (routes of one or two arcs, then
+  breadth-first augmenting paths), check the result exactly, or undo it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+Node = Hashable
+Path = tuple[Node, ...]
+
+
+class _Graph:
+    """The shrinking graph with a global arc registry and one flow per sink."""
+
+    def __init__(
+        self,
+        compute: Sequence[Node],
+        switches: Sequence[Node],
+        caps: Mapping[tuple[Node, Node], int],
+        supply: Mapping[Node, int],
+    ) -> None:
+        self.nodes: list[Node] = list(compute) + list(switches)
+        self.idx = {v: i for i, v in enumerate(self.nodes)}
+        self.nc = len(compute)
+        self.n = len(self.nodes)
+        self.s = self.n  # super source
+        self.tails: list[int] = []
+        self.heads: list[int] = []
+        self.cap: list[int] = []
+        self.arc: dict[tuple[int, int], int] = {}
+        self.out: list[set[int]] = [set() for _ in range(self.n + 1)]
+        self.inn: list[set[int]] = [set() for _ in range(self.n + 1)]
+        self.paths: list[dict[Path, int]] = []
+        for (a, b), c in caps.items():
+            if c > 0:
+                i = self._arc(self.idx[a], self.idx[b])
+                self.cap[i] += c
+                self.paths[i][(a, b)] = self.paths[i].get((a, b), 0) + c
+        self.src_arc: list[int] = []
+        for j, node in enumerate(compute):
+            i = self._arc(self.s, j)
+            self.cap[i] = int(supply.get(node, 0))
+            self.src_arc.append(i)
+        # int64 unless the capacities could overflow it (then exact Python ints)
+        big = sum(self.cap) >= 2**62
+        self.dtype: Any = object if big else np.int64
+        self.flow = np.zeros((self.nc, max(16, 2 * len(self.tails))), dtype=self.dtype)
+
+    def _arc(self, a: int, b: int) -> int:
+        i = self.arc.get((a, b))
+        if i is None:
+            i = len(self.tails)
+            self.arc[(a, b)] = i
+            self.tails.append(a)
+            self.heads.append(b)
+            self.cap.append(0)
+            self.paths.append({})
+            self.out[a].add(i)
+            self.inn[b].add(i)
+            # the last column of ``flow`` is never an arc (a zero "no such arc" slot)
+            if hasattr(self, "flow") and i >= self.flow.shape[1] - 1:
+                grown = np.zeros((self.nc, 2 * self.flow.shape[1]), dtype=self.dtype)
+                grown[:, : self.flow.shape[1]] = self.flow
+                self.flow = grown
+        return i
+
+    def live_in(self, w: int) -> list[int]:
+        return [i for i in self.inn[w] if self.cap[i] > 0]
+
+    def live_out(self, w: int) -> list[int]:
+        return [i for i in self.out[w] if self.cap[i] > 0]
+
+
+def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int]]:
+    """Hop distances from each source in the live graph without ``banned``."""
+    adj: dict[int, list[int]] = {}
+    for i, (a, b) in enumerate(zip(g.tails, g.heads)):
+        if g.cap[i] > 0 and a != g.s and a != banned and b != banned:
+            adj.setdefault(a, []).append(b)
+    out = {}
+    for src in sources:
+        dist = [-1] * g.n
+        dist[src] = 0
+        q = deque([src])
+        while q:
+            x = q.popleft()
+            for y in adj.get(x, ()):
+                if dist[y] < 0:
+                    dist[y] = dist[x] + 1
+                    q.append(y)
+        out[src] = dist
+    return out
+
+
+class _FlowRepair:
+    """Flow repair, a base of ``splitting._Splitter`` (which sets the attributes below)."""
+
+    g: _Graph
+    w: int
+    pos: dict[int, int]
+    stats: dict[str, int]
+    tails_arr: np.ndarray
+    heads_arr: np.ndarray
+    _csr: tuple[np.ndarray, tuple[np.ndarray, ...]] | None
+    _route_cache: dict[tuple[int, int], tuple[Any, ...]]
+
+    # ------------------------------------------------------------- repair
+    # A kept flow broken by a split is first repaired locally, and re-solved
+    # only when that fails. Repair: re-pair δ at w as in the survival test, cut
+    # each overloaded arc (a, b) down to its new capacity, which leaves an excess
+    # at a and a deficit at b, and send that excess a → b along residual paths:
+    # first routes of one or two arcs (a→b, a→x→b), then shortest augmenting
+    # paths (BFS). The row of g.flow is edited in place with an undo log. Every
+    # repaired flow is checked exactly (capacities, conservation, value ≥ D) on
+    # the arcs it changed before it is kept, so a repair is a witness that
+    # F(s, v) ≥ D: γ is still exactly the γ of 000 Thm 8, and the flows remain
+    # the certificates of G*.
+
+    def cap_row(self) -> np.ndarray:
+        """Current capacities as an int64 row like ``g.flow``'s; its last column
+        (never an arc, see ``_Graph._arc``) is the "no such arc" slot."""
+        g = self.g
+        row = np.zeros(g.flow.shape[1], dtype=np.int64)
+        row[: len(g.cap)] = g.cap
+        return row
+
+    def _routes(self, a: int, b: int) -> tuple[Any, ...]:
+        """Arc indices of the residual routes a → b of length ≤ 2: the direct arc
+        (a, b) and the reverse arc (b, a), then per neighbour x of a the arcs (a, x),
+        (x, a), (x, b), (b, x); ``dummy`` (a zero column) where an arc is missing."""
+        g = self.g
+        dummy = g.flow.shape[1] - 1
+        xs = sorted({g.heads[i] for i in g.out[a] if g.cap[i] > 0 or i in self.pos}
+                    | {g.tails[i] for i in g.inn[a] if g.cap[i] > 0 or i in self.pos}
+                    - {a, b, g.s})
+
+        def arc(p: int, q: int) -> int:
+            i = g.arc.get((p, q))
+            return dummy if i is None else i
+
+        return (arc(a, b), arc(b, a),
+                np.array([arc(a, x) for x in xs], dtype=np.int64),
+                np.array([arc(x, a) for x in xs], dtype=np.int64),
+                np.array([arc(x, b) for x in xs], dtype=np.int64),
+                np.array([arc(b, x) for x in xs], dtype=np.int64))
+
+    @staticmethod
+    def _add(f: np.ndarray, log: dict[int, int], arc: int, amount: int) -> None:
+        """f[arc] += amount, remembering the first value of every arc touched."""
+        if arc not in log:
+            log[arc] = int(f[arc])
+        f[arc] += amount
+
+    def _use(self, f: np.ndarray, log: dict[int, int], capw: np.ndarray, fwd: int, rev: int,
+             amount: int) -> None:
+        """Move ``amount`` units one hop: spare capacity of ``fwd`` first, then
+        cancel flow on ``rev`` (the caller checked that both suffice)."""
+        x = min(amount, int(capw[fwd] - f[fwd]))
+        if x:
+            self._add(f, log, fwd, x)
+        if amount - x:
+            self._add(f, log, rev, x - amount)
+
+    def _push(self, f: np.ndarray, log: dict[int, int], capw: np.ndarray, a: int, b: int,
+              excess: int) -> int:
+        """Send up to ``excess`` units a → b in the residual network of ``f`` along
+        routes of one or two arcs (edits ``f``); returns what is left to send."""
+        key = (a, b)
+        routes = self._route_cache.get(key)
+        if routes is None:
+            routes = self._route_cache[key] = self._routes(a, b)
+        d_f, d_r, f1, r1, f2, r2 = routes
+        direct = min(excess, int(capw[d_f] - f[d_f] + f[d_r]))
+        if direct:
+            self._use(f, log, capw, d_f, d_r, direct)
+            excess -= direct
+        if excess == 0 or not len(f1):
+            return excess
+        room = np.minimum(capw[f1] - f[f1] + f[r1], capw[f2] - f[f2] + f[r2])
+        for j in np.nonzero(room > 0)[0]:
+            x = min(excess, int(room[j]))
+            self._use(f, log, capw, int(f1[j]), int(r1[j]), x)
+            self._use(f, log, capw, int(f2[j]), int(r2[j]), x)
+            excess -= x
+            if excess == 0:
+                break
+        return excess
+
+    def _residual_csr(self, capw: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Both directions of every arc of positive capacity in ``capw`` (an arc
+        of capacity 0 carries no flow either), grouped by the node they leave
+        (CSR): entry e goes ``src[e] → dst[e]`` over arc ``arc[e]``, forward
+        (residual c − f) or backward (residual f). Cached per ``capw``."""
+        if self._csr is not None and self._csr[0] is capw:
+            return self._csr[1]
+        g = self.g
+        live = np.nonzero(capw[: len(g.tails)] > 0)[0]
+        tl, hd = self.tails_arr[live], self.heads_arr[live]
+        src = np.concatenate([tl, hd])
+        order = np.argsort(src, kind="stable")
+        e_src = src[order]
+        e_dst = np.concatenate([hd, tl])[order]
+        by_dst = np.argsort(e_dst, kind="stable")
+        csr = (e_src, e_dst, np.concatenate([live, live])[order], order < len(live),
+               np.searchsorted(e_src, np.arange(g.n + 2)),
+               by_dst, np.searchsorted(e_dst[by_dst], np.arange(g.n + 2)))
+        self._csr = (capw, csr)
+        return csr
+
+    def _bfs_push(self, f: np.ndarray, log: dict[int, int], capw: np.ndarray, a: int, b: int,
+                  excess: int) -> bool:
+        """Send ``excess`` units a → b along shortest augmenting paths of the
+        residual network of ``f`` (edits ``f``); False if the residual network
+        cannot carry them all. Breadth-first, one numpy step per level, from the
+        end with fewer residual entries (forward from a, or backward from b)."""
+        g = self.g
+        e_src, e_dst, arcs, fwd, ptr, by_dst, ptr_dst = self._residual_csr(capw)
+        backward = int(ptr_dst[b + 1] - ptr_dst[b]) < int(ptr[a + 1] - ptr[a])
+        # forward: expand entries leaving the frontier, reach e_dst; backward:
+        # expand entries entering the frontier, reach e_src
+        start, goal = (b, a) if backward else (a, b)
+        reach = e_src if backward else e_dst
+        pointer = ptr_dst if backward else ptr
+        while excess > 0:
+            link = np.full(g.n + 1, -1, dtype=np.int64)  # entry by which a node was reached
+            seen = np.zeros(g.n + 1, dtype=bool)
+            seen[start] = True
+            front = np.array([start], dtype=np.int64)
+            while len(front) and not seen[goal]:
+                starts = pointer[front]
+                lens = pointer[front + 1] - starts
+                total = int(lens.sum())
+                if total == 0:
+                    break
+                idx = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
+                if backward:
+                    idx = by_dst[idx]
+                on = arcs[idx]
+                res = np.where(fwd[idx], capw[on] - f[on], f[on])
+                idx = idx[res > 0]
+                nxt = reach[idx]
+                fresh = ~seen[nxt]
+                idx, nxt = idx[fresh], nxt[fresh]
+                link[nxt] = idx  # one of the entries reaching each new node wins
+                seen[nxt] = True
+                front = nxt[link[nxt] == idx]  # each new node once
+            if not seen[goal]:
+                return False
+            path = []
+            x = goal
+            back = e_dst if backward else e_src
+            while x != start:
+                e = int(link[x])
+                path.append(e)
+                x = int(back[e])
+            amount = excess
+            for e in path:
+                arc = int(arcs[e])
+                amount = min(amount, int(capw[arc] - f[arc]) if fwd[e] else int(f[arc]))
+            for e in path:
+                self._add(f, log, int(arcs[e]), amount if fwd[e] else -amount)
+            excess -= amount
+        return True
+
+    def undo(self, v: int, log: dict[int, int]) -> None:
+        """Put back v's kept flow after an in-place repair."""
+        row = self.g.flow[v]
+        for arc, old in log.items():
+            row[arc] = old
+
+    def repair(self, v: int, u: int, t: int, gam: int,
+               capw: np.ndarray | None) -> dict[int, int] | None:
+        """Make v's kept flow (row v of g.flow, edited in place) feasible for the
+        split of γ = ``gam`` units of (u, w), (w, t), the capacities ``capw``
+        already split. Returns the undo log, or None (flow left unchanged)."""
+        g, w = self.g, self.w
+        if capw is None or g.dtype is object:
+            return None  # huge capacities: leave it to the exact solver
+        i_uw, i_wt = g.arc[(u, w)], g.arc[(w, t)]
+        i_ut = g.arc[(u, t)] if u != t else -1
+        f = g.flow[v]
+        log: dict[int, int] = {}
+        dlt = min(int(f[i_uw]), int(f[i_wt]), gam)
+        if dlt:
+            self._add(f, log, i_uw, -dlt)
+            self._add(f, log, i_wt, -dlt)
+            if i_ut >= 0:
+                self._add(f, log, i_ut, dlt)
+        for p, q, i in ((w, t, i_wt), (u, w, i_uw)):
+            over = int(f[i] - capw[i])
+            if over > 0:
+                self._add(f, log, i, -over)
+                left = self._push(f, log, capw, p, q, over)
+                if left and not self._bfs_push(f, log, capw, p, q, left):
+                    self.undo(v, log)
+                    return None
+        if not self._check(f, log, capw, v):
+            raise RuntimeError("internal: a repaired flow is not a flow (splitting repair)")
+        self.stats["repairs"] += 1
+        return log
+
+    def _check(self, f: np.ndarray, log: dict[int, int], capw: np.ndarray, v: int) -> bool:
+        """f is an s→v flow of value ≥ D within ``capw``, given that it was one
+        before the edits in ``log``: only the arcs changed are read (a handful;
+        plain Python ints, exact)."""
+        g = self.g
+        m = len(g.tails)
+        bal: dict[int, int] = {}
+        for arc, old in log.items():
+            if arc >= m:
+                return False  # the "no such arc" column was written
+            new = int(f[arc])
+            if new < 0 or new > int(capw[arc]):
+                return False
+            delta = new - old
+            if delta:
+                h, t = g.heads[arc], g.tails[arc]
+                bal[h] = bal.get(h, 0) + delta
+                bal[t] = bal.get(t, 0) - delta
+        # conservation everywhere but s and v; the kept flow has value ≥ D and
+        # a repair may only keep or raise it
+        return bal.get(v, 0) >= 0 and all(x == 0 for node, x in bal.items()
+                                          if node != v and node != g.s)

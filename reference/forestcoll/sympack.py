@@ -1,0 +1,229 @@
+"""Tree packing by orbits: trees for one root per orbit, mapped to every root.
+
+When G* is invariant under a group H acting freely on its nodes
+(:mod:`.symmetry`, :mod:`.symsplit`), the arcs of G* fall into orbits
+("labels"); the arcs of one orbit have equal capacity c(L). Trees built for
+the representative roots r and mapped by every h ∈ H load an arc e of label
+L with Σ_{e' ∈ L} (uses of e' by the representatives' trees): the mapped
+family fits in G* exactly when every label is used at most c(L) times by
+the representatives' trees (multiplicities counted). So the representatives'
+trees are packed against *label budgets*, then copied to every root.
+
+The representatives' trees are grown like 000 Alg 2's batches (one batch of
+multiplicity k per root, split when an arc can take only part of it) but
+arcs are chosen greedily, Prim-like: the arc with the largest remaining
+label budget first (then the shallowest tail), so capacity-rich arcs (inside
+a box) are used before scarce ones (between boxes), and each box is entered
+once per tree. This is a heuristic, not 000 Thm 12: when a tree cannot be
+completed, :class:`~.symsplit.SymmetryFailed` is raised and the caller uses
+the general packing. Whatever it returns is checked in full by
+``collcert.certify`` (spanning arborescences, loads, time) with no knowledge
+of the symmetry; the schedule code also recomputes the time exactly.
+
+Walks: G* arc units carry walks in G that are equivariant (the walks of h(e)
+are h of the walks of e), so a label's units are handed out from the walks
+of its representative arc, and a mapped tree edge uses the mapped walk.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..symmetry import Symmetry
+from .splitting import SplitResult, _hand_out
+from .symsplit import SymmetryFailed
+
+Node = Hashable
+Path = tuple[Node, ...]
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class OrbitPacking:
+    """Trees of every root, as arrays of walk ids into ``walks``.
+
+    ``walks[w]`` is (src, dst, path) for walk id w; ``trees`` lists
+    (root, multiplicity, height, walk ids) in root order, each root's trees
+    summing to its supply."""
+
+    walks: list[tuple[Node, Node, Path]]
+    trees: list[tuple[Node, int, int, np.ndarray]]
+    stats: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Batch:
+    root: int
+    mult: int
+    edges: list[tuple[int, int, int, int]]  # (x, y, label, group element of the arc)
+    depth: dict[int, int]
+    inner: list[tuple[int, int, int, int, int, int]]  # arcs into boxes the tree has entered
+    entry: list[tuple[int, int, int, int, int, int]]  # arcs into other boxes
+    boxes: set[int]  # boxes (group elements) the tree has entered
+
+    def copy(self, mult: int) -> _Batch:
+        return _Batch(self.root, mult, list(self.edges), dict(self.depth), list(self.inner),
+                      list(self.entry), set(self.boxes))
+
+
+def pack_orbits(split: SplitResult, sym: Symmetry, supply: Mapping[Node, int],
+                progress: Progress | None = None) -> OrbitPacking:
+    """Pack the representatives' trees against label budgets and map them (module doc)."""
+    compute = list(split.compute_nodes)
+    nc = len(compute)
+    idx = {v: i for i, v in enumerate(compute)}
+    perm = [p[:nc].tolist() for p in sym.perms]
+    order = sym.order
+    inv = [(order - j) % order for j in range(order)]
+    # labels: canonical arc (rep, σ^-j(b)) of arc (σ^j(rep), b)
+    label_of: dict[tuple[int, int], int] = {}
+    budget: list[int] = []
+    canon: list[tuple[int, int]] = []
+    out_labels: dict[int, list[tuple[int, int]]] = {}  # rep -> [(head, label)]
+    for (a, b), c in split.capacity.items():
+        ia, ib = idx[a], idx[b]
+        j = sym.element[ia]
+        r = sym.rep_of[ia]
+        key = (r, perm[inv[j]][ib])
+        lab = label_of.get(key)
+        if lab is None:
+            lab = label_of[key] = len(budget)
+            budget.append(int(c))
+            canon.append(key)
+            out_labels.setdefault(r, []).append((key[1], lab))
+        elif budget[lab] != int(c):
+            raise SymmetryFailed("G* is not invariant under the symmetry")
+    residual = list(budget)
+    total_edges = sum(int(supply.get(compute[r], 0)) for r in sym.reps) * (nc - 1)
+    placed = 0
+
+    def push(bt: _Batch, x: int) -> None:
+        j = sym.element[x]
+        p = perm[j]
+        r = sym.rep_of[x]
+        d = bt.depth[x]
+        for hb, lab in out_labels.get(r, ()):
+            y = p[hb]
+            if y not in bt.depth and residual[lab] > 0:
+                heap = bt.inner if sym.element[y] in bt.boxes else bt.entry
+                heapq.heappush(heap, (-residual[lab], d, x, y, lab, j))
+
+    def pick(bt: _Batch) -> tuple[int, int, int, int, int] | None:
+        """The next arc: into an entered box first (largest budget left, then shallowest
+        tail), else into a new box; None when no arc with budget left remains."""
+        while bt.inner or bt.entry:
+            heap = bt.inner if bt.inner else bt.entry
+            key, d, x, y, lab, j = heapq.heappop(heap)
+            if y in bt.depth or residual[lab] == 0:
+                continue
+            if heap is bt.entry and sym.element[y] in bt.boxes:
+                heapq.heappush(bt.inner, (key, d, x, y, lab, j))
+                continue
+            if -key != residual[lab]:
+                heapq.heappush(heap, (-residual[lab], d, x, y, lab, j))
+                continue
+            return d, x, y, lab, j
+        return None
+
+    done: list[_Batch] = []
+    queue: list[_Batch] = []
+    for r in reversed(sym.reps):
+        k = int(supply.get(compute[r], 0))
+        if k > 0:
+            bt = _Batch(r, k, [], {r: 0}, [], [], {sym.element[r]})
+            push(bt, r)
+            queue.append(bt)
+    while queue:
+        bt = queue.pop()
+        while len(bt.depth) < nc:
+            got = pick(bt)
+            if got is None:
+                raise SymmetryFailed(f"no arc with budget left extends a tree of "
+                                     f"{compute[bt.root]!r}")
+            d, x, y, lab, j = got
+            mu = min(bt.mult, residual[lab])
+            if mu < bt.mult:
+                queue.append(bt.copy(bt.mult - mu))
+                bt.mult = mu
+            residual[lab] -= mu
+            bt.edges.append((x, y, lab, j))
+            bt.depth[y] = d + 1
+            bt.boxes.add(sym.element[y])
+            push(bt, y)
+            placed += mu
+            if progress:
+                progress(placed, total_edges)
+        done.append(bt)
+    return _map_out(split, sym, compute, idx, perm, canon, done)
+
+
+def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[Node, int],
+             perm: list[list[int]], canon: list[tuple[int, int]], done: list[_Batch],
+             ) -> OrbitPacking:
+    """Hand out walk units per label, refine batches to one walk per edge, map by H."""
+    order = sym.order
+    nodes = sym.nodes
+    node_idx = {v: i for i, v in enumerate(nodes)}
+    gperm = [p.tolist() for p in sym.perms]
+    # the walks of each label's representative arc, as index tuples, largest first
+    bags: list[list[tuple[tuple[int, ...], int]]] = []
+    for r, hb in canon:
+        ps = split.paths[(compute[r], compute[hb])]
+        items = sorted(ps.items(), key=lambda i: (-i[1], len(i[0])))
+        bags.append([(tuple(node_idx[v] for v in p), x) for p, x in items])
+    pos = [[0, 0] for _ in bags]
+    walk_id: dict[tuple[tuple[int, ...], int], int] = {}  # (canonical walk, j) -> id
+    canon_walks: list[tuple[int, ...]] = []
+    canon_id: dict[tuple[int, ...], int] = {}
+    rep_trees: list[tuple[int, int, int, list[tuple[int, int]]]] = []  # root, m, height, edges
+    for bt in sorted(done, key=lambda b: b.root):
+        allocs = []
+        for _x, _y, lab, j in bt.edges:
+            # every edge carries the batch's final multiplicity
+            allocs.append((j, _hand_out(bags[lab], pos[lab], bt.mult)))
+        cuts = {0, bt.mult}
+        for _, parts in allocs:
+            acc = 0
+            for _, take in parts:
+                acc += take
+                cuts.add(acc)
+        bounds = sorted(cuts)
+        height = max(bt.depth.values())
+        ptrs = [0] * len(allocs)
+        used = [0] * len(allocs)
+        for lo, hi in zip(bounds, bounds[1:]):
+            chosen = []
+            for e, (j, parts) in enumerate(allocs):
+                while used[e] + parts[ptrs[e]][1] <= lo:
+                    used[e] += parts[ptrs[e]][1]
+                    ptrs[e] += 1
+                cw = parts[ptrs[e]][0]
+                c = canon_id.get(cw)
+                if c is None:
+                    c = canon_id[cw] = len(canon_walks)
+                    canon_walks.append(cw)
+                chosen.append((c, j))
+            rep_trees.append((bt.root, hi - lo, height, chosen))
+    # the walk table: canonical walk c mapped by σ^j has id c·order + j
+    walks: list[tuple[Node, Node, Path]] = []
+    for cw in canon_walks:
+        for j in range(order):
+            p = gperm[j]
+            path = tuple(nodes[p[v]] for v in cw)
+            walks.append((path[0], path[-1], path))
+    del walk_id
+    trees: list[tuple[Node, int, int, np.ndarray]] = []
+    for i in range(order):
+        for root, m, height, chosen in rep_trees:
+            cs = np.fromiter((cc for cc, _ in chosen), dtype=np.int64, count=len(chosen))
+            js = np.fromiter((jj for _, jj in chosen), dtype=np.int64, count=len(chosen))
+            ids = cs * order + (js + i) % order
+            trees.append((compute[perm[i][root]], m, height, ids))
+    trees.sort(key=lambda tr: idx[tr[0]])
+    stats = {"representative_trees": len(rep_trees), "labels": len(canon),
+             "packing_maxflows": 0, "packing_rejected": 0, "batches": len(done) * order}
+    return OrbitPacking(walks, trees, stats)

@@ -1,0 +1,360 @@
+"""Switch removal by orbits of a box symmetry (seed 000 §2.2, Thm 7-8; 003 §5.3).
+
+The same edge splitting as :mod:`.splitting`, done for a whole orbit of
+(ingress, switch, egress) pairs at once: when the graph D is invariant under
+a group H of automorphisms (:mod:`.symmetry`, verified), splitting γ units
+of (u, w), (w, t) is done together with γ units of (h(u), h(w)), (h(w), h(t))
+for every h ∈ H, so D stays invariant. The invariant of 000 Thm 5,
+
+    min_{v ∈ V_c} F(s, v; D⃗) ≥ D = Σ_u k_u,
+
+then only needs checking for one sink per orbit of compute nodes: for an
+invariant graph F(s, h(v)) = F(s, v). γ is the largest amount for which the
+*orbit* split keeps it. Every cut's capacity is affine in γ, so the flow
+value is a concave function of γ; starting from γ0 = min(c(u,w), c(w,t)), a
+failing sink's minimum cut S gives the largest γ that S allows,
+⌊(c_S(0) − D) / slope_S⌋, and the next try; a try that every representative
+sink passes ends the search (a Newton iteration on a concave piecewise
+linear function, exact, a few max-flows). A kept flow per representative
+sink is tested first: when it survives the split (re-pairing at w as in
+:mod:`.splitting`) no max-flow is run at all.
+
+Single-pair splits of 000 Thm 7 always exist; orbit splits need not (every
+member of the orbit must be splittable at once). When an egress cannot be
+emptied, :class:`SymmetryFailed` is raised and the caller falls back to the
+general algorithm. The walks of the G* arcs are kept equivariant: the walks
+of h(e) are h applied to the walks of e.
+
+The result is checked like any other: the flows of the certificate (the
+representative flows mapped by H) and the trees built on G* are verified by
+``collcert.certify`` without any knowledge of the symmetry.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..model import ScheduleError
+from ..solvers import FlowNetwork
+from ..symmetry import Symmetry
+from .splitting import SplitResult, _join, _take
+
+Node = Hashable
+Progress = Callable[[int, int], None]
+FLOW_CERTIFICATE_LIMIT = 1_000_000  # entries of the mapped flows kept for the certificate
+
+
+class SymmetryFailed(Exception):
+    """The orbit-wise algorithm cannot go on; use the general one."""
+
+
+class _OrbitSplitter:
+    def __init__(self, nodes: Sequence[Node], nc: int, caps: Mapping[tuple[int, int], int],
+                 supply: Sequence[int], sym: Symmetry, engine: str) -> None:
+        self.nodes = list(nodes)
+        self.nc = nc
+        self.n = len(nodes)
+        self.s = self.n
+        self.sym = sym
+        self.perm = [p.tolist() for p in sym.perms]
+        self.tails: list[int] = []
+        self.heads: list[int] = []
+        self.cap: list[int] = []
+        self.arc: dict[tuple[int, int], int] = {}
+        self.out: list[set[int]] = [set() for _ in range(self.n + 1)]
+        self.inn: list[set[int]] = [set() for _ in range(self.n + 1)]
+        self.paths: list[dict[Any, int]] = []  # walks as node-index tuples
+        for (a, b), c in caps.items():
+            if c > 0:
+                i = self._add(a, b)
+                self.cap[i] = int(c)
+                self.paths[i][(a, b)] = int(c)
+        for v in range(nc):
+            self.cap[self._add(self.s, v)] = int(supply[v])
+        self.demand = sum(int(x) for x in supply)
+        # int64 unless the capacities could overflow it (then exact Python ints)
+        self.dtype: object = object if sum(self.cap) >= 2**62 else np.int64
+        self.net = FlowNetwork(self.n + 1, self.tails, self.heads, self.cap, engine=engine)
+        self.flows: dict[int, np.ndarray] = {}
+        self.routing: dict[tuple[Node, Node], dict[Node, int]] = {}
+        self.stats = {"pairs": 0, "pairs_split": 0, "maxflows": 0, "aux_maxflows": 0,
+                      "resolves": 0, "repairs": 0, "orbit_size": sym.order,
+                      "representative_sinks": len(sym.reps)}
+
+    # ---------------------------------------------------------------- arcs
+    def _add(self, a: int, b: int) -> int:
+        i = len(self.tails)
+        self.arc[(a, b)] = i
+        self.tails.append(a)
+        self.heads.append(b)
+        self.cap.append(0)
+        self.paths.append({})
+        self.out[a].add(i)
+        self.inn[b].add(i)
+        return i
+
+    def arc_of(self, a: int, b: int) -> int:
+        i = self.arc.get((a, b))
+        if i is None:
+            i = self._add(a, b)
+            self.net.add_arc(a, b, 0)
+            for v, f in self.flows.items():
+                if len(f) <= i:
+                    grown = np.zeros(max(2 * len(f), i + 1), dtype=f.dtype)
+                    grown[: len(f)] = f
+                    self.flows[v] = grown
+        return i
+
+    def set_caps(self, arcs: list[int], caps: list[int]) -> None:
+        for i, c in zip(arcs, caps):
+            self.cap[i] = c
+        self.net.update_capacities(arcs, caps)
+
+    def live_in(self, w: int) -> list[int]:
+        return sorted({self.tails[i] for i in self.inn[w] if self.cap[i] > 0})
+
+    def live_out(self, w: int) -> list[int]:
+        return sorted({self.heads[i] for i in self.out[w] if self.cap[i] > 0})
+
+    # --------------------------------------------------------------- flows
+    def solve(self, v: int) -> tuple[int, np.ndarray, frozenset[int]]:
+        res = self.net.solve(self.s, v)
+        self.stats["maxflows"] += 1
+        flow = np.asarray(res.flow, dtype=self.dtype)  # type: ignore[call-overload]
+        return res.value, flow, res.source_side
+
+    def initial_flows(self) -> None:
+        for r in self.sym.reps:
+            value, flow, _ = self.solve(r)
+            if value < self.demand:
+                raise ScheduleError(
+                    f"the capacities do not admit {self.demand} unit trees: the flow from the "
+                    f"source to compute node {self.nodes[r]!r} is {value} < {self.demand} "
+                    "(000 Thm 5); the k and U given do not fit this topology")
+            self.flows[r] = flow
+
+    # --------------------------------------------------------------- split
+    def orbit(self, u: int, w: int, t: int) -> list[tuple[int, int, int]]:
+        pairs = []
+        seen: set[int] = set()
+        for p in self.perm:
+            uj, wj, tj = p[u], p[w], p[t]
+            for a in ((uj, wj), (wj, tj)) + (((uj, tj),) if uj != tj else ()):
+                key = a[0] * (self.n + 1) + a[1]
+                if key in seen:
+                    raise SymmetryFailed("two pairs of one orbit share a link")
+                seen.add(key)
+            pairs.append((uj, wj, tj))
+        return pairs
+
+    def split_orbit(self, u: int, w: int, t: int) -> None:
+        i_uw, i_wt = self.arc[(u, w)], self.arc[(w, t)]
+        c_uw, c_wt = self.cap[i_uw], self.cap[i_wt]
+        gamma = min(c_uw, c_wt)
+        if gamma == 0:
+            return
+        self.stats["pairs"] += 1
+        pairs = self.orbit(u, w, t)
+        arcs = [(self.arc_of(a, b), self.arc_of(b, c), self.arc_of(a, c) if a != c else -1)
+                for a, b, c in pairs]
+        base = {}
+        for x, y, z in arcs:
+            if self.cap[x] != c_uw or self.cap[y] != c_wt:
+                raise RuntimeError("internal: the graph is not invariant under the symmetry")
+            base[x], base[y] = c_uw, c_wt
+            if z >= 0:
+                base[z] = self.cap[z]
+
+        def apply(g: int) -> None:
+            keys, vals = [], []
+            for x, y, z in arcs:
+                keys += [x, y]
+                vals += [c_uw - g, c_wt - g]
+                if z >= 0:
+                    keys.append(z)
+                    vals.append(base[z] + g)
+            self.set_caps(keys, vals)
+
+        while True:
+            apply(gamma)
+            new: dict[int, np.ndarray] = {}
+            cut: tuple[int, int] | None = None  # (value, slope) of a violated cut
+            for r in self.sym.reps:
+                f = self.flows[r]
+                a = f[[x for x, _, _ in arcs]]
+                b = f[[y for _, y, _ in arcs]]
+                d = np.minimum(np.minimum(a, b), gamma)
+                if bool(np.all(a - d <= c_uw - gamma) and np.all(b - d <= c_wt - gamma)):
+                    g = f.copy()
+                    xs = [x for x, _, _ in arcs]
+                    ys = [y for _, y, _ in arcs]
+                    g[xs] -= d
+                    g[ys] -= d
+                    for (_, _, z), dz in zip(arcs, d.tolist()):
+                        if z >= 0:
+                            g[z] += dz
+                    new[r] = g
+                    self.stats["repairs"] += 1
+                    continue
+                value, flow, side = self.solve(r)
+                self.stats["resolves"] += 1
+                if value >= self.demand:
+                    new[r] = flow
+                    continue
+                slope = 0
+                for a_, b_, c_ in pairs:
+                    slope += ((a_ in side and b_ not in side) + (b_ in side and c_ not in side)
+                              - (a_ in side and c_ not in side))
+                cut = (value, slope)
+                break
+            if cut is None:
+                break
+            value, slope = cut
+            if slope <= 0:
+                raise RuntimeError("internal: a violated cut that the split does not shrink")
+            at_zero = value + gamma * slope  # the cut's capacity before the split
+            gamma = (at_zero - self.demand) // slope
+            if gamma <= 0:
+                apply(0)
+                return
+        self.stats["pairs_split"] += 1
+        self.flows.update(new)
+        left = _take(self.paths[i_uw], gamma)
+        right = _take(self.paths[i_wt], gamma)
+        joined = _join(left, right)
+        for j, ((pu, pw, pt), (x, y, z)) in enumerate(zip(pairs, arcs)):
+            p = self.perm[j]
+            if j:
+                for bag, part in ((self.paths[x], left), (self.paths[y], right)):
+                    for path, units in part:
+                        q = tuple(p[v] for v in path)
+                        left_units = bag.get(q, 0) - units
+                        if left_units < 0:
+                            raise RuntimeError("internal: walks are not equivariant")
+                        if left_units:
+                            bag[q] = left_units
+                        else:
+                            del bag[q]
+            if z >= 0:
+                bag = self.paths[z]
+                for path, units in joined:
+                    q = tuple(p[v] for v in path) if j else path
+                    bag[q] = bag.get(q, 0) + units
+                key = (self.nodes[pu], self.nodes[pt])
+                row = self.routing.setdefault(key, {})
+                row[self.nodes[pw]] = row.get(self.nodes[pw], 0) + gamma
+
+    def remove(self, w: int) -> None:
+        ins = self.live_in(w)
+        outs = self.live_out(w)
+        first = self.perm[1]
+        fixed = first[w] == w
+        if fixed:
+            outs = [t for t in outs if t == min(p[t] for p in self.perm)]
+        for t in outs:
+            dist = self._dist_to(t, w)
+            ranks = {u: r for r, u in enumerate(ins)}
+            ti = ranks.get(t, -1)
+            # ingress order as in splitting.py: round trips last, far-apart pairs first,
+            # then cyclically after t
+            keys = {u: (u == t, -dist.get(u, self.n), (ranks[u] - ti - 1) % len(ins))
+                    for u in ins}
+
+            i_wt = self.arc[(w, t)]
+            for u in sorted(ins, key=keys.__getitem__):
+                if self.cap[i_wt] == 0:
+                    break
+                if self.cap[self.arc[(u, w)]] > 0:
+                    self.split_orbit(u, w, t)
+            if self.cap[i_wt] != 0:
+                raise SymmetryFailed(f"no orbit split empties {self.nodes[w]!r} -> "
+                                     f"{self.nodes[t]!r}")
+        for p in self.perm:
+            if self.live_in(p[w]) or self.live_out(p[w]):
+                raise SymmetryFailed(f"switch {self.nodes[p[w]]!r} not isolated by orbit splits")
+
+    def _dist_to(self, t: int, banned: int) -> dict[int, int]:
+        """Hop distances to t in the live graph without ``banned`` (BFS backwards)."""
+        dist = {t: 0}
+        q = deque([t])
+        while q:
+            x = q.popleft()
+            for i in self.inn[x]:
+                a = self.tails[i]
+                if self.cap[i] > 0 and a != self.s and a != banned and a not in dist:
+                    dist[a] = dist[x] + 1
+                    q.append(a)
+        return dist
+
+    # -------------------------------------------------------------- result
+    def result(self, compute: Sequence[Node], supply: Sequence[int]) -> SplitResult:
+        nodes, nc = self.nodes, self.nc
+        capacity: dict[tuple[Node, Node], int] = {}
+        paths: dict[tuple[Node, Node], dict[tuple[Node, ...], int]] = {}
+        live: list[int] = []
+        for i, (a, b) in enumerate(zip(self.tails, self.heads)):
+            if a == self.s or self.cap[i] == 0:
+                continue
+            if a >= nc or b >= nc:
+                raise RuntimeError("internal: a switch arc survived switch removal")
+            key = (nodes[a], nodes[b])
+            capacity[key] = self.cap[i]
+            paths[key] = {tuple(nodes[x] for x in p): u for p, u in self.paths[i].items()}
+            live.append(i)
+        flows: dict[Node, dict[tuple[Node | None, Node], int]] = {}
+        support = {r: [i for i in range(len(self.tails)) if i < len(f) and f[i]]
+                   for r, f in self.flows.items()}
+        if nc * max((len(x) for x in support.values()), default=0) <= FLOW_CERTIFICATE_LIMIT:
+            for r, f in self.flows.items():
+                for p in self.perm:
+                    fv: dict[tuple[Node | None, Node], int] = {}
+                    for i in support[r]:
+                        a, b = self.tails[i], self.heads[i]
+                        fv[(None if a == self.s else nodes[p[a]], nodes[p[b]])] = int(f[i])
+                    flows[nodes[p[r]]] = fv
+            flows = {c: flows[c] for c in compute}
+        else:
+            self.stats["flows_omitted"] = 1
+        comp = tuple(compute)
+        return SplitResult(comp, {c: int(x) for c, x in zip(comp, supply)}, self.demand,
+                           capacity, paths, self.routing, flows, dict(self.stats))
+
+
+def remove_switches_orbits(
+    compute: Sequence[Node],
+    switches: Sequence[Node],
+    caps: Mapping[tuple[Node, Node], int],
+    supply: Mapping[Node, int],
+    sym: Symmetry,
+    *,
+    engine: str = "auto",
+    progress: Progress | None = None,
+) -> SplitResult:
+    """Split off every switch orbit-wise (module docstring). ``sym`` acts on the
+    indices of ``list(compute) + list(switches)`` and must be an automorphism of
+    ``caps`` and ``supply`` (checked here again). Raises :class:`SymmetryFailed`
+    when an orbit split gets stuck."""
+    nodes = list(compute) + list(switches)
+    idx = {v: i for i, v in enumerate(nodes)}
+    nc = len(compute)
+    icaps = {(idx[a], idx[b]): int(c) for (a, b), c in caps.items() if c > 0}
+    sup = [int(supply.get(c, 0)) for c in compute]
+    problem = sym.verify(nc, icaps, supply={v: x for v, x in enumerate(sup)})
+    if problem:
+        raise SymmetryFailed(problem)
+    sp = _OrbitSplitter(nodes, nc, icaps, sup, sym, engine)
+    sp.initial_flows()
+    remaining = {min(p[w] for p in sp.perm) for w in range(nc, len(nodes))}
+    done = 0
+    while remaining:
+        w = min(remaining, key=lambda x: (len(sp.live_in(x)) * len(sp.live_out(x)), x))
+        remaining.discard(w)
+        sp.remove(w)
+        done += len({p[w] for p in sp.perm})
+        if progress:
+            progress(done, len(switches))
+    return sp.result(compute, sup)

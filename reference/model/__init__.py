@@ -1,0 +1,59 @@
+"""The network model: topologies and their files, exact numbers, size limits, errors.
+
+A :class:`Topology` is the directed, capacitated network of compute nodes and
+switch nodes of Zhao & Krishnamurthy 2023, §1 (Zhao et al. 2026, §3); every
+other room of ``collcert.reference`` takes one.
+
+Modules:
+
+``topology``     :class:`Topology`: validated nodes and links, exact capacities
+``topology_io``  the ``collcert-topology/1`` JSON format and networkx graphs
+``exact``        exact numbers: parsing capacities, printing fractions ("65/3")
+``limits``       refuse what this machine cannot read or solve, before building it
+``errors``       the exception types, and how their messages name a node
+"""
+
+from .errors import CollcertError, ScheduleError, TopologyError, node_name
+from .exact import (
+    NumberError,
+    decimal_str,
+    fraction_str,
+    lcm_of_denominators,
+    parse_number,
+    show,
+)
+from .limits import (
+    Size,
+    check_budget,
+    check_json_memory,
+    check_prove_size,
+    check_size,
+    check_solvable,
+    human_bytes,
+    read_text,
+)
+from .topology import Link, Node, Topology
+
+__all__ = [
+    "CollcertError",
+    "Link",
+    "Node",
+    "NumberError",
+    "ScheduleError",
+    "Size",
+    "Topology",
+    "TopologyError",
+    "check_budget",
+    "check_json_memory",
+    "check_prove_size",
+    "check_size",
+    "check_solvable",
+    "decimal_str",
+    "fraction_str",
+    "human_bytes",
+    "lcm_of_denominators",
+    "node_name",
+    "parse_number",
+    "read_text",
+    "show",
+]

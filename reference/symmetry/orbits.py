@@ -1,0 +1,62 @@
+"""Optima by orbits: one max-flow per orbit of the topology's box symmetry.
+
+Machines built from identical boxes have an automorphism σ that shifts every box
+to the next (:mod:`.symmetry`: found by colour refinement, then verified exactly,
+link by link). σ, extended to fix the super source s, is an automorphism of the
+auxiliary network G⃗_x of seed 000 eq. (1) as well (every source arc s→u has the
+same capacity x·w_u when σ keeps the weights w), so F(s, σ(v); G⃗_x) = F(s, v; G⃗_x):
+the Dinkelbach iteration of :mod:`.optimum` needs to test only one compute node
+per orbit, and so does the fixed-k search (⌊U·c_e⌋ is kept by σ too).
+
+Nothing here has to be trusted. The certificate carries the flows of the
+representatives and σ itself, as an explicit list of ``[u, σ(u)]`` pairs;
+``collcert.certify`` checks that σ is an automorphism of the topology it is given
+(a permutation of the nodes that keeps compute nodes, the capacity of every
+link and the weights) and computes the orbits itself. The argument it then
+relies on is about cuts, not flows: if every S ∌ r has B⁺(S) ≥ x·w(S ∩ V_c)
+(the flow to r proves it) and g is an automorphism, then every S ∌ g(r) has
+B⁺(S) = B⁺(g⁻¹S) ≥ x·w(g⁻¹S ∩ V_c) = x·w(S ∩ V_c). See docs/certificates.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+from ..model import Topology
+from .boxes import Symmetry, box_symmetry
+
+Node = Hashable
+
+AUTO_MIN_COMPUTE = 64
+"""``symmetry=None`` (auto) looks for a box symmetry from this many compute nodes on:
+below, the max-flows of every compute node take milliseconds and the certificate
+stays fully explicit (a flow for every compute node)."""
+
+
+def find(t: Topology, weights: Sequence[int] | None = None) -> Symmetry | None:
+    """The verified box-shift symmetry of ``t`` (keeping ``weights``, given in
+    compute-node order), or None when there is none."""
+    idx = t.index
+    arcs = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
+    supply = None if weights is None else dict(enumerate(weights))
+    return box_symmetry(t.nodes, t.num_compute, arcs,
+                        frozenset(idx[v] for v in t.multicast_switches), supply)
+
+
+def wanted(t: Topology, symmetry: bool | None) -> bool:
+    """Whether to look for a symmetry: always (True), never (False), or, for None,
+    from :data:`AUTO_MIN_COMPUTE` compute nodes on."""
+    if symmetry is None:
+        return t.num_compute >= AUTO_MIN_COMPUTE
+    return bool(symmetry)
+
+
+def generator_pairs(sym: Symmetry, nodes: Sequence[Node]) -> list[list[Node]]:
+    """σ as ``[[u, σ(u)], …]`` over the nodes it moves (the certificate's form)."""
+    sigma = sym.perms[1].tolist()
+    return [[nodes[i], nodes[j]] for i, j in enumerate(sigma) if i != j]
+
+
+def describe(sym: Symmetry) -> str:
+    return (f"{sym.order} interchangeable boxes: one max-flow per orbit "
+            f"({len(sym.reps)} orbits of compute nodes)")

@@ -1,0 +1,70 @@
+"""The optimum an allreduce audit compares with: ForestColl's LP (5), certified.
+
+RS+AG (reduce-scatter then allgather trees) is not proven optimal; LP (5) of
+seed 003 App. G is the best schedule of reduce and broadcast trees, which RS+AG
+is one of, so an audit reports a schedule's ratio to LP (5) when it can be
+solved (:data:`collcert.reference.allreduce.lp5.MAX_LP_NONZEROS`), and to RS+AG
+otherwise. Both are used only after ``collcert.certify`` accepts their
+certificates. The bound that refutes claims stays the proven lower bound on
+the time of seed 000 (bounds (6), (7), Eulerian topologies), or else the
+cut-set bound of *On the Computation Rate of All-Reduce*, which holds for any
+schedule, network coding included.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from collcert.certify.model import Topo
+from collcert.certify.model import frac_str as fraction_str
+
+if TYPE_CHECKING:
+    from collcert.reference.model import Topology
+
+    from .optimum import OptimumInfo
+
+
+def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
+                      rsag: OptimumInfo | None) -> OptimumInfo:
+    """``rsag``: the RS+AG figures (None on a topology that is not Eulerian)."""
+    from collcert.certify.allreduce import Graph, check_cut_set, check_forestcoll_lp
+    from collcert.reference.allreduce import cut_set_bound, forestcoll_lp
+    from collcert.reference.model import CollcertError
+
+    from .optimum import OptimumInfo
+
+    info = rsag or OptimumInfo()
+    graph = Graph(topology.to_json())
+    try:
+        lp = forestcoll_lp(topology)
+    except CollcertError as exc:
+        info.notes.append(f"allreduce: ForestColl's LP (5) not solved ({exc}); the optimum "
+                          "shown is that of RS+AG")
+        info.kind = "RS+AG's certified algbw; not proven optimal"
+        lp = None
+    if lp is not None:
+        if check:
+            verdict = check_forestcoll_lp(graph, lp.certificate())
+            if not verdict.ok:
+                info.notes.append("internal: the LP (5) certificate did not check: "
+                                  + "; ".join(verdict.all_reasons()[:3]))
+                return info
+        rs = info.algbw
+        info.algbw = lp.value
+        text = (f"allreduce: the optimum is ForestColl's LP (5) (seed 003 App. G), the best "
+                f"schedule of reduce and broadcast trees: algbw {fraction_str(lp.value)}")
+        if rs is not None:
+            text += ("; RS+AG reaches it" if rs == lp.value else
+                     f"; RS+AG reaches {fraction_str(rs / lp.value)} of it")
+        info.notes.append(text)
+    if info.bound is None and not topology.multicast_switches:
+        cut = cut_set_bound(topology)
+        cert: dict[str, Any] = cut.certificate(topology)
+        if not check or check_cut_set(graph, cert).ok:
+            if cut.value:
+                info.bound = cut.value
+            names = ", ".join(str(v) for v in topology.nodes if v in cut.cut)
+            info.witness = (f"the cut-set bound (On the Computation Rate of All-Reduce, Thm 1): "
+                            f"S = {{{names}}} has B⁺(S) = {fraction_str(cut.value)}, which every "
+                            "allreduce must cross, network coding included")
+    return info

@@ -1,0 +1,387 @@
+"""Auditing schedules: is it correct, how fast is it, how far from the optimum?
+
+``audit(topology, schedule)`` reads a schedule (collcert JSON, ForestColl tree
+XML or MSCCL algorithm XML), checks it with the independent checkers of
+``collcert.certify``, computes its exact time and algbw on the topology, and
+compares it with the certified optimum (computed by ``collcert.reference``;
+its certificate is checked by ``collcert.certify`` before it is used).
+
+MSCCL programs name no paths: their traffic is routed by ``collcert.auditing.routing``
+(direct links, else a certified minimum-congestion multicommodity flow).
+
+Importing this module does not import ``collcert.reference`` (``collcert
+check`` runs without it); the reference code is imported where it is used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+from collcert.certify.execution import msccl as msccl_mod
+from collcert.certify.execution import msccl_sim
+from collcert.certify.forestcoll import (
+    check_schedule,
+    forestcoll_xml,
+    load_json,
+    read_schedule,
+    schedule_json,
+)
+from collcert.certify.model import InputError, Topo, Verdict
+from collcert.certify.model import frac_str as fraction_str
+
+from .optimum import OptimumInfo, certified_optimum
+from .routing import route
+
+if TYPE_CHECKING:
+    from collcert.reference.model import Topology
+
+FORMATS = ("json", "forestcoll-xml", "msccl-xml")
+MAX_FILE_BYTES = 512 * 1024 * 1024
+
+
+@dataclass
+class AuditReport:
+    """The outcome of an audit. Exact numbers are Fractions (per unit of data)."""
+
+    valid: bool
+    reasons: list[str]
+    algbw: Fraction | None
+    time_per_unit: Fraction | None
+    optimum_algbw: Fraction | None
+    ratio: Fraction | None
+    routing: str
+    format: str = "json"
+    collective: str = ""
+    unit: str = ""
+    notes: list[str] = field(default_factory=list)
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    lower_bound_time_per_unit: Fraction | None = None
+    bottleneck: list[str] = field(default_factory=list)  # the schedule's busiest link(s)
+    proven_time_per_unit: Fraction | None = None  # no run of this schedule is faster
+    bound_algbw: Fraction | None = None  # no schedule of the collective is faster
+    bound_witness: str = ""  # the proof of bound_algbw, in words
+    multicast: bool = False
+    optimum_kind: str = "certified"  # what optimum_algbw is (see OptimumInfo.kind)
+
+    def to_json(self) -> dict[str, Any]:
+        def q(x: Fraction | None) -> str | None:
+            return None if x is None else fraction_str(x)
+
+        return {
+            "valid": self.valid,
+            "verdict": "VALID" if self.valid else "INVALID",
+            "reasons": list(self.reasons),
+            "collective": self.collective,
+            "format": self.format,
+            "unit": self.unit,
+            "algbw": q(self.algbw),
+            "time_per_unit": q(self.time_per_unit),
+            "optimum_algbw": q(self.optimum_algbw),
+            "optimum_kind": self.optimum_kind,
+            "ratio": q(self.ratio),
+            "lower_bound_time_per_unit": q(self.lower_bound_time_per_unit),
+            "proven_time_per_unit": q(self.proven_time_per_unit),
+            "bottleneck": list(self.bottleneck),
+            "bound_algbw": q(self.bound_algbw),
+            "bound_witness": self.bound_witness,
+            "routing": self.routing,
+            "notes": list(self.notes),
+            "checks": self.checks,
+        }
+
+    def summary(self) -> str:
+        from collcert.reference.model import show
+
+        lines = [("VALID" if self.valid else "INVALID")
+                 + f" {self.collective} schedule ({self.format})"]
+        for r in self.reasons:
+            lines.append(f"  - {r}")
+        if self.time_per_unit is not None:
+            lines.append(f"  time per unit  = {show(self.time_per_unit)} ({self.unit})^-1")
+        if self.algbw is not None:
+            lines.append(f"  algbw          = {show(self.algbw)} {self.unit}")
+        if self.optimum_algbw is not None:
+            lines.append(f"  optimum algbw  = {show(self.optimum_algbw)} {self.unit} "
+                         f"({self.optimum_kind})")
+        if self.ratio is not None:
+            of = "the optimum" if self.optimum_kind == "certified" else "that figure"
+            lines.append(f"  ratio          = {show(self.ratio)} of {of}")
+        lines.append(f"  routing        : {self.routing}")
+        for n in self.notes:
+            lines.append(f"  note: {n}")
+        return "\n".join(lines)
+
+
+def _detect(text: str) -> str:
+    from collcert.reference.model import ScheduleError
+
+    head = text.lstrip()[:4096]
+    if head.startswith("{"):
+        return "json"
+    if head.startswith("<"):
+        import re
+
+        m = re.search(r"<algo\b[^>]*>", head)
+        if m and ("ngpus=" in m.group(0) or "nchunksperloop=" in m.group(0)):
+            return "msccl-xml"
+        return "forestcoll-xml"
+    raise ScheduleError("cannot tell the schedule's format: it is neither JSON nor XML; "
+                        "pass --format json|forestcoll-xml|msccl-xml")
+
+
+def _ranks(topology: Topology, ranks: Sequence[Any] | str | os.PathLike[str] | None,
+           ) -> list[Any]:
+    from collcert.reference.model import ScheduleError
+
+    if ranks is None:
+        return list(topology.compute_nodes)
+    if isinstance(ranks, str | os.PathLike):
+        from collcert.reference.model import read_text
+
+        # bounded, binary and non-UTF-8 files refused with a message (exit 2), never cut
+        text = read_text(ranks, f"ranks file {os.fspath(ranks)}", limit=16 * 1024 * 1024,
+                         what="a ranks file (one node id per line, or a JSON array)")
+        if text.lstrip().startswith("["):
+            try:
+                items = load_json(text, str(ranks))
+            except InputError as exc:
+                raise ScheduleError(str(exc)) from None
+            if not isinstance(items, list):
+                raise ScheduleError(f"{ranks}: expected a JSON array of node ids")
+        else:
+            items = [line.strip() for line in text.splitlines() if line.strip()]
+    else:
+        items = list(ranks)
+    by_text = {str(v): v for v in topology.nodes}
+    out = []
+    for i, r in enumerate(items):
+        # exact types only: true == 1 and 1.0 == 1 would otherwise name node 1
+        node = r if type(r) in (str, int) and r in topology.index else by_text.get(str(r))
+        if node is None or not topology.is_compute(node):
+            raise ScheduleError(f"ranks entry {i} names {r!r}, which is not a compute node of "
+                                "the topology")
+        out.append(node)
+    if len(set(out)) != len(out):
+        raise ScheduleError("the ranks list names a compute node twice")
+    return out
+
+
+def audit(
+    topology: Topology,
+    schedule: Mapping[str, Any] | str | bytes,
+    fmt: str | None = None,
+    ranks: Sequence[Any] | str | os.PathLike[str] | None = None,
+    *,
+    check_optimum_certificate: bool = True,
+) -> AuditReport:
+    """Audit ``schedule`` (a dict, or the text of a file) on ``topology``.
+
+    Returns an :class:`AuditReport`. Raises :class:`~collcert.ScheduleError`
+    when the schedule cannot be read at all (malformed, hostile or absurd
+    input, references to nodes the topology does not have).
+    """
+    from collcert.reference.model import ScheduleError, Topology
+
+    if not isinstance(topology, Topology):
+        raise TypeError("audit() needs a collcert.Topology")
+    if fmt is not None and fmt not in FORMATS:
+        raise ScheduleError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if isinstance(schedule, bytes):
+        try:
+            schedule = schedule.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ScheduleError(f"the schedule is not UTF-8 text (byte {exc.start})") from None
+    if isinstance(schedule, str):
+        fmt = fmt or _detect(schedule)
+    elif isinstance(schedule, Mapping):
+        if fmt not in (None, "json"):
+            raise ScheduleError(f"a dict schedule is collcert JSON, not {fmt}")
+        fmt = "json"
+    else:
+        raise ScheduleError(f"a schedule is a dict or text, not {type(schedule).__name__}")
+    data: Any = schedule if isinstance(schedule, Mapping) else None
+    try:
+        topo = Topo(topology.to_json())
+        if fmt == "msccl-xml":
+            assert isinstance(schedule, str)
+            return _audit_msccl(topology, topo, schedule, ranks, check_optimum_certificate)
+        if isinstance(schedule, str):
+            data = (schedule_json(schedule) if fmt == "json" else
+                    forestcoll_xml(schedule, node_ids=[str(v) for v in topo.nodes]))
+        else:
+            data = schedule
+        report = _audit_trees(topology, topo, data, fmt, check_optimum_certificate)
+        if ranks is not None:
+            report.notes.append("ranks were ignored: tree schedules name their nodes")
+        return report
+    except InputError as exc:
+        raise ScheduleError(str(exc) + made_for(topology, data)) from None
+
+
+def made_for(topology: Topology, data: Any) -> str:
+    """A hint when a collcert JSON schedule records another topology than the one given."""
+    if not isinstance(data, Mapping):
+        return ""
+    digest, name = data.get("topology"), data.get("topology_name")
+    if not isinstance(digest, str) or digest == topology.content_hash():
+        return ""
+    made = repr(name[:60]) if isinstance(name, str) else "another topology"
+    given = repr(topology.name[:60]) if topology.name else "the topology given"
+    return f" (this schedule was made for {made}, {digest[:19]}…, not for {given})"
+
+
+def audit_file(
+    topology: Topology,
+    path: str | os.PathLike[str],
+    fmt: str | None = None,
+    ranks: Sequence[Any] | str | os.PathLike[str] | None = None,
+) -> AuditReport:
+    """Audit the schedule file at ``path`` (format detected when ``fmt`` is None)."""
+    from collcert.reference.forestcoll import read_text
+    from collcert.reference.model import ScheduleError
+
+    p = os.fspath(path)
+    try:
+        size = os.path.getsize(p)
+        if size > MAX_FILE_BYTES:
+            raise ScheduleError(f"{p}: {size} bytes is more than collcert audits "
+                                f"({MAX_FILE_BYTES})")
+    except FileNotFoundError:
+        raise ScheduleError(f"{p}: no such file") from None
+    except OSError:
+        pass  # read_text names the problem
+    text = read_text(p, MAX_FILE_BYTES)  # gzip recognised by its magic bytes, size capped
+    try:
+        return audit(topology, text, fmt, ranks)
+    except ScheduleError as exc:
+        raise ScheduleError(f"{p}: {exc}") from None
+
+
+# --------------------------------------------------------------------------- #
+# tree schedules (collcert JSON, ForestColl XML)
+# --------------------------------------------------------------------------- #
+def _audit_trees(topology: Topology, topo: Topo, data: Any, fmt: str,
+                 check_opt: bool) -> AuditReport:
+    sched = read_schedule(topo, data)
+    verdict = check_schedule(topo, sched)
+    notes = list(verdict.facts.get("notes", []))
+    weights = None
+    if sched.weights is not None:
+        weights = [sched.weights[c] for c in topo.compute]
+    opt = certified_optimum(topology, topo, sched.collective, sched.root, weights, check_opt)
+    notes += opt.notes
+    own = verdict.facts.get("certified_optimum_algbw")
+    if own is not None and opt.algbw is not None and own != opt.algbw and verdict.ok:
+        notes.append(f"the schedule's own optimum certificate proves algbw {fraction_str(own)} "
+                     "best for its setting (for example a fixed number of trees k)")
+    if topology.multicast_switches and opt.algbw is not None:
+        notes.append("the optimum assumes no in-network multicast; with multicast switches "
+                     "a schedule may exceed it (003 §5.6)")
+    report = _report(verdict, sched.collective, fmt, topology.unit, opt, notes,
+                     "paths given by the schedule", multicast=bool(topology.multicast_switches))
+    report.bottleneck = list(verdict.facts.get("bottleneck", []))
+    report.proven_time_per_unit = report.time_per_unit  # the paths are given: no other way
+    return report
+
+
+def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt: OptimumInfo,
+            notes: list[str], routing: str, extra_checks: Sequence[Verdict] = (),
+            multicast: bool = False) -> AuditReport:
+    opt_bw, lower, opt_verdict = opt.algbw, opt.lower, opt.verdict
+    valid = verdict.ok
+    time = verdict.facts.get("time_per_unit") if valid else None
+    algbw = 1 / time if time else None
+    ratio = algbw / opt_bw if algbw is not None and opt_bw else None
+    if collective == "allreduce" and opt_bw is not None and lower is not None:
+        notes.append(f"allreduce: the proven lower bound on the time is {fraction_str(lower)} "
+                     "(seed 000 bounds (6), (7))")
+    if ratio is not None and ratio > 1 and collective != "allreduce" and opt.bound:
+        # without in-network multicast no valid schedule beats a certified optimum
+        raise RuntimeError(f"internal: a schedule judged valid runs at {fraction_str(ratio)} × "
+                           "the certified optimum; a checker or the optimum is wrong")
+    if (collective == "allreduce" and time is not None and lower is not None and time < lower
+            and opt.bound):
+        raise RuntimeError(f"internal: an allreduce judged valid takes {fraction_str(time)} per "
+                           f"unit, below the certified lower bound {fraction_str(lower)}; a "
+                           "checker or the bound is wrong")
+    checks = [verdict.to_json()] + [c.to_json() for c in extra_checks]
+    if opt_verdict is not None:
+        checks.append(opt_verdict.to_json())
+    for c in checks:
+        c.get("facts", {}).pop("notes", None)
+    return AuditReport(valid, verdict.all_reasons(), algbw, time, opt_bw, ratio, routing, fmt,
+                       collective, unit, notes, checks, lower, bound_algbw=opt.bound,
+                       bound_witness=opt.witness, multicast=multicast,
+                       optimum_kind=opt.kind)
+
+
+# --------------------------------------------------------------------------- #
+# MSCCL programs
+# --------------------------------------------------------------------------- #
+def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
+                 check_opt: bool) -> AuditReport:
+    from collcert.reference.model import ScheduleError
+
+    prog = msccl_mod.read(text)
+    nodes = _ranks(topology, ranks)
+    if prog.ngpus != len(nodes):
+        raise ScheduleError(
+            f"the MSCCL program has ngpus={prog.ngpus} but {len(nodes)} ranks are mapped to "
+            f"compute nodes ({'--ranks' if ranks is not None else 'the topology has'} "
+            f"{len(nodes)}); pass --ranks with one compute node per rank")
+    res = msccl_sim.run(prog)
+    verdict = res.verdict
+    demands: dict[tuple[Any, Any], Fraction] = {}
+    for (p, q), chunks in res.traffic.items():
+        if p != q:
+            key = (nodes[p], nodes[q])
+            demands[key] = demands.get(key, Fraction(0)) + Fraction(chunks, prog.nchunks)
+    notes: list[str] = list(verdict.facts.get("notes", []))
+    modes = verdict.facts.get("modes")
+    if modes:
+        marks = f'inplace="{int(prog.inplace)}"' + (
+            "" if prog.outofplace is None else f' outofplace="{int(prog.outofplace)}"')
+        notes.append(f"calls: checked as {' and '.join(modes)} calls, those the executor may "
+                     f"run it for ({marks}; docs/auditing.md)")
+    extra: list[Verdict] = []
+    if len(nodes) != topology.num_compute:
+        notes.append("the program uses only some compute nodes; the optimum is for all")
+    routing = "none"
+    lower: Fraction | None = None
+    bottleneck = ""
+    if demands:
+        time, lower, routing, lp_verdict, bottleneck = route(topology, demands)
+        if lp_verdict is not None:
+            extra.append(lp_verdict)
+        verdict.facts["time_per_unit"] = time
+        if lower is not None and lower != time:
+            notes.append(f"routing: certified only between {fraction_str(lower)} and "
+                         f"{fraction_str(time)} (time per unit); the time shown is achievable")
+    else:
+        verdict.fail("the program moves no data between ranks")
+    opt = certified_optimum(topology, topo, prog.collective, None, None, check_opt)
+    notes += opt.notes
+    if len(nodes) != topology.num_compute:
+        opt.bound = None  # a collective on fewer ranks is another problem
+    notes.append("bandwidth model: time = max over links of traffic / capacity; step "
+                 "dependencies and latency are not modelled")
+    if prog.proto in ("LL", "LL128"):
+        share = "half of each 8-byte line" if prog.proto == "LL" else "120 of each 128 bytes"
+        wire = Fraction(2) if prog.proto == "LL" else Fraction(128, 120)
+        t = verdict.facts.get("time_per_unit")
+        counted = ("" if not isinstance(t, Fraction) or t <= 0 else
+                   f": with the flags counted, time per unit {fraction_str(t * wire)}, algbw "
+                   f"{fraction_str(1 / (t * wire))} {topology.unit}")
+        notes.append(f"protocol {prog.proto}: data fills only {share} on the wire (the rest "
+                     f"are flags); the time above counts data only{counted}")
+    report = _report(verdict, prog.collective, "msccl-xml", topology.unit, opt, notes,
+                     routing, extra, multicast=bool(topology.multicast_switches))
+    if report.valid:
+        report.proven_time_per_unit = lower
+        report.bottleneck = [bottleneck + (" (and no routing of this traffic is faster)"
+                                           if lower == report.time_per_unit else "")]
+    return report
