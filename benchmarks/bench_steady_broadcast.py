@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time the one-port steady-state broadcast pipeline on random platforms (seed 001).
+"""Time the one-port steady-state broadcast pipeline on random platforms (Legrand et al. 2003).
 
 Stages, each timed: the exact LP (SSB by cut generation, proven exactly, then
 the tidy LP), the weighted tree packing (Thm 5), the edge colouring and

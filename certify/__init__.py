@@ -12,7 +12,7 @@ public face:
 ``symmetry``    automorphisms a certificate carries, verified; their orbits
 ``forestcoll``  cut witnesses, the optimum certificate, edge splitting, packed trees,
                 schedules (Zhao & Krishnamurthy 2023; Zhao et al. 2026)
-``allreduce``   the cut-set bound, the MAC-BC LP (Zhou & Sun 2025) and LP (5)
+``allreduce``   the cut-set bound, the MAC-BC LP (Zhou & Sun 2026) and LP (5)
 ``broadcast``   one-port steady-state broadcast: LP, packing, event replay
                 (Legrand et al. 2003)
 ``reduction``   an event simulator of reduction schedules (Canon & Antoniu 2012)

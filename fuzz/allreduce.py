@@ -1,4 +1,4 @@
-"""Fuzz properties of the allreduce rate (seed 004, seed 003 App. G) and 003's §5.7 hypothesis.
+"""Fuzz properties of the allreduce rate (Zhou & Sun 2026, Zhao et al. 2026, App. G) and Zhao et al. 2026's §5.7 hypothesis.
 
 ``allreduce_rate`` (always true; in the default set)
     On the topology and on a non-Eulerian variant of it (every third link
@@ -9,7 +9,7 @@
     LP (5) schedule is VALID at exactly the LP value.
 
 ``allreduce_hypothesis`` and ``rsag_lp`` (opt-in: ``--property``)
-    Seed 003 §5.7: "directly combining reduce-scatter and allgather trees has
+    Zhao et al. 2026, §5.7: "directly combining reduce-scatter and allgather trees has
     been sufficient to achieve optimality in all topologies we have
     evaluated, and we hypothesize that this holds for any topology with equal
     bandwidth per compute node". The topology is first *equalised*: a new

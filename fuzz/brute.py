@@ -1,14 +1,14 @@
-"""Plain exhaustive cut enumeration: the optima of seed 000 straight from their definitions.
+"""Plain exhaustive cut enumeration: the optima of Zhao & Krishnamurthy 2023 straight from their definitions.
 
 Nothing here uses max-flow or the reference's iteration: every function walks
 all 2^|V| node subsets S (so keep |V| ≤ ~16) and evaluates the formula of the
 paper directly, in exact arithmetic.
 
-* allgather / reduce-scatter (000 eq. (1)): 1/x* = max_{S ⊉ V_c} |S ∩ V_c| / B⁺(S);
-* fixed k (000 Thm 5 + Thm 13): U* = least U with Σ_{e ∈ δ⁺(S)} ⌊U·c_e⌋ ≥ k·|S ∩ V_c|
+* allgather / reduce-scatter (Zhao & Krishnamurthy 2023, eq. (1)): 1/x* = max_{S ⊉ V_c} |S ∩ V_c| / B⁺(S);
+* fixed k (Zhao & Krishnamurthy 2023, Thm 5 + Thm 13): U* = least U with Σ_{e ∈ δ⁺(S)} ⌊U·c_e⌋ ≥ k·|S ∩ V_c|
   for every S ⊉ V_c (the cut form of min_v F(s, v; G⃗_k) ≥ N·k);
-* broadcast from r (000 (5)): min over S ∋ r, S ⊉ V_c of B⁺(S);
-* allreduce bounds (000 (6), (7)).
+* broadcast from r (Zhao & Krishnamurthy 2023, (5)): min over S ∋ r, S ⊉ V_c of B⁺(S);
+* allreduce bounds (Zhao & Krishnamurthy 2023, (6), (7)).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ def _cuts(t: Topology) -> Iterator[tuple[frozenset[Node], int, Fraction]]:
 
 
 def allgather_inv_x(t: Topology) -> tuple[Fraction, frozenset[Node]]:
-    """(1/x*, a maximising cut) by enumeration (000 eq. (1)); algbw = N / (1/x*)."""
+    """(1/x*, a maximising cut) by enumeration (Zhao & Krishnamurthy 2023, eq. (1)); algbw = N / (1/x*)."""
     best: tuple[Fraction, frozenset[Node]] | None = None
     for s, inside, out in _cuts(t):
         r = Fraction(inside) / out
@@ -95,7 +95,7 @@ def fixed_k_u(t: Topology, k: int) -> tuple[Fraction, frozenset[Node]]:
 
 
 def broadcast_algbw(t: Topology, root: Node) -> Fraction:
-    """min over S ∋ root with a compute node outside of B⁺(S) (000 (5))."""
+    """min over S ∋ root with a compute node outside of B⁺(S) (Zhao & Krishnamurthy 2023, (5))."""
     best: Fraction | None = None
     for s, _, out in _cuts(t):
         if root in s and (best is None or out < best):
@@ -106,7 +106,7 @@ def broadcast_algbw(t: Topology, root: Node) -> Fraction:
 
 
 def allreduce_bounds(t: Topology) -> tuple[Fraction, Fraction]:
-    """(time bound (6), time bound (7)) per unit of data (000 App. B)."""
+    """(time bound (6), time bound (7)) per unit of data (Zhao & Krishnamurthy 2023, App. B)."""
     n = t.num_compute
     min6: Fraction | None = None
     single: dict[Node, Fraction] = {}

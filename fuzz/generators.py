@@ -180,7 +180,7 @@ def bidirectional(
     """A bidirectional topology with symmetric capacities (c(u,v) = c(v,u)).
 
     A random spanning tree plus up to ``max_extra`` further links. Its floored
-    fixed-k graphs stay Eulerian (000 §2.4), so every theorem applies.
+    fixed-k graphs stay Eulerian (Zhao & Krishnamurthy 2023, §2.4), so every theorem applies.
     """
     cap = _cap(capacities)
     n = src.integer(min_compute, max_compute)

@@ -6,7 +6,7 @@ returns normally otherwise. They are used by the test suite under hypothesis,
 by ``collcert fuzz check`` on seeded random topologies, and by the shrinker
 (a property is a failure predicate: see :func:`fails`).
 
-The properties (seed 000):
+The properties (Zhao & Krishnamurthy 2023):
 
 ``brute``          the optimum equals exhaustive cut enumeration (eq. (1));
 ``transpose``      reduce-scatter equals allgather on the transposed topology;
@@ -22,7 +22,7 @@ The properties (seed 000):
                    accepts at the optimum.
 ``allreduce_rate`` the allreduce rate certificates check and their chain holds
                    (:mod:`collcert.fuzz.allreduce`; opt-in there: the §5.7
-                   hypothesis of seed 003, ``allreduce_hypothesis``, ``rsag_lp``).
+                   hypothesis of Zhao et al. 2026, ``allreduce_hypothesis``, ``rsag_lp``).
 """
 
 from __future__ import annotations
@@ -213,7 +213,7 @@ SCHEDULE_CASES: tuple[tuple[str, bool], ...] = (
 def prop_schedule(t: Topology) -> None:
     """collcert's own schedules are certified by the audit and reach the optimum.
 
-    Switch removal (000 §2.2) must keep the optimum: an allgather schedule built
+    Switch removal (Zhao & Krishnamurthy 2023, §2.2) must keep the optimum: an allgather schedule built
     on the switch-free graph and mapped back must have algbw exactly N·x*.
     """
     import json
@@ -257,7 +257,7 @@ OPT_IN: dict[str, Callable[[Topology], None]] = {
     "rsag_lp": _ar.prop_rsag_lp,
 }
 """Checked only when asked for by name: open questions, where failures are findings
-(seed 003 §5.7's hypothesis; see collcert.fuzz.allreduce)."""
+(Zhao et al. 2026, §5.7's hypothesis; see collcert.fuzz.allreduce)."""
 
 
 def check(name: str, t: Topology, *, skipped: list[str] | None = None) -> str | None:

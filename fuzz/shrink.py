@@ -96,7 +96,7 @@ def _splice(cycles: list[Cycle], node: Node) -> list[Cycle]:
 
 
 def _bypass(t: Topology, node: Node) -> list[Cycle]:
-    """Remove ``node`` by routing its through traffic directly (edge splitting, 000 §2.2):
+    """Remove ``node`` by routing its through traffic directly (edge splitting, Zhao & Krishnamurthy 2023, §2.2):
     γ units of (u, node) and (node, w) become γ units of (u, w); u = w is dropped."""
     caps = dict(t.int_capacity)
     ins = [(u, c) for (u, v), c in caps.items() if v == node]

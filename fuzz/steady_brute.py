@@ -2,14 +2,14 @@
 
 A periodic one-port schedule that sends each message down one broadcast tree
 is described by the rates w_T ≥ 0 (messages per time unit) of the spanning
-arborescences T rooted at the source. By the Edge Coloring Lemma (seed 001
+arborescences T rooted at the source. By the Edge Coloring Lemma (Legrand et al. 2003
 Lemma 1) such rates can be scheduled iff every port is busy at most all the
 time:
 
     for every node j:  Σ_T w_T · Σ_{children k of j in T} c_{j,k} ≤ 1   (send port)
                        Σ_T w_T · c_{parent_T(j), j}               ≤ 1   (receive port)
 
-and the throughput is Σ_T w_T. Seed 001 Thm 5 (a weighted packing of trees
+and the throughput is Σ_T w_T. Legrand et al. 2003, Thm 5 (a weighted packing of trees
 reaches the SSB optimum) and the converse (tree rates give a feasible SSB
 point) make the best such rate equal to 1/T* of SSB(G). This module
 enumerates **every** arborescence (fine for 5-6 nodes) and maximises with

@@ -3,16 +3,16 @@
 Every claim is checked by asking Z3 two questions over 0/1 variables
 ``in_S[v]`` (one per node) or over explicit tree variables:
 
-* **cuts** (000 eq. (1)): is there a cut S ⊉ V_c with |S ∩ V_c| / B⁺(S) greater
+* **cuts** (Zhao & Krishnamurthy 2023, eq. (1)): is there a cut S ⊉ V_c with |S ∩ V_c| / B⁺(S) greater
   than the claimed 1/x*? (must be UNSAT) — and one reaching it? (must be SAT;
   together: the maximum is exactly the claim);
-* **fixed k** (000 Thm 5, 13): do k spanning out-trees per compute node exist
+* **fixed k** (Zhao & Krishnamurthy 2023, Thm 5, 13): do k spanning out-trees per compute node exist
   with at most ⌊U·c_e⌋ of them on each link e? (SAT at the claimed U*) — and
   with ⌈U·c_e⌉ − 1, i.e. any U just below U*? (UNSAT). A tree is a set of
   links carrying one unit of flow from its root to every other compute node;
-* **allreduce** (000 App. B): the cut-set bounds (6) and (7) — no cut below
+* **allreduce** (Zhao & Krishnamurthy 2023, App. B): the cut-set bounds (6) and (7) — no cut below
   the claimed minimum (UNSAT), one at most at it (SAT);
-* **broadcast** (000 (5)): the same for cuts separating the root.
+* **broadcast** (Zhao & Krishnamurthy 2023, (5)): the same for cuts separating the root.
 
 Z3 decides linear integer arithmetic exactly, so big capacities (2**70) are
 fine; the cost grows with the number of nodes (cuts) and with N·k·|E|
@@ -178,7 +178,7 @@ def _min_cut_steps(t: Topology, label: str, value: Fraction,
 
 def prove_broadcast(t: Topology, root: Node, algbw: Fraction,
                     timeout_s: float = 60.0) -> list[Step]:
-    """algbw = min over S ∋ root, S ⊉ V_c of B⁺(S) (000 (5))."""
+    """algbw = min over S ∋ root, S ⊉ V_c of B⁺(S) (Zhao & Krishnamurthy 2023, (5))."""
     return _min_cut_steps(t, f"broadcast from {root}", algbw,
                           lambda cv: [*cv.proper, cv.x[root]], "root ∈ S ⊉ V_c", timeout_s)
 
@@ -283,7 +283,7 @@ def prove_fixed_k(t: Topology, k: int, u: Fraction, timeout_s: float = 60.0) -> 
         bal[a] += c
         bal[b] -= c
     if t.switch_nodes and any(bal.values()):
-        note = ("the floored graph G({⌊U·c_e⌋}) is not Eulerian and has switches: 000 §2.4 "
+        note = ("the floored graph G({⌊U·c_e⌋}) is not Eulerian and has switches: Zhao & Krishnamurthy 2023, §2.4 "
                 "promises trees only after switch removal on Eulerian graphs")
         s1.detail = (s1.detail + "; " if s1.detail else "") + note
     return [s1, s2]

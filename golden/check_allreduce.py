@@ -14,7 +14,7 @@ For every case this script
   the case carries a dual y, by enumerating every arborescence (small K):
   every MAC-BC network must cost ≥ 1 under y, and Σ β·y is an upper bound;
 * checks ``rsag_algbw`` = N / (2 · 1/x*) with 1/x* = max |S ∩ V_c| / B⁺(S)
-  over S ⊉ V_c (seed 000 eq. (1), App. B), by enumeration.
+  over S ⊉ V_c (Zhao & Krishnamurthy 2023, eq. (1), App. B), by enumeration.
 
 ``uniform_lp`` (an LP value) is not re-derived here; tests/test_allreduce_golden.py
 cross-checks it with Z3. Usage: python golden/check_allreduce.py [CASE.json ...].

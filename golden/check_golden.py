@@ -10,7 +10,7 @@ For every case in golden/cases/ this script
   broadcast/reduce) and the ``paper`` figures against the exact values
   rounded as the paper prints them;
 * on topologies of at most ``--max-nodes`` nodes (default 20), recomputes
-  the expected values by enumerating every node set S ⊂ V (seed 000 eq. (1),
+  the expected values by enumerating every node set S ⊂ V (Zhao & Krishnamurthy 2023, eq. (1),
   (5), (6), (7)) and, for allgather, lists every maximising cut and checks
   that the ``cuts`` list of the case is exactly that set.
 

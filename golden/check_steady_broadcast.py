@@ -8,7 +8,7 @@ golden/README.md) on a one-port platform (docs/steady-broadcast.md):
   ``dag_q_n`` / q divided by TP) carries a unit flow from the source to every
   node (augmenting paths in Fractions) with every port busy at most T*, and
   the listed dual (port prices, cut weights) is feasible with Σ weights = T*:
-  no schedule beats 1/T* (seed 001 Lemma 7; argument in docs/steady-broadcast.md);
+  no schedule beats 1/T* (Legrand et al. 2003, Lemma 7; argument in docs/steady-broadcast.md);
 * single trees: eq. (1) for the listed trees, and the best tree by enumerating
   every arborescence rooted at the source;
 * best DAG: the listed DAG is a DAG, its optimum is TP (the dual above proves it

@@ -9,7 +9,7 @@ rooms above it in this list):
 ``symmetry``    automorphisms of a topology, found and verified
 ``forestcoll``  optima of every collective, switch removal, tree packing, schedules
                 (Zhao & Krishnamurthy 2023; Zhao et al. 2026)
-``allreduce``   the all-reduce rate (Zhou & Sun 2025), ForestColl's LP (5) and its
+``allreduce``   the all-reduce rate (Zhou & Sun 2026), ForestColl's LP (5) and its
                 schedules (Zhao et al. 2026, App. G)
 ``broadcast``   steady-state broadcast under the one-port model (Legrand et al. 2003)
 ``reduction``   associative reduction trees (Canon & Antoniu 2012)

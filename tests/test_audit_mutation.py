@@ -52,7 +52,7 @@ def _schedules() -> list[tuple[str, Any, Doc]]:
         except Exception as exc:  # noqa: BLE001 - the generator is tested elsewhere
             BUILD_ERRORS.append(f"{name}: {type(exc).__name__}: {exc}")
     data = P.dgx_a100(2).to_json()
-    data["multicast_switches"] = list(data["switch_nodes"])  # in-network multicast (003 §5.6)
+    data["multicast_switches"] = list(data["switch_nodes"])  # in-network multicast (Zhao et al. 2026, §5.6)
     mc = collcert.Topology.from_json(data)
     try:
         out.append(("dgx_a100:2 multicast broadcast", mc,

@@ -1,7 +1,7 @@
 """The one-port event checker (certify/oneport*.py): it accepts what it should and catches
 each kind of wrong schedule, certificate and hostile input.
 
-The paper's own Fig. 2 schedule is encoded from its table (seed 001 §3.1.1): as
+The paper's own Fig. 2 schedule is encoded from its table (Legrand et al. 2003, §3.1.1): as
 printed, P1 receives from Ps and P2 at the same odd steps (the digest's
 finding); the digest's corrected schedule is accepted.
 """

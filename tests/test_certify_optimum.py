@@ -2,7 +2,7 @@
 
 Expected values come from the project's verified list (README of the task /
 docs: 2-box DGX A100 1/x* = 3/65, k = 13, U = 3/5, algbw 1040/3, fixed k = 1
-algbw 2400/7; two_box_example 1/x* = 1, broadcast algbw 4 — seed 000 Fig. 1)
+algbw 2400/7; two_box_example 1/x* = 1, broadcast algbw 4 — Zhao & Krishnamurthy 2023, Fig. 1)
 or are derived in comments from the topology. Every certificate is also
 corrupted in a specific way and must then be rejected with a specific reason.
 """
@@ -46,7 +46,7 @@ def test_numbers_are_exact() -> None:
 
 
 def test_cut_ratio_two_box_example() -> None:
-    # seed 000 Fig. 1: box 1 with its switch w1: 4 nodes, B⁺ = 4 links to w0 of capacity 1
+    # Zhao & Krishnamurthy 2023, Fig. 1: box 1 with its switch w1: 4 nodes, B⁺ = 4 links to w0 of capacity 1
     topo = Topo(platforms.two_box_example().to_json())
     s = frozenset(["c1.1", "c1.2", "c1.3", "c1.4", "w1"])
     v = cuts.allgather_cut(topo, s, Fraction(1))

@@ -1,7 +1,7 @@
 """Checkers 4 and 5 (packed trees, schedule semantics and throughput) on hand-made schedules.
 
 Provenance of the expected numbers: each is derived in the comment beside it
-from the topology alone (cut ratios of seed 000 eq. (1)), independently of
+from the topology alone (cut ratios of Zhao & Krishnamurthy 2023, eq. (1)), independently of
 collcert.reference. Other test modules import the builders below.
 """
 
@@ -60,7 +60,7 @@ def complete_allgather(n: int = 3, direction: str = "out") -> dict[str, Any]:
 
 
 def two_box_broadcast() -> dict[str, Any]:
-    """Seed 000 Fig. 1, root c1.1: broadcast algbw = min cut from the root = 4·b (B⁺ of box 1).
+    """Zhao & Krishnamurthy 2023, Fig. 1, root c1.1: broadcast algbw = min cut from the root = 4·b (B⁺ of box 1).
 
     Hand-made, deliberately not optimal: one tree through box switch w1 to box 1, one
     crossing c1.1 -> w0 -> c2.1 (capacity 1) and w2 inside box 2. Every link carries the

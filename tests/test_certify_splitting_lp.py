@@ -19,7 +19,7 @@ from collcert.reference.model import fraction_str
 
 
 def split_cert(t: Any) -> dict[str, Any]:
-    """G* of the allgather optimum (U, k of 000 Prop 3) by the reference's switch removal."""
+    """G* of the allgather optimum (U, k of Zhao & Krishnamurthy 2023, Prop 3) by the reference's switch removal."""
     o = collcert.optimum(t)
     caps = {e: math.floor(o.U * c) for e, c in t.capacity.items()}
     r = remove_switches(t.compute_nodes, t.switch_nodes, caps, {c: o.k for c in t.compute_nodes})

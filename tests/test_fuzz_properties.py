@@ -89,7 +89,7 @@ def test_emitted_schedules_are_certified_at_the_optimum(t) -> None:
 
 # ----------------------------------------------------------------- known values
 def test_enumeration_reproduces_the_verified_values() -> None:
-    # two_box_example: 1/x* = 1, broadcast algbw 4 (seed 000 Fig. 1, digest "Worked values")
+    # two_box_example: 1/x* = 1, broadcast algbw 4 (Zhao & Krishnamurthy 2023, Fig. 1, digest "Worked values")
     t = platforms.two_box_example()
     assert brute.allgather_inv_x(t)[0] == 1
     assert brute.broadcast_algbw(t, t.compute_nodes[0]) == 4

@@ -149,7 +149,7 @@ def brute_u_star(t: Topology, k: int) -> tuple[Fraction, Fraction]:
 
 
 def brute_prop3(inv_x: Fraction, caps: Sequence[Fraction]) -> tuple[int, Fraction]:
-    """Least k such that U = k/x* makes every U·c_e an integer (000 Prop 3)."""
+    """Least k such that U = k/x* makes every U·c_e an integer (Zhao & Krishnamurthy 2023, Prop 3)."""
     for k in range(1, 10**6):
         u = k * inv_x
         if all((u * c).denominator == 1 for c in caps):
@@ -318,7 +318,7 @@ def test_fixed_k_bad(k: object) -> None:
 
 
 # --------------------------------------------------------------------------- #
-# broadcast / reduce (000 App. A, bound (5)) and allreduce (App. B)
+# broadcast / reduce (Zhao & Krishnamurthy 2023, App. A, bound (5)) and allreduce (App. B)
 # --------------------------------------------------------------------------- #
 @pytest.mark.parametrize("seed", SEEDS[::2])
 def test_broadcast_reduce_bound5(seed: int, cases: dict) -> None:
@@ -400,7 +400,7 @@ def test_allreduce_bounds_match_enumeration(seed: int, cases: dict) -> None:
 
 
 def _thm19_b(t: Topology, cut: frozenset[object], single: dict) -> bool:
-    """000 Thm 19 (b), read consistently with its own remark that |S* ∩ V_c| ≥ N/2.
+    """Zhao & Krishnamurthy 2023, Thm 19 (b), read consistently with its own remark that |S* ∩ V_c| ≥ N/2.
 
     The extracted text prints "S* ∩ V_c = {v'}"; but the maximiser S* has at least
     N/2 compute nodes (the remark under the theorem), so the condition only makes
@@ -428,7 +428,7 @@ def test_thm19_b_on_dgx1() -> None:
 
 
 def test_two_box_allreduce_thm19_a() -> None:
-    """000 App. B: "The switch topology in figure 1a satisfies condition (a)"."""
+    """Zhao & Krishnamurthy 2023, App. B: "The switch topology in figure 1a satisfies condition (a)"."""
     opt = optimum(platforms.two_box_example(), "allreduce")
     assert opt.extra["thm19_condition"] == "a"
     assert opt.extra["rsag_proven_optimal"] is True

@@ -1,4 +1,4 @@
-"""Bounds on reduction lengths (seed 002 §5-6) and hypothesis properties of the optimum."""
+"""Bounds on reduction lengths (Canon & Antoniu 2012, §5-6) and hypothesis properties of the optimum."""
 
 from __future__ import annotations
 

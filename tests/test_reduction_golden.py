@@ -1,4 +1,4 @@
-"""Reduction golden cases (golden/reduction/, seed 002): collcert and the exhaustive search agree.
+"""Reduction golden cases (golden/reduction/, Canon & Antoniu 2012): collcert and the exhaustive search agree.
 
 The expected values come from the paper (Figure 1) and the digest's worked
 values; golden/check_reduction_golden.py re-derives the small unconstrained ones

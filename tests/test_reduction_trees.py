@@ -1,4 +1,4 @@
-"""Algorithms 1-3, the special trees and the evaluator of seed 002 (Canon & Antoniu, RR-7898).
+"""Algorithms 1-3, the special trees and the evaluator of Canon & Antoniu 2012, (Canon & Antoniu, RR-7898).
 
 Optimality is checked against an exhaustive search that uses neither the
 algorithms nor Prop 2's formula (collcert.fuzz.reduction_search), and against

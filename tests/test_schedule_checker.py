@@ -97,7 +97,7 @@ def phase_time(phase: dict[str, Any], doc: dict[str, Any], topo: collcert.Topolo
             for a, b in zip(e["path"], e["path"][1:]):
                 load[(a, b)] = load.get((a, b), Fraction(0)) + m * share
                 units[(a, b)] = units.get((a, b), 0) + tree["multiplicity"]
-    if not weights:  # 000 Thm 13: at most ⌊U·c_e⌋ unit trees on a link
+    if not weights:  # Zhao & Krishnamurthy 2023, Thm 13: at most ⌊U·c_e⌋ unit trees on a link
         U = frac(phase["U"])
         for e, x in units.items():
             assert x <= math.floor(U * topo.capacity[e]), f"link {e} carries {x} unit trees"
@@ -126,7 +126,7 @@ def check_certificates(cert: dict[str, Any], phase: dict[str, Any], topo: collce
     assert routed == cap, "routing units differ from the G* capacities"
     for e, x in used.items():
         assert x <= math.floor(U * g.capacity[e]), f"link {e}: {x} units > ⌊U·c⌋"
-    # flows: one per sink, conserved, within capacities, value ≥ demand (000 Thm 5)
+    # flows: one per sink, conserved, within capacities, value ≥ demand (Zhao & Krishnamurthy 2023, Thm 5)
     sinks = set()
     for f in cert["flows"]:
         v = f["sink"]
@@ -200,7 +200,7 @@ def good() -> tuple[dict[str, Any], collcert.Topology]:
 
 def test_checker_accepts_a_good_schedule(good: Any) -> None:
     doc, t = good
-    assert check_doc(doc, t, Fraction(1, 8)) == Fraction(1, 8)  # 000 Fig. 1: 1/x* = 1, N = 8
+    assert check_doc(doc, t, Fraction(1, 8)) == Fraction(1, 8)  # Zhao & Krishnamurthy 2023, Fig. 1: 1/x* = 1, N = 8
 
 
 def _breaks(doc: dict[str, Any], t: collcert.Topology) -> bool:

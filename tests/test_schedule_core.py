@@ -1,11 +1,11 @@
 """Schedules reach the certified optimum exactly on the acceptance topologies (issue 3).
 
 Expected values and their provenance:
-- two_box_example (000 Fig. 1, b = 1): 1/x* = 1, allgather algbw N·x* = 8;
+- two_box_example (Zhao & Krishnamurthy 2023, Fig. 1, b = 1): 1/x* = 1, allgather algbw N·x* = 8;
   broadcast optimum M/(4b) (digest "Worked values"): algbw 4.
 - 2-box DGX A100 (digest): 1/x* = 3/65, k = 13, U = 3/5, algbw 1040/3;
   fixed k = 1: 2400/7.
-- 2-box MI250 (003 Table 1, exact values verified for the foundation issue):
+- 2-box MI250 (Zhao et al. 2026, Table 1, exact values verified for the foundation issue):
   optimum k = 83, algbw 5312/15; fixed k = 1..5: 320, 1024/3, 2400/7, 1024/3, 8000/23.
 - everything else: the certified ``collcert.optimum`` of the same topology.
 Each schedule is checked by the plain checker in test_schedule_checker.py.

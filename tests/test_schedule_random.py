@@ -92,7 +92,7 @@ def test_random_topology_schedules_are_optimal(seed: int) -> None:
 
 
 def test_random_topologies_exercise_the_exact_gamma() -> None:
-    """Some splits must fall back to the auxiliary networks of 000 Thm 8."""
+    """Some splits must fall back to the auxiliary networks of Zhao & Krishnamurthy 2023, Thm 8."""
     aux = 0
     for seed in range(30):
         s = collcert.schedule(random_topology(seed), "allgather")

@@ -1,4 +1,4 @@
-"""Steady-state broadcast under the one-port model (seed 001): model, LPs, schedules.
+"""Steady-state broadcast under the one-port model (Legrand et al. 2003): model, LPs, schedules.
 
 Expected values come from the paper (Fig. 1 / §3.1: graph 1, best tree 2/3,
 best DAG 4/5, tree of Fig. 3 1/2; Fig. 5: q·n = 4, 1, 3, 4, 4 with q = 5), from

@@ -452,7 +452,7 @@ def test_platforms_build(build: object, n_compute: int, n_switch: int, n_links: 
 
 
 def test_platform_capacities_match_hardware_notes() -> None:
-    """Link data of ForestColl's platforms (003 §6.2-6.3, Fig. 9) and the DGX-1 cube-mesh."""
+    """Link data of ForestColl's platforms (Zhao et al. 2026, §6.2-6.3, Fig. 9) and the DGX-1 cube-mesh."""
     mi = platforms.mi250(1)
     # GPU 0: 4 links to 1, 2 to 4, 1 to 8 -> 350 GB/s out of GPU 0
     assert mi.out_capacity({"b0.gpu0"}) == 350

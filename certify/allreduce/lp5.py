@@ -1,4 +1,4 @@
-"""Checker 8: ForestColl's allreduce LP (seed 003, App. G, LP (5)).
+"""Checker 8: ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5)).
 
 The certificate carries only a value, a primal and a dual, keyed by the
 names of docs/allreduce.md (JSON arrays such as ``["x", v]``). The LP itself

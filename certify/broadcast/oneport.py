@@ -1,4 +1,4 @@
-"""Checker 7: a steady-state broadcast under the one-port model (seed 001).
+"""Checker 7: a steady-state broadcast under the one-port model (Legrand et al. 2003).
 
 Input: a one-port platform (``collcert-topology/1`` with ``"port_model":
 "one-port"`` and a ``cost`` per link) and a ``collcert-steady-broadcast/1``
@@ -144,7 +144,7 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
     ``facts``: ``T_star`` (the claimed value), ``bound`` (Σ y_X, proven ≤ the
     period of any schedule when the dual part holds), ``n`` (dict link -> n_e).
     """
-    v = Verdict("SSB optimum (seed 001 §5.2, Lemma 7)")
+    v = Verdict("SSB optimum (Legrand et al. 2003, §5.2, Lemma 7)")
     if not isinstance(cert, Mapping):
         raise InputError("'lp' must be an object")
     T = number(cert.get("T_star"), "lp T_star")
@@ -249,7 +249,7 @@ def check_packing(topo: OnePortTopo, source: Node, doc: Mapping[str, Any], T: Fr
 
     ``facts``: ``N``, ``loads`` (link -> m_e), ``tick``.
     """
-    v = Verdict("packing and edge colouring (seed 001 Thm 5, Lemma 1)")
+    v = Verdict("packing and edge colouring (Legrand et al. 2003, Thm 5, Lemma 1)")
     method = doc.get("method")
     packing = doc.get("packing")
     if not isinstance(packing, Mapping):

@@ -1,4 +1,4 @@
-"""Checker 7b: replay a periodic one-port broadcast schedule event by event (seed 001 §5.4).
+"""Checker 7b: replay a periodic one-port broadcast schedule event by event (Legrand et al. 2003, §5.4).
 
 The schedule file lists one period of length T: steps, each with a start, a
 duration and transfers (src, dst, blocks). A transfer sends its blocks back
@@ -116,7 +116,7 @@ def check_events(topo: OnePortTopo, source: Node, doc: Mapping[str, Any],
     """Replay the period (module doc). ``facts``: ``period``, ``messages_per_period``,
     ``measured_throughput``, ``latency`` (C_0), ``warmup_periods``, ``periods_replayed``,
     ``steps`` (list of (duration, links)), ``per_link`` (messages per period on each link)."""
-    v = Verdict("one-port event replay (seed 001 §2, §5.4)")
+    v = Verdict("one-port event replay (Legrand et al. 2003, §2, §5.4)")
     T, M, placed, steps = read_period(topo, doc, v)
     per_link: dict[Link, int] = {}
     for _, _, count, _, a, b in placed:
@@ -220,7 +220,7 @@ def check_steady_broadcast(topology: Mapping[str, Any], doc: Mapping[str, Any]) 
     """
     from .oneport import FORMAT, check_lp, check_packing
 
-    v = Verdict("steady-state broadcast schedule (seed 001)")
+    v = Verdict("steady-state broadcast schedule (Legrand et al. 2003)")
     topo = OnePortTopo(topology)
     if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
         raise InputError(f"not a {FORMAT} document (\"format\" is "

@@ -1,10 +1,10 @@
 """Checker 1: cut witnesses (lower bounds on the time of a collective).
 
-Seed 000 eq. (1): every node set S ⊂ V with S ⊉ V_c must send the shards of
+Zhao & Krishnamurthy 2023, eq. (1): every node set S ⊂ V with S ⊉ V_c must send the shards of
 its compute nodes out through its boundary, so allgather takes at least
 (M/N)·|S ∩ V_c| / B⁺(S). Broadcast from r (eq. (5)): a set S ∋ r missing a
 compute node forces time ≥ M / B⁺(S); reduce is the mirror (r ∉ S ∋ a compute
-node). Allreduce (000 App. B): a set S with S ∩ V_c ∉ {∅, V_c} gives
+node). Allreduce (Zhao & Krishnamurthy 2023, App. B): a set S with S ∩ V_c ∉ {∅, V_c} gives
 T ≥ M / B⁺(S) (bound 6); sets S_v with S_v ∩ V_c = {v} give
 T ≥ 2(N−1)/(N · max_v B⁺(S_v)) (bound 7).
 

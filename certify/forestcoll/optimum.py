@@ -1,6 +1,6 @@
 """Checker 2: the optimum certificate (docs/certificates.md), for every collective.
 
-Allgather (000 eq. (1), Thm 1). The cut S ⊉ V_c gives 1/x* ≥ |S ∩ V_c| / B⁺(S)
+Allgather (Zhao & Krishnamurthy 2023, eq. (1), Thm 1). The cut S ⊉ V_c gives 1/x* ≥ |S ∩ V_c| / B⁺(S)
 (checker 1). For the upper bound, one flow per compute node v in G⃗_x (G plus
 a super source s with arcs s→u of capacity x): a flow of value N·x into v
 means every cut {s} ∪ S with v ∉ S has capacity x·|V_c − S| + B⁺(S) ≥ N·x,
@@ -9,7 +9,7 @@ i.e. B⁺(S) ≥ x·|S ∩ V_c|. With a flow for every v, every S ⊉ V_c has ra
 k and U (Prop 3): k is the least positive integer with k·inv_x·c_e ∈ Z for
 every link, i.e. the lcm of the denominators of inv_x·c_e; U = k·inv_x.
 
-Reduce-scatter: the same on the transposed topology. Fixed k (000 Thm 5, 13,
+Reduce-scatter: the same on the transposed topology. Fixed k (Zhao & Krishnamurthy 2023, Thm 5, 13,
 14): flows in G⃗_k with link capacities ⌊U·c_e⌋ prove U feasible; a cut S
 with Σ_{e∈δ⁺(S)} (⌈U·c_e⌉ − 1) < k·|S ∩ V_c| proves every U' < U infeasible
 (⌊U'·c⌋ ≤ ⌈U·c⌉ − 1). Broadcast / reduce: a cut of capacity λ and flows of
@@ -64,7 +64,7 @@ def check_optimum(topology: Mapping[str, Any] | Topo, cert: Mapping[str, Any]) -
             return v
     unbalanced = topo.unbalanced()
     if unbalanced:
-        v.fail("the topology is not Eulerian, which the optimum theorems (000 Thm 1, 5, 12) "
+        v.fail("the topology is not Eulerian, which the optimum theorems (Zhao & Krishnamurthy 2023, Thm 1, 5, 12) "
                "and RS = AG on the transpose assume: " + "; ".join(
                    f"{w!r} receives {frac_str(i)} but sends {frac_str(o)}"
                    for w, i, o in unbalanced[:5]))

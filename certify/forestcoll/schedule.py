@@ -292,7 +292,7 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
 
 def _check_lp5(topology: Mapping[str, Any], cert: Mapping[str, Any], v: Verdict) -> None:
     """The embedded LP (5) certificate: checked, and its value is the best algbw of any tree
-    all-reduce (003 App. G), so this schedule's algbw cannot exceed it."""
+    all-reduce (Zhao et al. 2026, App. G), so this schedule's algbw cannot exceed it."""
     from ..allreduce import check_forestcoll_lp
 
     lv = check_forestcoll_lp(topology, cert)

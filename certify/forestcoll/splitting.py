@@ -1,4 +1,4 @@
-"""Checker 3: the edge-splitting invariant (seed 000 Thm 5, Thm 8, Alg 1).
+"""Checker 3: the edge-splitting invariant (Zhao & Krishnamurthy 2023, Thm 5, Thm 8, Alg 1).
 
 Switch removal turns G into a switch-free multigraph G* on the compute nodes,
 in units of unit trees (a link of capacity c carries ⌊U·c⌋ of them). It is
@@ -9,7 +9,7 @@ sound when
   traversed at most ⌊U·c_e⌋ times, so whatever G* can carry, G can carry;
 * packing: G*⃗ (G* plus a super source s with an arc s→u of capacity k_u for
   every compute node u) has, for every compute node v, an s→v flow of value
-  Σ k_u. By Edmonds' theorem (000 Thm 5) G* then holds k_u edge-disjoint
+  Σ k_u. By Edmonds' theorem (Zhao & Krishnamurthy 2023, Thm 5) G* then holds k_u edge-disjoint
   spanning out-trees rooted at every u.
 
 The certificate is ``schedule["certificates"]`` with ``gstar``, ``routing``
@@ -81,7 +81,7 @@ def check_splitting(
                            net_caps, 1, None, c, roots, 1)
         if value is not None and value < need * m:
             v.fail(f"G* flow to {c!r}: value {frac_str(value) if m == 1 else value}/{m} is "
-                   f"below Σ k_u = {need}, so G* cannot hold the trees (000 Thm 5)")
+                   f"below Σ k_u = {need}, so G* cannot hold the trees (Zhao & Krishnamurthy 2023, Thm 5)")
     return v
 
 

@@ -1,6 +1,6 @@
 """Checker 4: packed trees in the switch-free graph G*.
 
-Seed 000 Thm 5 / Alg 1: a schedule of k unit trees per root is feasible in G*
+Zhao & Krishnamurthy 2023, Thm 5 / Alg 1: a schedule of k unit trees per root is feasible in G*
 when (a) each tree spans V_c and is an out-arborescence from its root (an
 in-arborescence toward its root for reduce / reduce-scatter), (b) the
 multiplicities of each root's trees sum to k, and (c) every G* edge (u, v)

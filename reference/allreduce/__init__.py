@@ -5,7 +5,7 @@ Modules:
 ``report``        :func:`allreduce_rate`: every bound below, as one chain
 ``rate``          the cut-set upper bound and the MAC-BC LP lower bound (Zhou & Sun
                   2025, Thm 1-2)
-``closed_forms``  Zhou & Sun 2025's closed forms (complete, cyclic, ring, hypercube
+``closed_forms``  Zhou & Sun 2026's closed forms (complete, cyclic, ring, hypercube
                   networks, bi-directed trees) and their networks
 ``lp5``           ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5)), solved
                   exactly

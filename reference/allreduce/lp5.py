@@ -1,4 +1,4 @@
-"""ForestColl's allreduce linear program (seed 003, App. G, LP (5)), solved exactly.
+"""ForestColl's allreduce linear program (Zhao et al. 2026, App. G, LP (5)), solved exactly.
 
 Allreduce as reduce trees into each compute node v followed (pipelined) by
 broadcast trees out of v, with a per-root amount x_v and each link's
@@ -97,7 +97,7 @@ def lp5_size(t: Topology) -> int:
 
 
 def build_lp5(t: Topology, *, uniform: bool = False) -> LinearProgram:
-    """LP (5) of seed 003 App. G for ``t`` (with the switch indirection when needed).
+    """LP (5) of Zhao et al. 2026, App. G for ``t`` (with the switch indirection when needed).
 
     ``uniform``: every root gets the same share (rows ``["uniform", v]``:
     x_v = x_{v0}); App. G's point (i) is then given up and only (ii), the

@@ -1,10 +1,10 @@
-"""An allreduce schedule that reaches ForestColl's LP (5) exactly (seed 003, App. G).
+"""An allreduce schedule that reaches ForestColl's LP (5) exactly (Zhao et al. 2026, App. G).
 
 From the exact optimum of LP (5) (:mod:`.allreduce_lp`): with D the least
 common multiple of every denominator in the solution, the logical graph gets
 integer capacities D·c^BC and D·c^RE and root v a supply D·x_v. LP (5)'s flow
 constraints say that F(s, t) ≥ D·Σ x in both graphs, which is exactly the
-condition of the batched out-tree packing of seed 000 Thm 12
+condition of the batched out-tree packing of Zhao & Krishnamurthy 2023, Thm 12
 (:func:`.packing.pack_trees`): D·x_v spanning out-trees from every v in
 D·c^BC, and, on the reversed graph, D·x_v spanning in-trees into v in D·c^RE.
 Every logical arc α→β is then mapped to walks in the topology: without

@@ -5,16 +5,16 @@
 ========================  ==========================================  ===========
 key                       what                                        model
 ========================  ==========================================  ===========
-``rsag``                  ForestColl's RS+AG schedule (000 App. B):   routing
+``rsag``                  ForestColl's RS+AG schedule (Zhao & Krishnamurthy 2023, App. B):   routing
                           reduce-scatter trees, then allgather trees
-``forestcoll_lp``         ForestColl's allreduce LP (5) (003 App. G): routing
+``forestcoll_lp``         ForestColl's allreduce LP (5) (Zhao et al. 2026, App. G): routing
                           the best reduce+broadcast tree schedule
 ``mac_bc_lp``             R_LP of *On the Computation Rate of         routing
                           All-Reduce*, Thm 2 (no switches): a lower
                           bound on R*; equals LP (5) without switches
-``bound7``                000 Cor. 18 (Patarasuk & Yuan): an upper    routing
+``bound7``                Zhao & Krishnamurthy 2023, Cor. 18 (Patarasuk & Yuan): an upper    routing
                           bound for routing schedules only
-``cut_set_bound``         Thm 1 of the same paper (= 000 bound (6)):  coding
+``cut_set_bound``         Thm 1 of the same paper (= Zhao & Krishnamurthy 2023, bound (6)):  coding
                           an upper bound on R* even with coding
 ========================  ==========================================  ===========
 
@@ -43,15 +43,15 @@ MAX_MAC_BC_NODES = 256
 """Above this many compute nodes ``allreduce_rate`` skips the MAC-BC LP (with the reason)."""
 
 LABELS = {
-    "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees (000 App. B)",
+    "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees (Zhao & Krishnamurthy 2023, App. B)",
              "routing", "achieved by `collcert schedule -c allreduce`"),
-    "forestcoll_lp": ("ForestColl allreduce LP (5) (003 App. G)", "routing",
+    "forestcoll_lp": ("ForestColl allreduce LP (5) (Zhao et al. 2026, App. G)", "routing",
                       "achieved by `collcert schedule -c allreduce --method lp`"),
-    "mac_bc_lp": ("MAC-BC LP R_LP (004 Thm 2)", "routing",
+    "mac_bc_lp": ("MAC-BC LP R_LP (Zhou & Sun 2026, Thm 2)", "routing",
                   "achieved by reduce+broadcast trees; a lower bound on R*"),
-    "bound7": ("bound (7), 000 Cor. 18 (Patarasuk & Yuan)", "routing",
+    "bound7": ("bound (7), Zhao & Krishnamurthy 2023, Cor. 18 (Patarasuk & Yuan)", "routing",
                "an upper bound for routing schedules only, not on R*"),
-    "cut_set_bound": ("cut-set bound C (004 Thm 1 = 000 bound (6))", "coding",
+    "cut_set_bound": ("cut-set bound C (Zhou & Sun 2026, Thm 1 = Zhao & Krishnamurthy 2023, bound (6))", "coding",
                       "an upper bound on R*, network coding allowed"),
 }
 
@@ -211,7 +211,7 @@ def allreduce_rate(
     if not rsag:
         reasons["rsag"] = "not asked for"
     elif t.forestcoll_problem is not None:
-        reasons["rsag"] = ("RS+AG and bounds (6), (7) need an Eulerian topology (seed 000 §1): "
+        reasons["rsag"] = ("RS+AG and bounds (6), (7) need an Eulerian topology (Zhao & Krishnamurthy 2023, §1): "
                            + t.forestcoll_problem.split(". ")[0])
     else:
         rs = optimum(t, "allreduce", engine=engine)

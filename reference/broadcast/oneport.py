@@ -1,4 +1,4 @@
-"""Platforms under the bidirectional one-port model (seed 001 §2).
+"""Platforms under the bidirectional one-port model (Legrand et al. 2003, §2).
 
 A :class:`OnePortPlatform` is a directed graph G = (V, E, c): every node is a
 processor, one of them (chosen per query) is the source P_s of a broadcast and

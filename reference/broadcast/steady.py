@@ -1,4 +1,4 @@
-"""Optimal steady-state broadcast under the one-port model (seed 001), with its certificate.
+"""Optimal steady-state broadcast under the one-port model (Legrand et al. 2003), with its certificate.
 
 Legrand, Beaumont, Marchal, Robert: *Optimizing the steady-state throughput of
 Broadcasts on heterogeneous platforms* (INRIA RR-4871, 2003). A source sends
@@ -85,8 +85,8 @@ class SteadyBroadcast:
             plural = unit == "time unit" and value != 1
             return f"{show(value)} {unit}{'s' if plural else ''}"
 
-        lp = ("SSBPDAG (seed 001 §4.1) on the DAG" if sol.lp == "ssbpdag"
-               else "SSB (seed 001 §5.2) on the whole graph")
+        lp = ("SSBPDAG (Legrand et al. 2003, §4.1) on the DAG" if sol.lp == "ssbpdag"
+               else "SSB (Legrand et al. 2003, §5.2) on the whole graph")
         lines = [
             f"Steady-state broadcast from {self.source} on {p.name or 'the platform'} "
             f"({len(p.nodes)} nodes, {len(p.cost)} links), one-port model; {lp}",
@@ -140,18 +140,18 @@ def steady_broadcast(platform: OnePortPlatform, source: object, *, dag: bool = F
 
 # ----------------------------------------------------------------- platforms
 def paper_fig1() -> OnePortPlatform:
-    """Seed 001 Fig. 1 (costs as inferred in the digest, consistent with every number
+    """Legrand et al. 2003, Fig. 1 (costs as inferred in the digest, consistent with every number
     in §3.1): s→1, s→2, 1→2, 2→1 cost 1; 1→3, 2→4 cost 1/2."""
     return OnePortPlatform(
         ["s", "1", "2", "3", "4"],
         [("s", "1", 1), ("s", "2", 1), ("1", "2", 1), ("2", "1", 1), ("1", "3", "1/2"),
-         ("2", "4", "1/2")], name="seed 001 Fig. 1", unit="time unit")
+         ("2", "4", "1/2")], name="Legrand et al. 2003, Fig. 1", unit="time unit")
 
 
 def paper_fig5() -> OnePortPlatform:
-    """Seed 001 Fig. 5: the DAG of Fig. 1 without the link 2→1."""
+    """Legrand et al. 2003, Fig. 5: the DAG of Fig. 1 without the link 2→1."""
     p = paper_fig1()
-    return p.subplatform([e for e in p.cost if e != ("2", "1")], name="seed 001 Fig. 5")
+    return p.subplatform([e for e in p.cost if e != ("2", "1")], name="Legrand et al. 2003, Fig. 5")
 
 
 def random_platform(nodes: int, seed: int = 0, degree: int = 3) -> OnePortPlatform:

@@ -1,4 +1,4 @@
-"""The steady-state broadcast linear programs of seed 001, solved exactly.
+"""The steady-state broadcast linear programs of Legrand et al. 2003, solved exactly.
 
 **SSB(G)** (§5.2) on any graph: one unit message reaches every destination
 every T* time units; minimise T*. Variables x_i^{j,k} (the share of the
@@ -300,7 +300,7 @@ def solve_ssbpdag(platform: OnePortPlatform, source: object) -> SSBSolution:
     """SSBPDAG(G) of §4.1 on a DAG, returned in the SSB form (T* = 1/TP, n per message).
 
     Refuses a platform with a directed cycle, naming it: on a cycle the LP has
-    no conservation and overstates the throughput (seed 001 digest).
+    no conservation and overstates the throughput (Legrand et al. 2003 digest).
     """
     p = platform
     cycle = p.find_cycle()

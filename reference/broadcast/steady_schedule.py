@@ -1,4 +1,4 @@
-"""Periodic steady-state broadcast schedules from an exact LP optimum (seed 001 §4.3, §5.3-5.4).
+"""Periodic steady-state broadcast schedules from an exact LP optimum (Legrand et al. 2003, §4.3, §5.3-5.4).
 
 **Trees (any graph, §5.3-5.4).** With N the lcm of the denominators of n and
 x, the multigraph with N·n_e parallel copies of each link has N edge-disjoint
@@ -6,7 +6,7 @@ spanning arborescences rooted at the source (Lemmas 2-3, Thm 4: every unit
 flow x_i becomes N units). They are found as a *weighted* packing (Thm 5):
 arborescences T_l with integer weights λ_l, Σ λ_l = N and
 m_e = Σ_l λ_l χ_e(T_l) ≤ N·n_e, by the batch algorithm of
-:func:`collcert.reference.forestcoll.packing.pack_trees` (seed 000 Alg 2: each batch is a
+:func:`collcert.reference.forestcoll.packing.pack_trees` (Zhao & Krishnamurthy 2023, Alg 2: each batch is a
 tree with a multiplicity, a polynomial number of them). One period carries a
 batch of N messages (λ_l of them down tree T_l); a node at depth d of T_l
 receives the batch injected d − 1 periods before and forwards it one period

@@ -1,4 +1,4 @@
-"""Compile a tree schedule into an MSCCL algorithm program (XML), as 003 §6.1 does.
+"""Compile a tree schedule into an MSCCL algorithm program (XML), as Zhao et al. 2026, §6.1 does.
 
 The trees' execution plan (:mod:`collcert.reference.execution.treeplan`, one chunk per
 cell: a tree of multiplicity m carries m chunks of M/``nchunksperloop`` for
@@ -143,7 +143,7 @@ def plan_xml(plan: Plan, channels: int | None = None, name: str | None = None,
             break
     raise ScheduleError(f"the MSCCL runtime could not load this program: {last}. MSCCL runs "
                         "one threadblock per peer and channel with a fixed step budget "
-                        "(003 §6.3 names this its scalability limit); try more --msccl-channels "
+                        "(Zhao et al. 2026, §6.3 names this its scalability limit); try more --msccl-channels "
                         f"(or leave it out), {advice}")
 
 

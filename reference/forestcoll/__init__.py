@@ -1,7 +1,7 @@
 """ForestColl: the optimum of every collective and the tree schedules that reach it.
 
-Zhao & Krishnamurthy 2023 (*Bandwidth Optimal Pipeline Schedule for Collective
-Communication*) and Zhao et al. 2026 (*ForestColl*, NSDI). The data path::
+Zhao & Krishnamurthy 2023, (*Bandwidth Optimal Pipeline Schedule for Collective
+Communication*) and Zhao et al. 2026, (*ForestColl*, NSDI). The data path::
 
     Topology → optimum (max-flows, Thm 1, Prop 3) → G({U·c_e})
              → switch removal by edge splitting (Thm 8, Alg 1)

@@ -1,15 +1,15 @@
 """Certified throughput optima of collectives on a topology.
 
-Seeds 000 (Zhao & Krishnamurthy) and 003 (ForestColl). All arithmetic is
+Zhao & Krishnamurthy 2023, (Zhao & Krishnamurthy) and Zhao et al. 2026, (ForestColl). All arithmetic is
 exact: capacities are the topology's integer-scaled ``int_capacity`` and every
 reported number is an ``int`` or ``Fraction`` in the topology's bandwidth unit.
 
-Allgather / reduce-scatter (000 eq. (1), Thm 1, Prop 3)
+Allgather / reduce-scatter (Zhao & Krishnamurthy 2023, eq. (1), Thm 1, Prop 3)
     T ≥ (M/N) · max_{S ⊂ V, S ⊉ V_c} |S ∩ V_c| / B⁺(S) =: (M/N) / x*, tight.
     We find 1/x* by a Newton/Dinkelbach iteration over max-flows in
     G⃗_x (G plus a source s with an arc s→u of capacity x for each compute
     node u): if F(s, v; G⃗_x) < N·x for some v, the source side of a minimum
-    cut is a node set S with a strictly larger ratio (proof of 000 Thm 1), and
+    cut is a node set S with a strictly larger ratio (proof of Zhao & Krishnamurthy 2023, Thm 1), and
     x is lowered to 1/ratio(S). A test that passes at x also passes at every
     x' < x (a cut of capacity ≥ x·|S ∩ V_c| has capacity ≥ x'·|S ∩ V_c|), so
     each compute node is tested once at the x current when its turn comes
@@ -19,14 +19,14 @@ Allgather / reduce-scatter (000 eq. (1), Thm 1, Prop 3)
     machine of identical boxes, one flow per orbit of the box symmetry and the
     automorphism itself (:mod:`.orbits`), which certify/ verifies.
 
-Fixed k (000 §2.4 Thm 13-15, 003 Alg 5)
+Fixed k (Zhao & Krishnamurthy 2023, §2.4 Thm 13-15, Zhao et al. 2026, Alg 5)
     U* = min U with min_v F(s, v; G⃗_k({⌊U b_e⌋})) ≥ N·k. Same scheme: a
     failing test returns a cut S with Σ_{e∈δ⁺(S)} ⌊U b_e⌋ < k |S ∩ V_c|, and U
     jumps to the least U' at which that cut is satisfied (computed exactly
     over the breakpoints m/b_e). The last such cut is the witness that no
     smaller U works.
 
-Broadcast / reduce (000 App. A, eq. (5)); allreduce (000 App. B, eqs. (6),
+Broadcast / reduce (Zhao & Krishnamurthy 2023, App. A, eq. (5)); allreduce (Zhao & Krishnamurthy 2023, App. B, eqs. (6),
 (7), Thm 19).
 
 Where the code is: this module holds the facade :func:`optimum`; the result
@@ -66,13 +66,13 @@ def optimum(
 ) -> Optimum:
     """The certified optimum of ``collective`` on ``topology``.
 
-    ``allgather`` / ``reduce-scatter``: algbw = N·x* (seed 000 eq. (1)),
+    ``allgather`` / ``reduce-scatter``: algbw = N·x* (Zhao & Krishnamurthy 2023, eq. (1)),
     with the bottleneck cut, k and U (Prop 3) and one flow per compute node.
-    ``fixed_k``: the best time with k trees per compute node (000 §2.4).
-    ``broadcast`` / ``reduce`` with ``root``: bound (5) of 000 App. A.
+    ``fixed_k``: the best time with k trees per compute node (Zhao & Krishnamurthy 2023, §2.4).
+    ``broadcast`` / ``reduce`` with ``root``: bound (5) of Zhao & Krishnamurthy 2023, App. A.
     ``allreduce``: the RS+AG time with the lower bounds (6) and (7) of
-    000 App. B and whether Thm 19 (or equality with a bound) proves it optimal.
-    ``weights``: non-uniform allgather (003 §5.7), the relative shard size
+    Zhao & Krishnamurthy 2023, App. B and whether Thm 19 (or equality with a bound) proves it optimal.
+    ``weights``: non-uniform allgather (Zhao et al. 2026, §5.7), the relative shard size
     of each compute node (positive integers, in compute-node order).
     ``symmetry``: for allgather, reduce-scatter, fixed k and allreduce, one
     max-flow per orbit of the topology's box symmetry when one is found and

@@ -1,7 +1,7 @@
 """The allgather / reduce-scatter optimum and the fixed-k optimum by max-flows.
 
-The Dinkelbach iteration over G⃗_x (000 eq. (1), Thm 1, Prop 3) and the least
-U for a fixed k (000 §2.4 Thm 13-15, 003 Alg 5), both described in the
+The Dinkelbach iteration over G⃗_x (Zhao & Krishnamurthy 2023, eq. (1), Thm 1, Prop 3) and the least
+U for a fixed k (Zhao & Krishnamurthy 2023, §2.4 Thm 13-15, Zhao et al. 2026, Alg 5), both described in the
 docstring of :mod:`collcert.reference.forestcoll.optima`, with the auxiliary network
 (G plus a super source) they solve and the cut helpers shared with
 :mod:`.optimum_allreduce`. Moved out of :mod:`collcert.reference.forestcoll.optima`
@@ -150,7 +150,7 @@ def _mark_orbits(opt: Optimum, sym: Symmetry | None) -> None:
 
 
 def prop3(inv_x: Fraction, caps: list[Fraction]) -> tuple[int, Fraction]:
-    """000 Prop 3: the least k with U = k/x* and U·c_e integral for every capacity.
+    """Zhao & Krishnamurthy 2023, Prop 3: the least k with U = k/x* and U·c_e integral for every capacity.
 
     With rational capacities c_e: U·c_e ∈ Z for all e ⇔ U ∈ (1/g)·Z where g is
     the gcd of the c_e as rationals; U = k·inv_x must be a multiple of 1/g, so

@@ -1,9 +1,9 @@
 """Single-root collectives and the allreduce bounds by max-flows.
 
-Broadcast / reduce: bound (5) of 000 App. A, the least F(root, v) (F(v, root)
+Broadcast / reduce: bound (5) of Zhao & Krishnamurthy 2023, App. A, the least F(root, v) (F(v, root)
 for reduce) over the compute nodes v. Allreduce: the RS+AG time (from the
 allgather optimum of :mod:`.optimum_allgather`), the lower bounds (6) (the
-same least flow from one compute node) and (7) of 000 App. B, and Thm 19.
+same least flow from one compute node) and (7) of Zhao & Krishnamurthy 2023, App. B, and Thm 19.
 Moved out of :mod:`collcert.reference.forestcoll.optima` (unchanged); call them through
 :func:`collcert.reference.forestcoll.optima.optimum`.
 """

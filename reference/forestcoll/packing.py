@@ -1,4 +1,4 @@
-"""Spanning out-tree packing in batches (seed 000 §2.3, Thm 12, Alg 2; seed 003 §5.4, Alg 4).
+"""Spanning out-tree packing in batches (Zhao & Krishnamurthy 2023, §2.3, Thm 12, Alg 2; Zhao et al. 2026, §5.4, Alg 4).
 
 Input: a switch-free digraph G* with integer capacities g and a demand
 k_u ≥ 0 per root u such that min_v F(s, v; G*⃗) ≥ Σ_u k_u (s→u of capacity
@@ -8,7 +8,7 @@ the root spanning every node, with Σ m = k_u per root and, for every arc,
 
 Each batch grows from {root}. For an arc (x, y) with x ∈ R_i, y ∉ R_i,
 
-    μ = min{ g(x,y), m(R_i), F(x, y; D̄) − Σ_{j≠i} m(R_j) }      (000 Thm 12)
+    μ = min{ g(x,y), m(R_i), F(x, y; D̄) − Σ_{j≠i} m(R_j) }      (Zhao & Krishnamurthy 2023, Thm 12)
 
 where D̄ is G* (residual capacities g) plus a node s_j per other batch R_j
 with an arc x→s_j of capacity m(R_j) and ∞ arcs s_j→(every vertex of R_j).
@@ -76,7 +76,7 @@ def pack_trees(
     engine: str = "auto",
     progress: Progress | None = None,
 ) -> Packing:
-    """Batches of spanning out-trees, Σ m = supply[u] per root u (000 Alg 2)."""
+    """Batches of spanning out-trees, Σ m = supply[u] per root u (Zhao & Krishnamurthy 2023, Alg 2)."""
     nodes = list(nodes)
     n = len(nodes)
     idx = {v: i for i, v in enumerate(nodes)}
@@ -191,7 +191,7 @@ def pack_trees(
         return single_total[v] if 0 <= v < n else 0
 
     def mu_of(i: int, x: int, y: int) -> int:
-        """μ of 000 Thm 12 for arc (x, y) and batch i: one max-flow on D̄."""
+        """μ of Zhao & Krishnamurthy 2023, Thm 12 for arc (x, y) and batch i: one max-flow on D̄."""
         nonlocal maxflows, net, exceptions
         want = min(g.get((x, y), 0), mult[i])
         if want == 0:
@@ -231,7 +231,7 @@ def pack_trees(
         maxflows += 1
         if value < others:
             raise RuntimeError(
-                "internal: tree packing lost feasibility (F(x, y; D̄) < Σ m(R_j), 000 Thm 12)"
+                "internal: tree packing lost feasibility (F(x, y; D̄) < Σ m(R_j), Zhao & Krishnamurthy 2023, Thm 12)"
             )
         return min(want, value - others)
 
@@ -270,7 +270,7 @@ def pack_trees(
             if mu == 0:
                 raise RuntimeError(
                     f"internal: no arc can extend a tree rooted at {nodes[roots[i]]!r} "
-                    "(000 Thm 11-12 say one exists)"
+                    "(Zhao & Krishnamurthy 2023, Thm 11-12 say one exists)"
                 )
             was_single = len(members[i]) == 1
             if mu < mult[i]:

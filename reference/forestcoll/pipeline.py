@@ -1,26 +1,26 @@
 """Optimal tree schedules: optimum → G({U·c_e}) → switch removal → tree packing → paths in G.
 
-``schedule(topology, collective)`` follows seed 000 §2 (003 §5):
+``schedule(topology, collective)`` follows Zhao & Krishnamurthy 2023, §2 (Zhao et al. 2026, §5):
 
-1. the certified optimum (``collcert.optimum``) gives k and U (000 Prop 3);
+1. the certified optimum (``collcert.optimum``) gives k and U (Zhao & Krishnamurthy 2023, Prop 3);
 2. G({U·c_e}) has integer capacities in unit-tree units (fixed k: ⌊U·c_e⌋,
-   000 §2.4; broadcast/reduce: the integer capacities divided by their gcd
+   Zhao & Krishnamurthy 2023, §2.4; broadcast/reduce: the integer capacities divided by their gcd
    with the cut value λ);
-3. switches are split off (:mod:`.splitting`, 000 Thm 8) giving G* and the
+3. switches are split off (:mod:`.splitting`, Zhao & Krishnamurthy 2023, Thm 8) giving G* and the
    walk in G of every unit of every G* arc;
-4. spanning out-trees are packed in batches (:mod:`.packing`, 000 Thm 12);
+4. spanning out-trees are packed in batches (:mod:`.packing`, Zhao & Krishnamurthy 2023, Thm 12);
 5. every tree arc of G* is mapped back to a walk in G; a batch whose arc
    units use different walks is refined into several trees (same arcs,
    different walks, multiplicities adding up);
-6. optional in-network multicast / aggregation post-processing (003 §5.6).
+6. optional in-network multicast / aggregation post-processing (Zhao et al. 2026, §5.6).
 
 The achieved time is recomputed from the trees (exact per-link loads) and
 must equal the optimum; otherwise an internal error is raised.
 
 Reduce-scatter and reduce are allgather and broadcast on the transposed
-topology with every tree reversed into an in-tree (000 App. A-B);
+topology with every tree reversed into an in-tree (Zhao & Krishnamurthy 2023, App. A-B);
 allreduce is a reduce-scatter phase followed by an allgather phase, reported
-against the allreduce lower bounds (000 eqs. (6), (7)).
+against the allreduce lower bounds (Zhao & Krishnamurthy 2023, eqs. (6), (7)).
 
 Where the code is: this module holds :func:`schedule`, which runs the stages;
 the result classes (:class:`Schedule`, :class:`Phase`, :class:`Tree`,
@@ -82,12 +82,12 @@ def schedule(
     """A bandwidth-optimal tree schedule of ``collective`` on ``topology``.
 
     ``allgather`` / ``reduce-scatter``: k out-trees (in-trees) per compute
-    node reaching the optimum of seed 000 eq. (1) exactly; ``fixed_k``: the
-    best schedule with that many trees per node (000 §2.4); ``weights``:
-    non-uniform allgather (relative shard sizes in compute-node order, 003
-    §5.7); ``broadcast`` / ``reduce`` from/to ``root`` (000 App. A);
-    ``allreduce``: reduce-scatter then allgather (000 App. B). ``multicast``:
-    post-process for the topology's multicast switches (003 §5.6).
+    node reaching the optimum of Zhao & Krishnamurthy 2023, eq. (1) exactly; ``fixed_k``: the
+    best schedule with that many trees per node (Zhao & Krishnamurthy 2023, §2.4); ``weights``:
+    non-uniform allgather (relative shard sizes in compute-node order, Zhao et al.
+    2026, §5.7); ``broadcast`` / ``reduce`` from/to ``root`` (Zhao & Krishnamurthy 2023, App. A);
+    ``allreduce``: reduce-scatter then allgather (Zhao & Krishnamurthy 2023, App. B). ``multicast``:
+    post-process for the topology's multicast switches (Zhao et al. 2026, §5.6).
     ``progress(stage, done, total)`` is called while it runs. ``symmetry``:
     build by orbits of the topology's box symmetry when one is found and
     verified (:mod:`.symmetry`; None = auto, the default), or never (False);
@@ -142,7 +142,7 @@ def schedule(
         if weights is not None:
             assert opt.inv_x is not None
             w = [int(x) for x in opt.extra["weights"].values()]
-            # 000 Prop 3 per unit of weight: root u packs k·w_u trees
+            # Zhao & Krishnamurthy 2023, Prop 3 per unit of weight: root u packs k·w_u trees
             k, U = prop3(opt.inv_x, list(t.capacity.values()))
             supply = {c: k * wj for c, wj in zip(t.compute_nodes, w)}
         else:
@@ -156,7 +156,7 @@ def schedule(
             for e, c in g.capacity.items():
                 x = U * c
                 if x.denominator != 1:
-                    raise RuntimeError("internal: U·c_e is not an integer (000 Prop 3)")
+                    raise RuntimeError("internal: U·c_e is not an integer (Zhao & Krishnamurthy 2023, Prop 3)")
                 caps[e] = int(x)
         caps = {e: c for e, c in caps.items() if c > 0}
         if fixed_k is not None and t.switch_nodes:

@@ -1,9 +1,9 @@
-"""The stages of :func:`collcert.reference.forestcoll.pipeline.schedule` (seed 000 §2, 003 §5).
+"""The stages of :func:`collcert.reference.forestcoll.pipeline.schedule` (Zhao & Krishnamurthy 2023, §2, Zhao et al. 2026, §5).
 
 One phase (:func:`_phase`): switch removal (:mod:`.splitting`, or by orbits,
 :mod:`.symsplit`), tree packing (:mod:`.packing` / :mod:`.sympack`), mapping
 tree arcs of G* back to walks in G (:func:`_map_back`, :func:`_refine`) and
-in-network multicast (:func:`_multicast`, 003 §5.6); the exact time of a
+in-network multicast (:func:`_multicast`, Zhao et al. 2026, §5.6); the exact time of a
 phase (:func:`phase_time`); the checks and helpers the pipeline uses (the
 box symmetry, the Eulerian check of fixed-k capacities, peak memory).
 Moved out of :mod:`collcert.reference.forestcoll.pipeline` (unchanged).
@@ -66,7 +66,7 @@ def _refine(
 
 def _multicast(trees: list[Tree], switches: frozenset[Node], fraction: Callable[[Tree], Fraction],
                ) -> Fraction:
-    """003 §5.6 on out-trees: a path may start at a multicast switch that already has the data."""
+    """Zhao et al. 2026, §5.6 on out-trees: a path may start at a multicast switch that already has the data."""
     saved = Fraction(0)
     if not switches:
         return saved
@@ -232,7 +232,7 @@ def _require_eulerian(g: Topology, caps: dict[tuple[Node, Node], int], k: int, U
         raise ScheduleError(
             f"fixed k = {k}: the floored capacities ⌊U·c_e⌋ with U = {fraction_str(U)} are not "
             f"Eulerian at {detail}{'…' if len(bad) > 4 else ''}; switch removal by edge "
-            "splitting needs an Eulerian graph (seed 000 §2.4, 003 §5.5), so no fixed-k schedule "
+            "splitting needs an Eulerian graph (Zhao & Krishnamurthy 2023, §2.4, Zhao et al. 2026, §5.5), so no fixed-k schedule "
             "can be built on this switch topology. Use the optimal k (omit --fixed-k), a "
             "different k, or a topology with symmetric bidirectional links"
         )

@@ -1,4 +1,4 @@
-"""Schedule files: the ForestColl tree XML (003 §6.1), JSON writing, gzip, compact trees.
+"""Schedule files: the ForestColl tree XML (Zhao et al. 2026, §6.1), JSON writing, gzip, compact trees.
 
 The JSON document itself is built by :meth:`Schedule.to_json`
 (docs/schedule-format.md); here are the file-level helpers:

@@ -1,4 +1,4 @@
-"""Switch removal by edge splitting (seed 000 §2.2, Thm 8, Alg 1; seed 003 §5.3, Thm 6, Alg 2-3).
+"""Switch removal by edge splitting (Zhao & Krishnamurthy 2023, §2.2, Thm 8, Alg 1; Zhao et al. 2026, §5.3, Thm 6, Alg 2-3).
 
 Input: an integer-capacity Eulerian digraph D on compute and switch nodes,
 a *supply* k_u ≥ 0 for every compute node u (the number of unit trees rooted
@@ -6,13 +6,13 @@ at u) and the demand D = Σ_u k_u. The invariant is
 
     min_{v ∈ V_c} F(s, v; D⃗) ≥ D,
 
-where D⃗ is D plus a super source s with an arc s→u of capacity k_u (000
-Thm 5: with k_u = k this is "k edge-disjoint spanning out-trees per compute
+where D⃗ is D plus a super source s with an arc s→u of capacity k_u (Zhao &
+Krishnamurthy 2023, Thm 5: with k_u = k this is "k edge-disjoint spanning out-trees per compute
 node exist"; broadcast uses k_r = λ and 0 elsewhere).
 
 For each switch w, each egress f = (w, t) and each ingress e = (u, w), γ
 units of (u, w) and (w, t) are replaced by γ units of (u, t), where γ is the
-largest amount that keeps the invariant (000 Thm 8):
+largest amount that keeps the invariant (Zhao & Krishnamurthy 2023, Thm 8):
 
     γ = min{ c(u,w), c(w,t), min_v F(u, w; D̂_{(u,w),v}) − D, min_v F(w, t; D̂_{(w,t),v}) − D }
 
@@ -31,7 +31,7 @@ all v at once (numpy) with the optimistic γ0 = min(c(u,w), c(w,t)). Only
 for the v whose flow does not survive do we re-solve F(s, v) in the split
 graph; only when that is < D do we compute that v's exact bound
 γ_v = min(F(u,w; D̂_{(u,w),v}), F(w,t; D̂_{(w,t),v})) − D (two max-flows; per
-v the bound is exact by the proof of 000 Thm 8), and γ = min(γ0, min γ_v).
+v the bound is exact by the proof of Zhao & Krishnamurthy 2023, Thm 8), and γ = min(γ0, min γ_v).
 The survival test is monotone in γ (a flow that survives γ0 survives every
 γ ≤ γ0), so the result is the γ of Thm 8 exactly.
 
@@ -210,7 +210,7 @@ class _Splitter(_FlowRepair):
             self.net.set_capacity(self.aux[key], None if on else 0)
 
     def aux_bound(self, u: int, t: int, v: int) -> int | None:
-        """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D for one v (000 Thm 8);
+        """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D for one v (Zhao & Krishnamurthy 2023, Thm 8);
         None when both are infinite (the forced cut is impossible for this v)."""
         w = self.w
         best: int | None = None
@@ -235,7 +235,7 @@ class _Splitter(_FlowRepair):
 
     # --------------------------------------------------------------- split
     def split_pair(self, u: int, t: int) -> None:
-        """Split off the largest safe γ of (u, w), (w, t) (000 Thm 8)."""
+        """Split off the largest safe γ of (u, w), (w, t) (Zhao & Krishnamurthy 2023, Thm 8)."""
         g, w = self.g, self.w
         i_uw, i_wt = g.arc[(u, w)], g.arc[(w, t)]
         c_uw, c_wt = g.cap[i_uw], g.cap[i_wt]
@@ -316,7 +316,7 @@ class _Splitter(_FlowRepair):
                 self.stats["resolves"] += 1
                 if value < self.demand:
                     raise RuntimeError("internal: edge splitting broke the flow invariant "
-                                       "(000 Thm 8)")
+                                       "(Zhao & Krishnamurthy 2023, Thm 8)")
             self.store_flow(v, fl)
         # walks and the recursive routing table of Alg 1
         left = _take(g.paths[i_uw], gamma)
@@ -356,7 +356,7 @@ class _Splitter(_FlowRepair):
             if g.cap[i_wt] != 0:
                 raise RuntimeError(
                     f"internal: egress {g.nodes[w]!r}->{g.nodes[t]!r} kept {g.cap[i_wt]} units "
-                    "after every ingress was tried (000 Thm 7 says this cannot happen)"
+                    "after every ingress was tried (Zhao & Krishnamurthy 2023, Thm 7 says this cannot happen)"
                 )
         if g.live_in(w):
             raise RuntimeError(f"internal: switch {g.nodes[w]!r} not isolated after splitting")
@@ -371,7 +371,7 @@ def remove_switches(
     engine: str = "auto",
     progress: Progress | None = None,
 ) -> SplitResult:
-    """Split off every switch (000 Alg 1) keeping min_v F(s, v) ≥ Σ supply.
+    """Split off every switch (Zhao & Krishnamurthy 2023, Alg 1) keeping min_v F(s, v) ≥ Σ supply.
 
     ``caps`` are integer capacities on compute and switch nodes (an Eulerian
     graph when there are switches); ``supply[u]`` is the capacity of s→u.
@@ -391,17 +391,17 @@ def remove_switches(
         if bad:
             raise ScheduleError(
                 f"the integer capacities are not Eulerian at {', '.join(map(str, bad[:6]))}"
-                f"{'…' if len(bad) > 6 else ''}: edge splitting (000 Thm 7-8) needs every node "
+                f"{'…' if len(bad) > 6 else ''}: edge splitting (Zhao & Krishnamurthy 2023, Thm 7-8) needs every node "
                 "to send as much as it receives, so switches cannot be removed"
             )
     sp = _Splitter(g, demand, engine)
     sp.build(-1, [], [])
-    for v in range(nc):  # the initial flows: 000 Thm 5's condition, and the first witnesses
+    for v in range(nc):  # the initial flows: Zhao & Krishnamurthy 2023, Thm 5's condition, and the first witnesses
         value, fl = sp.solve_sink(v)
         if value < demand:
             raise ScheduleError(
                 f"the capacities do not admit {demand} unit trees: the flow from the source to "
-                f"compute node {g.nodes[v]!r} is {value} < {demand} (000 Thm 5); the k and U "
+                f"compute node {g.nodes[v]!r} is {value} < {demand} (Zhao & Krishnamurthy 2023, Thm 5); the k and U "
                 "given do not fit this topology"
             )
         sp.store_flow(v, fl)

@@ -1,7 +1,7 @@
 """The state edge splitting works on, and the repair of its kept flows.
 
 Moved out of :mod:`collcert.reference.forestcoll.splitting` (unchanged); see its
-docstring for the method (seed 000 §2.2, Thm 8, Alg 1).
+docstring for the method (Zhao & Krishnamurthy 2023, §2.2, Thm 8, Alg 1).
 
 - :class:`_Graph`: the shrinking graph, a global arc registry (tails, heads,
   capacities, the walks in G of every capacity unit) and one s→v flow per
@@ -127,7 +127,7 @@ class _FlowRepair:
     # paths (BFS). The row of g.flow is edited in place with an undo log. Every
     # repaired flow is checked exactly (capacities, conservation, value ≥ D) on
     # the arcs it changed before it is kept, so a repair is a witness that
-    # F(s, v) ≥ D: γ is still exactly the γ of 000 Thm 8, and the flows remain
+    # F(s, v) ≥ D: γ is still exactly the γ of Zhao & Krishnamurthy 2023, Thm 8, and the flows remain
     # the certificates of G*.
 
     def cap_row(self) -> np.ndarray:

@@ -9,12 +9,12 @@ family fits in G* exactly when every label is used at most c(L) times by
 the representatives' trees (multiplicities counted). So the representatives'
 trees are packed against *label budgets*, then copied to every root.
 
-The representatives' trees are grown like 000 Alg 2's batches (one batch of
+The representatives' trees are grown like Zhao & Krishnamurthy 2023, Alg 2's batches (one batch of
 multiplicity k per root, split when an arc can take only part of it) but
 arcs are chosen greedily, Prim-like: the arc with the largest remaining
 label budget first (then the shallowest tail), so capacity-rich arcs (inside
 a box) are used before scarce ones (between boxes), and each box is entered
-once per tree. This is a heuristic, not 000 Thm 12: when a tree cannot be
+once per tree. This is a heuristic, not Zhao & Krishnamurthy 2023, Thm 12: when a tree cannot be
 completed, :class:`~.symsplit.SymmetryFailed` is raised and the caller uses
 the general packing. Whatever it returns is checked in full by
 ``collcert.certify`` (spanning arborescences, loads, time) with no knowledge

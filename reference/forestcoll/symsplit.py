@@ -1,10 +1,10 @@
-"""Switch removal by orbits of a box symmetry (seed 000 §2.2, Thm 7-8; 003 §5.3).
+"""Switch removal by orbits of a box symmetry (Zhao & Krishnamurthy 2023, §2.2, Thm 7-8; Zhao et al. 2026, §5.3).
 
 The same edge splitting as :mod:`.splitting`, done for a whole orbit of
 (ingress, switch, egress) pairs at once: when the graph D is invariant under
 a group H of automorphisms (:mod:`.symmetry`, verified), splitting γ units
 of (u, w), (w, t) is done together with γ units of (h(u), h(w)), (h(w), h(t))
-for every h ∈ H, so D stays invariant. The invariant of 000 Thm 5,
+for every h ∈ H, so D stays invariant. The invariant of Zhao & Krishnamurthy 2023, Thm 5,
 
     min_{v ∈ V_c} F(s, v; D⃗) ≥ D = Σ_u k_u,
 
@@ -19,7 +19,7 @@ linear function, exact, a few max-flows). A kept flow per representative
 sink is tested first: when it survives the split (re-pairing at w as in
 :mod:`.splitting`) no max-flow is run at all.
 
-Single-pair splits of 000 Thm 7 always exist; orbit splits need not (every
+Single-pair splits of Zhao & Krishnamurthy 2023, Thm 7 always exist; orbit splits need not (every
 member of the orbit must be splittable at once). When an egress cannot be
 emptied, :class:`SymmetryFailed` is raised and the caller falls back to the
 general algorithm. The walks of the G* arcs are kept equivariant: the walks
@@ -134,7 +134,7 @@ class _OrbitSplitter:
                 raise ScheduleError(
                     f"the capacities do not admit {self.demand} unit trees: the flow from the "
                     f"source to compute node {self.nodes[r]!r} is {value} < {self.demand} "
-                    "(000 Thm 5); the k and U given do not fit this topology")
+                    "(Zhao & Krishnamurthy 2023, Thm 5); the k and U given do not fit this topology")
             self.flows[r] = flow
 
     # --------------------------------------------------------------- split

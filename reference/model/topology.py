@@ -3,7 +3,7 @@
 A :class:`Topology` is immutable once built and always valid: every
 constructor runs the same checks, and any problem raises
 :class:`~collcert.TopologyError` with a message that names the culprit and
-says what to do. The model follows seed 000 §1 (ForestColl, 003 §3):
+says what to do. The model follows Zhao & Krishnamurthy 2023, §1 (ForestColl, Zhao et al. 2026, §3):
 G = (V = V_s ∪ V_c, E) is a directed multigraph with positive capacities and is
 *Eulerian* (every node sends as much as it receives).
 
@@ -56,7 +56,7 @@ class Topology:
         Free text kept for reports; ``unit`` is the bandwidth unit of the
         capacities (``"GB/s"``).
     multicast_switches:
-        Switches that can replicate data (in-network multicast, 003 §5.6).
+        Switches that can replicate data (in-network multicast, Zhao et al. 2026, §5.6).
     alpha:
         Optional latency α of links, in microseconds, ``{(src, dst): value}``
         (a link mapping may also carry an ``alpha`` key). Used only by the
@@ -223,7 +223,7 @@ class Topology:
                 )
         self.multicast_switches: frozenset[Node] = frozenset(multicast)
 
-        # Eulerian: every node's in-total equals its out-total (seed 000 §1).
+        # Eulerian: every node's in-total equals its out-total (Zhao & Krishnamurthy 2023, §1).
         tot_in: dict[Node, Fraction] = {v: Fraction(0) for v in self.nodes}
         tot_out: dict[Node, Fraction] = {v: Fraction(0) for v in self.nodes}
         for (u, v), c in capacity.items():
@@ -301,7 +301,7 @@ class Topology:
         if self.forestcoll_problem is not None:
             raise TopologyError(
                 f"{method} needs an Eulerian topology with at least two compute nodes, each "
-                f"reachable from the first (seed 000 §1), and this one is not: "
+                f"reachable from the first (Zhao & Krishnamurthy 2023, §1), and this one is not: "
                 f"{self.forestcoll_problem}. The all-reduce rate bounds (collcert optimum "
                 "-c allreduce) work on any directed graph."
             )

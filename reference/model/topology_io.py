@@ -64,7 +64,7 @@ def from_json(cls: type[Topology], source: str | os.PathLike[str] | Mapping[str,
         raise TopologyError(
             f"{origin}: format {fmt!r} is not {FORMAT!r}; convert the file or drop the key"
         )
-    if "port_model" in data:  # one-port platforms (seed 001): reference/broadcast/oneport.py
+    if "port_model" in data:  # one-port platforms (Legrand et al. 2003): reference/broadcast/oneport.py
         raise TopologyError(
             f"{origin}: \"port_model\": {data['port_model']!r} marks a one-port platform "
             "(links with a 'cost'), which this command does not model; use "

@@ -11,7 +11,7 @@ O(N log² N).
 **Tie-break.** Algorithm 1's argmin takes the smallest index among equal
 s_j (heap key (s_j, j)). Ties are frequent under the strategies' own costs,
 and a different tie-break builds a different tree with a different length
-under the real costs, so the curves depend on it (digest of seed 002, §6).
+under the real costs, so the curves depend on it (digest of Canon & Antoniu 2012, §6).
 
 Figure 2 of the paper plots, for 2 ≤ n ≤ 10000, the binomial strategy's
 length over the optimum at d = c, and the Fibonacci strategy's at

@@ -11,7 +11,7 @@ cycle arc into its head). The algorithm only compares and subtracts weights,
 so with ``int`` or ``Fraction`` weights the result is exact; with floats it is
 a fast heuristic for pricing (the exact pass decides).
 
-Used by the column generation of the MAC-BC linear program (seed 004,
+Used by the column generation of the MAC-BC linear program (Zhou & Sun 2026,
 :mod:`collcert.reference.allreduce.rate`): a MAC-BC network rooted at r is an
 in-arborescence into r plus an out-arborescence from r, so the cheapest one
 under link weights y costs ``min_in(r) + min_out(r)``.

@@ -1,4 +1,4 @@
-"""Weighted bipartite edge colouring: the Edge Coloring Lemma (seed 001 Lemma 1, Thm 6).
+"""Weighted bipartite edge colouring: the Edge Coloring Lemma (Legrand et al. 2003, Lemma 1, Thm 6).
 
 Each node P_j is split into a send copy P_j^out and a receive copy P_j^in; a
 communication (j, k) of integer duration w_{j,k} is the bipartite edge

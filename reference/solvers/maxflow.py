@@ -53,7 +53,7 @@ class FlowNetwork:
 
     Build it once, then call :meth:`solve` for as many (source, sink) pairs
     and capacity updates (:meth:`set_capacity`) as needed: the auxiliary
-    networks of seed 000 differ from each other in a few arcs only.
+    networks of Zhao & Krishnamurthy 2023 differ from each other in a few arcs only.
     """
 
     def __init__(

@@ -3,7 +3,7 @@
 Machines built from identical boxes have an automorphism σ that shifts every box
 to the next (:mod:`.symmetry`: found by colour refinement, then verified exactly,
 link by link). σ, extended to fix the super source s, is an automorphism of the
-auxiliary network G⃗_x of seed 000 eq. (1) as well (every source arc s→u has the
+auxiliary network G⃗_x of Zhao & Krishnamurthy 2023, eq. (1) as well (every source arc s→u has the
 same capacity x·w_u when σ keeps the weights w), so F(s, σ(v); G⃗_x) = F(s, v; G⃗_x):
 the Dinkelbach iteration of :mod:`.optimum` needs to test only one compute node
 per orbit, and so does the fixed-k search (⌊U·c_e⌋ is kept by σ too).

@@ -1,7 +1,7 @@
 """collcert: certified bandwidth-optimal collective communication schedules.
 
 The reference implementation (``collcert.reference``) computes optima and
-schedules following ForestColl (seeds 000 and 003); every result carries a
+schedules following ForestColl (Zhao & Krishnamurthy 2023 and Zhao et al. 2026); every result carries a
 certificate that ``collcert.certify`` checks with independent, plain code.
 """
 

@@ -1,9 +1,9 @@
-"""Ready-made topologies: the evaluation platforms of seed 003 and generic shapes.
+"""Ready-made topologies: the evaluation platforms of Zhao et al. 2026 and generic shapes.
 
 Bandwidths are in GB/s per direction unless a builder says otherwise; the
-hardware facts are those of ForestColl's evaluation (003 §6.2-6.3, Fig. 9), the
-DGX-1's NVLink cube-mesh follows NVIDIA's DGX-1 V100 white paper (003 ref. [51]), the
-2-box example from seed 000 Fig. 1. Node ids are readable strings:
+hardware facts are those of ForestColl's evaluation (Zhao et al. 2026, §6.2-6.3, Fig. 9), the
+DGX-1's NVLink cube-mesh follows NVIDIA's DGX-1 V100 white paper (Zhao et al. 2026, ref. [51]), the
+2-box example from Zhao & Krishnamurthy 2023, Fig. 1. Node ids are readable strings:
 ``"b0.gpu3"``, ``"b0.nvswitch"``, ``"b1.nic5"``, ``"ib0"``.
 """
 
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 # Number of Infinity Fabric links between GPU i and GPU j of one MI250 box
-# (003 Fig. 9; 50 GB/s each way per link).
+# (Zhao et al. 2026, Fig. 9; 50 GB/s each way per link).
 MI250_LINKS: tuple[tuple[int, ...], ...] = (
     (0, 4, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0),
     (4, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0),
@@ -165,20 +165,20 @@ def _nvswitch_boxes(
 
 
 def dgx_a100(boxes: int = 2) -> Topology:
-    """DGX A100 boxes (003 §6.2.2): 8 GPUs on an NVSwitch at 300 GB/s each way;
+    """DGX A100 boxes (Zhao et al. 2026, §6.2.2): 8 GPUs on an NVSwitch at 300 GB/s each way;
     each GPU has its own 25 GB/s NIC, NICs of even GPUs on IB switch ``ib0``,
     odd ones on ``ib1``. One box has no NICs."""
     return _nvswitch_boxes("DGX A100", boxes, 300, 25, ["ib0", "ib1"] * 4)
 
 
 def dgx_h100(boxes: int = 2) -> Topology:
-    """DGX H100 boxes (003 §6.3): NVSwitch at 450 GB/s each way per GPU, one
+    """DGX H100 boxes (Zhao et al. 2026, §6.3): NVSwitch at 450 GB/s each way per GPU, one
     50 GB/s NIC per GPU, all NICs on one IB fabric switch ``ib``."""
     return _nvswitch_boxes("DGX H100", boxes, 450, 50, ["ib"] * 8)
 
 
 def mi250(boxes: int = 2, gpus_per_box: int = 16) -> Topology:
-    """AMD MI250 boxes (003 §6.2.1, Fig. 9): direct Infinity Fabric links of
+    """AMD MI250 boxes (Zhao et al. 2026, §6.2.1, Fig. 9): direct Infinity Fabric links of
     50 GB/s each (:data:`MI250_LINKS` gives the counts); each GPU ↔ one shared
     IB switch ``ib`` at 16 GB/s each way. ``gpus_per_box=8`` uses GPUs 0-7 of
     each box (the paper's "8+8" setting)."""
@@ -216,7 +216,7 @@ def dgx1(link_bandwidth: object = 1) -> Topology:
 
 
 def two_box_example(b: object = 1) -> Topology:
-    """Seed 000 Fig. 1: two boxes of 4 compute nodes ``c{i}.{j}``; box switch
+    """Zhao & Krishnamurthy 2023, Fig. 1: two boxes of 4 compute nodes ``c{i}.{j}``; box switch
     ``w{i}`` at 10b each way per node, global switch ``w0`` at b each way per
     node. Bottleneck: box 1 with its switch, 1/x* = 1/b."""
     from collcert.reference.model import parse_number
@@ -292,7 +292,7 @@ def torus(dims: Sequence[int], capacity: object = 1) -> Topology:
 
 
 def fat_tree(k: int = 4, capacity: object = 1) -> Topology:
-    """The k-ary fat tree of Al-Fares et al. (seed 000 ref. [1]): k pods of k/2
+    """The k-ary fat tree of Al-Fares et al. (Zhao & Krishnamurthy 2023 ref. [1]): k pods of k/2
     edge and k/2 aggregation switches, (k/2)² core switches, k³/4 hosts; every
     link ``capacity`` both ways. Hosts are ``"h{pod}.{edge}.{i}"``."""
     _check_count("k", k, 2)

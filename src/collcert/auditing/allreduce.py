@@ -1,12 +1,12 @@
 """The optimum an allreduce audit compares with: ForestColl's LP (5), certified.
 
 RS+AG (reduce-scatter then allgather trees) is not proven optimal; LP (5) of
-seed 003 App. G is the best schedule of reduce and broadcast trees, which RS+AG
+Zhao et al. 2026, App. G is the best schedule of reduce and broadcast trees, which RS+AG
 is one of, so an audit reports a schedule's ratio to LP (5) when it can be
 solved (:data:`collcert.reference.allreduce.lp5.MAX_LP_NONZEROS`), and to RS+AG
 otherwise. Both are used only after ``collcert.certify`` accepts their
 certificates. The bound that refutes claims stays the proven lower bound on
-the time of seed 000 (bounds (6), (7), Eulerian topologies), or else the
+the time of Zhao & Krishnamurthy 2023, (bounds (6), (7), Eulerian topologies), or else the
 cut-set bound of *On the Computation Rate of All-Reduce*, which holds for any
 schedule, network coding included.
 """
@@ -51,7 +51,7 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
                 return info
         rs = info.algbw
         info.algbw = lp.value
-        text = (f"allreduce: the optimum is ForestColl's LP (5) (seed 003 App. G), the best "
+        text = (f"allreduce: the optimum is ForestColl's LP (5) (Zhao et al. 2026, App. G), the best "
                 f"schedule of reduce and broadcast trees: algbw {fraction_str(lp.value)}")
         if rs is not None:
             text += ("; RS+AG reaches it" if rs == lp.value else

@@ -280,7 +280,7 @@ def _audit_trees(topology: Topology, topo: Topo, data: Any, fmt: str,
                      "best for its setting (for example a fixed number of trees k)")
     if topology.multicast_switches and opt.algbw is not None:
         notes.append("the optimum assumes no in-network multicast; with multicast switches "
-                     "a schedule may exceed it (003 §5.6)")
+                     "a schedule may exceed it (Zhao et al. 2026, §5.6)")
     report = _report(verdict, sched.collective, fmt, topology.unit, opt, notes,
                      "paths given by the schedule", multicast=bool(topology.multicast_switches))
     report.bottleneck = list(verdict.facts.get("bottleneck", []))
@@ -298,7 +298,7 @@ def _report(verdict: Verdict, collective: str, fmt: str, unit: str, opt: Optimum
     ratio = algbw / opt_bw if algbw is not None and opt_bw else None
     if collective == "allreduce" and opt_bw is not None and lower is not None:
         notes.append(f"allreduce: the proven lower bound on the time is {fraction_str(lower)} "
-                     "(seed 000 bounds (6), (7))")
+                     "(Zhao & Krishnamurthy 2023, bounds (6), (7))")
     if ratio is not None and ratio > 1 and collective != "allreduce" and opt.bound:
         # without in-network multicast no valid schedule beats a certified optimum
         raise RuntimeError(f"internal: a schedule judged valid runs at {fraction_str(ratio)} × "

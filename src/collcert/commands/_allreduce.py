@@ -1,6 +1,6 @@
 """``collcert optimum -c allreduce``: every allreduce rate, exact, certified, as one chain.
 
-The topology may be any directed graph (seed 004's model). Each figure's
+The topology may be any directed graph (Zhou & Sun 2026's model). Each figure's
 certificate is checked by ``collcert.certify`` before it is printed; a
 certificate that fails is a bug (exit 3).
 """

@@ -172,7 +172,7 @@ def optimum_view(args: argparse.Namespace, topo: Topology, opt: Any) -> dict[str
     what = "certified optimum"
     if opt.collective == "allreduce":
         t_star = opt.extra.get("lower_bound_time_per_unit", t_star)
-        what = "the proven allreduce lower bound, 000 App. B"
+        what = "the proven allreduce lower bound, Zhao & Krishnamurthy 2023, App. B"
     if getattr(opt, "fixed_k", None) is not None:
         what = f"best time with k = {opt.fixed_k} trees per node"
     lat = latency_lower_bound(topo, opt.collective, alpha, opt.root)

@@ -18,7 +18,7 @@ from collcert.reference.model import ScheduleError, TopologyError
 from ._common import Progress, print_json, read_stdin
 
 FORMAT = "collcert-steady-broadcast/1"
-BUILTINS = "fig1, fig5 (seed 001 Figs. 1 and 5), random:P[,SEED[,DEGREE]]"
+BUILTINS = "fig1, fig5 (Legrand et al. 2003, Figs. 1 and 5), random:P[,SEED[,DEGREE]]"
 _RANDOM = re.compile(r"^random:(\d+)(?:,(\d+))?(?:,(\d+))?$")
 MAX_SCHEDULE_BYTES = 256 * 1024 * 1024
 
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "broadcast-steady",
         help="best throughput of a series of broadcasts under the one-port model, with a "
-        "periodic schedule reaching it (seed 001)",
+        "periodic schedule reaching it (Legrand et al. 2003)",
         description="Steady-state broadcast (Legrand, Beaumont, Marchal, Robert, 'Optimizing "
         "the steady-state throughput of Broadcasts on heterogeneous platforms'): the source "
         "sends an endless series of unit messages to every other node; each link has a cost "
@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--source", "-s", metavar="S",
                    help="the broadcasting node (default: the first node of the file)")
     p.add_argument("--dag", action="store_true",
-                   help="the platform is a DAG: solve SSBPDAG (seed 001 §4.1) and build the "
+                   help="the platform is a DAG: solve SSBPDAG (Legrand et al. 2003, §4.1) and build the "
                    "height-based schedule of §4.3 (refused when the platform has a cycle)")
     p.add_argument("--compare", action="store_true",
                    help="also find the best single tree (eq. (1)) and the best DAG by "
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     print(result.summary())
     if compare is not None:
-        print("  comparison (seed 001 §3.1): best throughput using only")
+        print("  comparison (Legrand et al. 2003, §3.1): best throughput using only")
         for k, label in (("tree", "one broadcast tree (eq. (1))"),
                          ("dag", "a DAG (SSBPDAG, §4.1)"), ("graph", "the whole graph (SSB)")):
             if k in compare:
@@ -220,7 +220,7 @@ def audit_summary(verdict: Any, path: str) -> str:
         lines += [f"  - {r}" for r in verdict.all_reasons()]
         return "\n".join(lines)
     return "\n".join([
-        f"VALID steady-state broadcast schedule {path} (one-port model, seed 001)",
+        f"VALID steady-state broadcast schedule {path} (one-port model, Legrand et al. 2003)",
         f"  throughput {frac_str(f['throughput'])} message{_s(f['throughput'] != 1)} per time "
         "unit = 1/T*, "
         f"T* = {frac_str(f['T_star'])}: optimal (LP dual bound {frac_str(f['bound'])}; no "

@@ -61,11 +61,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     # Other schedule kinds (steady-state broadcast, reduction trees) dispatch here, before
     # the tree-schedule picture below.
-    from .broadcast_steady import draw_hook  # one-port steady-state broadcast (seed 001)
+    from .broadcast_steady import draw_hook  # one-port steady-state broadcast (Legrand et al. 2003)
 
     if draw_hook(args):
         return 0
-    from ._reduction_draw import draw_file, is_reduction_file  # reduction trees (seed 002)
+    from ._reduction_draw import (  # reduction trees (Canon & Antoniu 2012)
+        draw_file,
+        is_reduction_file,
+    )
 
     if is_reduction_file(args.topology):
         return draw_file(args.topology, args.output)

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "optimum",
         help="exact optimal throughput of a collective, with its witness cut",
         description="Compute the exact optimal algorithm bandwidth (algbw = data size / time) "
-        "of a collective on a topology (seed 000 eq. (1), App. A-B; seed 003), with the "
+        "of a collective on a topology (Zhao & Krishnamurthy 2023, eq. (1), App. A-B; Zhao et al. 2026), with the "
         "bottleneck cut that proves it. Numbers are exact fractions.",
     )
     add_topology_argument(p)
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "(exact LP)")
     p.add_argument("--root", help="root compute node (broadcast, reduce)")
     p.add_argument("--fixed-k", type=int, metavar="K",
-                   help="best time with K trees per compute node (000 §2.4)")
+                   help="best time with K trees per compute node (Zhao & Krishnamurthy 2023, §2.4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--certificate", action="store_true",
                    help="print the JSON object with the flow witnesses (large; implies --json)")

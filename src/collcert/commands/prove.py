@@ -23,7 +23,7 @@ _CLAIM_NAMES = {"inv_x": "1/x*", "bound6_min_cut": "least cut of bound (6)",
                 "bound7_time_per_unit": "bound (7) time per unit"}
 
 _EPILOG = """\
-What is proved (seed 000), each as two Z3 questions with the time each took:
+What is proved (Zhao & Krishnamurthy 2023), each as two Z3 questions with the time each took:
   allgather / reduce-scatter  no cut S ⊉ V_c has |S∩V_c|/B⁺(S) above 1/x* (UNSAT) and one
                               reaches it (SAT, so it is equal); reduce-scatter on the
                               transposed topology

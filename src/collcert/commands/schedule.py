@@ -18,7 +18,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "schedule",
         help="build an optimal tree schedule (ForestColl) and write it as JSON or XML",
         description="Build a bandwidth-optimal pipeline schedule of spanning trees for a "
-        "collective (seed 000 §2, seed 003 §5): compute the certified optimum, remove the "
+        "collective (Zhao & Krishnamurthy 2023, §2, Zhao et al. 2026, §5): compute the certified optimum, remove the "
         "switches by edge splitting, pack the trees in batches and map every tree edge back "
         "to its path through the switches. The schedule reaches the optimum exactly (or the "
         "best time for --fixed-k) and carries certificates that 'collcert audit' checks. "
@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--root", help="root compute node (broadcast, reduce)")
     p.add_argument("--fixed-k", type=int, metavar="K",
                    help="use exactly K trees per compute node: the best schedule with K trees "
-                   "(seed 000 §2.4) instead of the optimal k")
+                   "(Zhao & Krishnamurthy 2023, §2.4) instead of the optimal k")
     p.add_argument("--weights", metavar="W1,W2,...",
                    help="non-uniform allgather/reduce-scatter: relative shard size of each "
                    "compute node, in compute-node order (e.g. 1,2,1,2)")
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-certificates", action="store_true",
                    help="leave out the G*, routing and flow certificates (smaller file)")
     p.add_argument("--no-multicast", action="store_true",
-                   help="do not post-process for multicast-capable switches (003 §5.6)")
+                   help="do not post-process for multicast-capable switches (Zhao et al. 2026, §5.6)")
     p.add_argument("--json", action="store_true",
                    help="print the summary as one JSON object (exact numbers as \"p/q\")")
     p.add_argument("--engine", default="auto", choices=("auto", "ortools", "exact"),
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "(docs/allreduce.md); json or msccl-xml")
     p.add_argument("--no-symmetry", action="store_true",
                    help="do not build by orbits of the topology's box symmetry (the general "
-                   "algorithms of seed 000 only; slower on large machines, same optimum)")
+                   "algorithms of Zhao & Krishnamurthy 2023 only; slower on large machines, same optimum)")
     p.set_defaults(func=run)
 
 

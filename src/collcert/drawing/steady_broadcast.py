@@ -1,4 +1,4 @@
-"""Picture of a steady-state broadcast schedule (seed 001): its trees and one period.
+"""Picture of a steady-state broadcast schedule (Legrand et al. 2003): its trees and one period.
 
 Left: the platform, nodes in layers by hop distance from the source, every
 link with its cost; each weighted broadcast tree in its own colour (the DAG
