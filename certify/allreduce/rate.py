@@ -21,9 +21,9 @@ Two certificates, each checked from the topology alone:
     Σ w = Σ β y proves R_LP exactly. Corollary 2.1 (R_LP ≤ Σβ / (2(K−1)))
     is reported as a fact.
 
-The topology is read here (not by :class:`~.base.Topo`) because this model
-accepts any directed graph: one compute node is refused with a reason, zero
-capacities mean no link, and a graph may have no links at all.
+The topology is read by the model room's link reader (as :class:`~collcert.certify.model.Topo`
+reads it) with this model's rules: any directed graph, one compute node refused
+with a reason, zero capacities meaning no link, and a graph may have no links at all.
 """
 
 from __future__ import annotations
@@ -33,12 +33,28 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from ..model import InputError, Verdict, frac_str, integer, number
+from ..model import (
+    InputError,
+    Link,
+    LinkFormat,
+    Node,
+    Verdict,
+    find_node,
+    frac_str,
+    integer,
+    number,
+    read_links,
+    topology_nodes,
+)
 
-Node = str | int
-Link = tuple[Node, Node]
 MAX_PRICE_BITS = 2**28
 """Links × the bits of the dual prices' common denominator (the integer arc weights)."""
+GRAPH = LinkFormat("topology", "capacity", missing="{where} needs src, dst and capacity",
+                   not_a_link="{where} is not a link",
+                   bad="{where}: capacity must be ≥ 0 and src ≠ dst",
+                   zero=True, optional=True, ends=False)
+"""Any directed graph: capacities ≥ 0 (0: no link), parallel links summed, no links at all
+allowed."""
 
 
 class Graph:
@@ -47,61 +63,23 @@ class Graph:
     def __init__(self, data: Mapping[str, Any]) -> None:
         if not isinstance(data, Mapping):
             raise InputError("the topology must be a JSON object (collcert-topology/1)")
-        self.compute: list[Node] = _ids(data, "compute_nodes")
-        self.switches: list[Node] = _ids(data, "switch_nodes")
+        self.compute, self.switches = topology_nodes(data)
         self.nodes = self.compute + self.switches
-        if len(set(self.nodes)) != len(self.nodes):
-            raise InputError("the topology declares a node id twice")
         if len(self.compute) < 2:
             raise InputError("the topology has fewer than two compute nodes: an allreduce over "
                              "one node needs no communication, its rate is unbounded")
         self.by_text = {str(v): v for v in self.nodes}
         self.node_set = set(self.nodes)
-        links = data.get("links", [])
-        if not isinstance(links, list):
-            raise InputError("topology 'links' must be an array")
-        cap: dict[Link, Fraction] = {}
-        for i, link in enumerate(links):
-            where = f"topology links[{i}]"
-            both = False
-            if isinstance(link, Mapping):
-                if not all(k in link for k in ("src", "dst", "capacity")):
-                    raise InputError(f"{where} needs src, dst and capacity")
-                su, sv, raw = link["src"], link["dst"], link["capacity"]
-                both = link.get("bidirectional", False) is True
-            elif isinstance(link, list) and len(link) == 3:
-                su, sv, raw = link
-            else:
-                raise InputError(f"{where} is not a link")
-            u, v = self.node(su, where), self.node(sv, where)
-            c = number(raw, f"{where} capacity")
-            if c < 0 or u == v:
-                raise InputError(f"{where}: capacity must be ≥ 0 and src ≠ dst")
-            for e in ((u, v), (v, u)) if both else ((u, v),):
-                if c:
-                    cap[e] = cap.get(e, Fraction(0)) + c
-        self.cap = cap
+        self.cap = read_links(data, GRAPH, self.node)
 
     def node(self, ref: object, where: str) -> Node:
-        if isinstance(ref, str | int) and not isinstance(ref, bool):
-            if ref in self.node_set:
-                return ref
-            if str(ref) in self.by_text:
-                return self.by_text[str(ref)]
+        hit = find_node(ref, self.node_set, self.by_text)
+        if hit is not None:
+            return hit
         raise InputError(f"{where} names {ref!r}, which is not a node of the topology")
 
     def out_capacity(self, s: set[Node]) -> Fraction:
         return sum((c for (u, v), c in self.cap.items() if u in s and v not in s), Fraction(0))
-
-
-def _ids(data: Mapping[str, Any], key: str) -> list[Node]:
-    raw = data.get(key, [])
-    if not isinstance(raw, list):
-        raise InputError(f"topology {key!r} must be an array")
-    for v in raw:
-        if isinstance(v, bool) or not isinstance(v, str | int):
-            raise InputError(f"topology {key} entry {v!r} is not a string or integer id")
-    return list(raw)
 
 
 def _graph(topology: Mapping[str, Any] | Graph) -> Graph:

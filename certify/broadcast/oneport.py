@@ -35,12 +35,25 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from ..model import InputError, Verdict, frac_str, integer, number
+from ..model import (
+    InputError,
+    Link,
+    LinkFormat,
+    Node,
+    Verdict,
+    find_node,
+    frac_str,
+    integer,
+    number,
+    read_links,
+)
 
-Node = str | int
-Link = tuple[Node, Node]
 FORMAT = "collcert-steady-broadcast/1"
 MAX_ITEMS = 2_000_000
+PLATFORM = LinkFormat("platform", "cost", missing="{where} needs src, dst and cost",
+                      not_a_link="{where} is not a link with src, dst and cost",
+                      bad="{where}: the cost must be positive and src ≠ dst", once=True)
+"""A one-port platform's links: a cost per link (time per message), each link once."""
 
 
 class OnePortTopo:
@@ -62,30 +75,8 @@ class OnePortTopo:
                 raise InputError(f"platform node id {v!r} is not a unique string or integer")
             self.nodes.append(v)
             self._by_text[str(v)] = v
-        links = data.get("links")
-        if not isinstance(links, list) or not links:
-            raise InputError("the platform needs a non-empty 'links' array")
-        self.cost: dict[Link, Fraction] = {}
-        for i, link in enumerate(links):
-            where = f"platform links[{i}]"
-            both = False
-            if isinstance(link, Mapping):
-                if "cost" not in link or "src" not in link or "dst" not in link:
-                    raise InputError(f"{where} needs src, dst and cost")
-                su, sv, c_raw = link["src"], link["dst"], link["cost"]
-                both = link.get("bidirectional", False) is True
-            elif isinstance(link, list) and len(link) == 3:
-                su, sv, c_raw = link
-            else:
-                raise InputError(f"{where} is not a link with src, dst and cost")
-            u, v = self.node(su, f"{where} src"), self.node(sv, f"{where} dst")
-            c = number(c_raw, f"{where} cost")
-            if c <= 0 or u == v:
-                raise InputError(f"{where}: the cost must be positive and src ≠ dst")
-            for e in ((u, v), (v, u)) if both else ((u, v),):
-                if e in self.cost:
-                    raise InputError(f"{where} gives the link {e[0]!r} -> {e[1]!r} twice")
-                self.cost[e] = c
+        self._ids = frozenset(self.nodes)
+        self.cost: dict[Link, Fraction] = read_links(data, PLATFORM, self.node)
         self.out_adj: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         self.in_adj: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         for u, v in self.cost:
@@ -93,10 +84,9 @@ class OnePortTopo:
             self.in_adj[v].append(u)
 
     def node(self, ref: object, where: str) -> Node:
-        if isinstance(ref, str | int) and not isinstance(ref, bool):
-            hit = self._by_text.get(str(ref))
-            if hit is not None:
-                return hit
+        hit = find_node(ref, self._ids, self._by_text)
+        if hit is not None:
+            return hit
         text = repr(ref) if len(repr(ref)) < 60 else repr(ref)[:57] + "..."
         raise InputError(f"{where} names {text}, which is not a node of the platform")
 

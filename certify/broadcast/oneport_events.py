@@ -36,8 +36,8 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from ..model import InputError, Verdict, frac_str, integer, number
-from .oneport import Link, Node, OnePortTopo, _items
+from ..model import InputError, Link, Node, Verdict, frac_str, integer, number
+from .oneport import OnePortTopo, _items
 
 MAX_LAG = 10_000
 MAX_REPLAYED_BLOCKS = 4_000_000

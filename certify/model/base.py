@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -159,6 +159,109 @@ class Verdict:
         return {"check": self.check, "ok": self.ok, "reasons": self.all_reasons(), "facts": facts}
 
 
+def topology_nodes(data: Mapping[str, Any]) -> tuple[list[Node], list[Node]]:
+    """The ``compute_nodes`` and ``switch_nodes`` of a ``collcert-topology/1`` dict.
+
+    Ids are strings or integers, none declared twice (not even as both a compute
+    node and a switch).
+    """
+    compute = _node_ids(data, "compute_nodes")
+    switches = _node_ids(data, "switch_nodes")
+    if len(set(compute) | set(switches)) != len(compute) + len(switches):
+        raise InputError("the topology declares a node id twice")
+    return compute, switches
+
+
+def _node_ids(data: Mapping[str, Any], key: str) -> list[Node]:
+    raw = data.get(key, [])
+    if not isinstance(raw, list):
+        raise InputError(f"topology {key!r} must be an array")
+    for v in raw:
+        if isinstance(v, bool) or not isinstance(v, str | int):
+            raise InputError(f"topology {key} entry {v!r} is not a string or integer id")
+    return list(raw)
+
+
+def find_node(ref: object, nodes: Container[object], by_text: Mapping[str, Node]) -> Node | None:
+    """The node ``ref`` names: the id itself, else the id that prints as ``ref``; None
+    for anything else (a boolean or a float never names a node)."""
+    if isinstance(ref, str | int) and not isinstance(ref, bool):
+        if ref in nodes:
+            return ref
+        return by_text.get(str(ref))
+    return None
+
+
+@dataclass(frozen=True)
+class LinkFormat:
+    """How one kind of input writes its links, and what its checker accepts.
+
+    Three checkers read a link list: :class:`Topo` (capacities, ForestColl's
+    checkers), the one-port platform of the broadcast checker (costs) and the
+    all-reduce rate's directed graph (capacities, 0 meaning no link).
+    :func:`read_links` reads all three; this record holds where they differ,
+    the wording of their messages included (``{where}`` is ``"topology links[i]"``,
+    ``{field}`` the first key a link object lacks).
+    """
+
+    noun: str  # what the input is called: "topology", "platform"
+    key: str  # the key of each link's number: "capacity", "cost"
+    missing: str  # a link object without src, dst or the number
+    not_a_link: str  # neither a link object nor [src, dst, number]
+    bad: str  # a number out of range, or src = dst
+    zero: bool = False  # 0 is allowed (and means no link); else numbers must be positive
+    once: bool = False  # a link given twice is refused; else the numbers add up
+    optional: bool = False  # the input may have no links
+    ends: bool = True  # name the end (" src", " dst") where a link names an unknown node
+
+
+TOPOLOGY = LinkFormat("topology", "capacity", missing="{where} lacks {field!r}",
+                      not_a_link="{where} is not a link object with src, dst, capacity",
+                      bad="{where}: capacity must be positive and src ≠ dst")
+
+
+def read_links(data: Mapping[str, Any], fmt: LinkFormat,
+               node: Callable[[object, str], Node]) -> dict[Link, Fraction]:
+    """``data["links"]`` as ``{(src, dst): number}``, a bidirectional link both ways.
+
+    InputError, in ``fmt``'s words, for a link that is malformed, loops on one
+    node, has a number out of range or (``fmt.once``) is given twice; ``node``
+    resolves each end and refuses an unknown node.
+    """
+    links = data.get("links", [] if fmt.optional else None)
+    if fmt.optional and not isinstance(links, list):
+        raise InputError(f"{fmt.noun} 'links' must be an array")
+    if not isinstance(links, list) or not (links or fmt.optional):
+        raise InputError(f"the {fmt.noun} needs a non-empty 'links' array")
+    out: dict[Link, Fraction] = {}
+    for i, link in enumerate(links):
+        where = f"{fmt.noun} links[{i}]"
+        su, sv, raw, both = _link_fields(link, where, fmt)
+        u = node(su, f"{where} src" if fmt.ends else where)
+        v = node(sv, f"{where} dst" if fmt.ends else where)
+        c = number(raw, f"{where} {fmt.key}")
+        if c < 0 or (c == 0 and not fmt.zero) or u == v:
+            raise InputError(fmt.bad.format(where=where))
+        for e in ((u, v), (v, u)) if both else ((u, v),):
+            if fmt.once and e in out:
+                raise InputError(f"{where} gives the link {e[0]!r} -> {e[1]!r} twice")
+            if c:
+                out[e] = out.get(e, Fraction(0)) + c
+    return out
+
+
+def _link_fields(link: object, where: str, fmt: LinkFormat) -> tuple[object, object, object, bool]:
+    """(src, dst, number, bidirectional) of a link object or a ``[src, dst, number]`` list."""
+    if isinstance(link, Mapping):
+        lacking = [k for k in ("src", "dst", fmt.key) if k not in link]
+        if lacking:
+            raise InputError(fmt.missing.format(where=where, field=lacking[0]))
+        return link["src"], link["dst"], link[fmt.key], link.get("bidirectional", False) is True
+    if isinstance(link, list) and len(link) == 3:
+        return link[0], link[1], link[2], False
+    raise InputError(fmt.not_a_link.format(where=where))
+
+
 class Topo:
     """A ``collcert-topology/1`` dict read into plain exact data.
 
@@ -175,17 +278,13 @@ class Topo:
             raise InputError(f"topology format {fmt!r} is not 'collcert-topology/1'")
         self.name = str(data.get("name", ""))
         self.unit = str(data.get("unit", ""))
-        compute = self._node_list(data, "compute_nodes")
-        switches = self._node_list(data, "switch_nodes")
+        compute, switches = topology_nodes(data)
         self.compute: list[Node] = compute
         self.switches: list[Node] = switches
         self.nodes: list[Node] = compute + switches
         self.compute_set: frozenset[Node] = frozenset(compute)
         self.switch_set: frozenset[Node] = frozenset(switches)
-        if len(self.compute_set) + len(self.switch_set) != len(self.nodes) or (
-            self.compute_set & self.switch_set
-        ):
-            raise InputError("the topology declares a node id twice")
+        self.node_index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
         if len(compute) < 2:
             raise InputError("the topology needs at least two compute nodes")
         self._by_text: dict[str, Node] = {}
@@ -199,29 +298,7 @@ class Topo:
         for w in self.multicast:
             if w not in self.switch_set:
                 raise InputError(f"multicast switch {w!r} is not a switch node")
-        links = data.get("links")
-        if not isinstance(links, list) or not links:
-            raise InputError("the topology needs a non-empty 'links' array")
-        cap: dict[Link, Fraction] = {}
-        for i, link in enumerate(links):
-            where = f"topology links[{i}]"
-            both = False
-            if isinstance(link, Mapping):
-                try:
-                    su, sv, raw = link["src"], link["dst"], link["capacity"]
-                except KeyError as exc:
-                    raise InputError(f"{where} lacks {exc.args[0]!r}") from None
-                both = link.get("bidirectional", False) is True
-            elif isinstance(link, list) and len(link) == 3:
-                su, sv, raw = link
-            else:
-                raise InputError(f"{where} is not a link object with src, dst, capacity")
-            u, v = self.node(su, f"{where} src"), self.node(sv, f"{where} dst")
-            c = number(raw, f"{where} capacity")
-            if c <= 0 or u == v:
-                raise InputError(f"{where}: capacity must be positive and src ≠ dst")
-            for e in ((u, v), (v, u)) if both else ((u, v),):
-                cap[e] = cap.get(e, Fraction(0)) + c
+        cap = read_links(data, TOPOLOGY, self.node)
         self.cap: dict[Link, Fraction] = cap
         scale = 1
         for c in cap.values():
@@ -233,7 +310,6 @@ class Topo:
                                  "whose capacities share a common unit; round them to one")
         self.scale = scale
         self.icap: dict[Link, int] = {e: int(c * scale) for e, c in cap.items()}
-        self.node_index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
         # fast exact lookup by id or string form; safe against true/1.0 only when every id
         # is a string (a bool or float never equals a str key)
         self.lookup: dict[object, Node] = {str(v): v for v in self.nodes}
@@ -244,28 +320,15 @@ class Topo:
         for u, v in cap:
             self.out_links[u].append(v)
 
-    @staticmethod
-    def _node_list(data: Mapping[str, Any], key: str) -> list[Node]:
-        raw = data.get(key, [])
-        if not isinstance(raw, list):
-            raise InputError(f"topology {key!r} must be an array")
-        for v in raw:
-            if isinstance(v, bool) or not isinstance(v, str | int):
-                raise InputError(f"topology {key} entry {v!r} is not a string or integer id")
-        return list(raw)
-
     @property
     def n(self) -> int:
         return len(self.compute)
 
     def node(self, ref: object, where: str) -> Node:
         """The topology node ``ref`` names (exactly or by string form)."""
-        if isinstance(ref, str | int) and not isinstance(ref, bool):
-            if ref in self.compute_set or ref in self.switch_set:
-                return ref
-            hit = self._by_text.get(str(ref))
-            if hit is not None:
-                return hit
+        hit = find_node(ref, self.node_index, self._by_text)
+        if hit is not None:
+            return hit
         sample = ", ".join(str(v) for v in self.nodes[:6])
         more = ", …" if len(self.nodes) > 6 else ""
         text = repr(ref) if len(repr(ref)) < 80 else repr(ref)[:77] + "..."
