@@ -6,6 +6,8 @@ Modules (imported on demand; ``strategies`` needs hypothesis, ``z3proofs`` z3-so
 ``strategies``  the same families as hypothesis strategies
 ``brute``       optima by exhaustive cut enumeration (small topologies)
 ``properties``  properties of the optimum and of schedules, as plain check functions
+``outcomes``    how a property reports: PropertyFailure (it does not hold), Skipped
+``allreduce``   properties of the allreduce rate, and Zhao et al. 2026's §5.7 hypothesis
 ``shrink``      shrink a failing topology (cycle edits, keeps it Eulerian); save regressions
 ``driver``      the differential driver behind ``collcert fuzz run``
 ``checking``    the property campaign behind ``collcert fuzz check``

@@ -29,6 +29,7 @@ from fractions import Fraction
 from collcert.reference.model import Topology, fraction_str
 
 from .generators import Source
+from .outcomes import PropertyFailure, Skipped
 
 MAX_NODES = 12
 """LP-based properties skip larger topologies (LP (5) grows as N³ with switches)."""
@@ -111,8 +112,6 @@ def check_rate_chain(t: Topology, label: str) -> None:
 
 
 def prop_allreduce_rate(t: Topology) -> None:
-    from .properties import PropertyFailure, Skipped
-
     if not _size_ok(t):
         raise Skipped(f"{len(t.nodes)} nodes > {MAX_NODES}: LP (5) too slow for fuzzing")
     try:
@@ -127,8 +126,6 @@ def prop_allreduce_rate(t: Topology) -> None:
 def _hypothesis(t: Topology, uniform: bool) -> None:
     from collcert.reference.allreduce import forestcoll_lp
     from collcert.reference.forestcoll import optimum
-
-    from .properties import PropertyFailure, Skipped
 
     if not _size_ok(t):
         raise Skipped(f"{len(t.nodes)} nodes > {MAX_NODES}: LP (5) too slow for fuzzing")

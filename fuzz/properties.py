@@ -1,8 +1,9 @@
 """Properties every correct implementation satisfies, as plain functions on a topology.
 
 Each property takes a :class:`collcert.Topology` and raises
-:class:`PropertyFailure` (an ``AssertionError``) naming what differed; it
-returns normally otherwise. They are used by the test suite under hypothesis,
+:class:`~collcert.fuzz.outcomes.PropertyFailure` (an ``AssertionError``) naming
+what differed, or :class:`~collcert.fuzz.outcomes.Skipped` when it does not
+apply; it returns normally otherwise. They are used by the test suite under hypothesis,
 by ``collcert fuzz check`` on seeded random topologies, and by the shrinker
 (a property is a failure predicate: see :func:`fails`).
 
@@ -36,17 +37,10 @@ from collcert.reference.model import Topology, fraction_str
 
 from . import allreduce as _ar
 from . import brute
+from .outcomes import PropertyFailure, Skipped
 
 BRUTE_MAX_NODES = 10
 """Enumeration-based properties only run on topologies with at most this many nodes."""
-
-
-class PropertyFailure(AssertionError):
-    """A property does not hold on a topology."""
-
-
-class Skipped(Exception):
-    """The property does not apply (the topology is too large for enumeration)."""
 
 
 def _expect(cond: bool, message: str) -> None:

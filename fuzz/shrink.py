@@ -163,77 +163,110 @@ def shrink(
     :class:`~collcert.CollcertError` raised while building a candidate count
     as failures of the predicate only if ``fails`` itself catches them.
     """
-    deadline = None if time_limit is None else time.monotonic() + time_limit
-    calls = 0
-    best = topology
+    run = _Shrinker(topology, fails, max_calls, time_limit)
+    progress = True
+    while progress and not run.exhausted():
+        progress = False
+        for step in (run.remove_nodes, run.remove_cycles, run.remove_support_cycles,
+                     run.lower_weights, run.normalise):
+            progress = step() or progress
+    return run.best
 
-    def attempt(candidate_cycles: list[Cycle], scale: int, drop: frozenset[Node]) -> bool:
-        nonlocal calls, best
-        if calls >= max_calls or (deadline is not None and time.monotonic() > deadline):
+
+class _Shrinker:
+    """One shrinking run: the smallest failing topology so far, and the budget of calls
+    to ``fails``. Each step (1-4 of the module docstring) says whether it shrank ``best``."""
+
+    def __init__(self, topology: Topology, fails: Callable[[Topology], bool], max_calls: int,
+                 time_limit: float | None) -> None:
+        self.best = topology
+        self.fails = fails
+        self.max_calls = max_calls
+        self.deadline = None if time_limit is None else time.monotonic() + time_limit
+        self.calls = 0
+
+    def exhausted(self) -> bool:
+        return self.calls >= self.max_calls or (
+            self.deadline is not None and time.monotonic() > self.deadline)
+
+    def attempt(self, candidate_cycles: list[Cycle], scale: int,
+                drop: frozenset[Node] = frozenset()) -> bool:
+        """Keep the candidate built from ``candidate_cycles`` if it is smaller and fails."""
+        if self.exhausted():
             return False
         try:
-            cand = from_cycles(best, candidate_cycles, scale, drop)
+            cand = from_cycles(self.best, candidate_cycles, scale, drop)
         except (TopologyError, CollcertError):
             return False
-        if size(cand) >= size(best):
+        if size(cand) >= size(self.best):
             return False
-        calls += 1
-        if fails(cand):
-            best = cand
+        self.calls += 1
+        if self.fails(cand):
+            self.best = cand
             return True
         return False
 
-    progress = True
-    while progress:
+    def remove_nodes(self) -> bool:
+        """1. Splice out or bypass each node, switches first."""
         progress = False
-        if calls >= max_calls or (deadline is not None and time.monotonic() > deadline):
-            break
-        cycles = cycles_of(best)
-        # 1. remove nodes, switches first
-        for v in list(best.switch_nodes) + list(best.compute_nodes)[::-1]:
+        for v in list(self.best.switch_nodes) + list(self.best.compute_nodes)[::-1]:
             for remove in (_splice, _bypass):
-                if v not in best.index:
+                if v not in self.best.index:
                     break
-                base = cycles_of(best) if remove is _splice else best
-                if attempt(remove(base, v), best.scale, frozenset([v])):  # type: ignore[arg-type]
+                base = cycles_of(self.best) if remove is _splice else self.best
+                if self.attempt(remove(base, v), self.best.scale,  # type: ignore[arg-type]
+                                frozenset([v])):
                     progress = True
-        cycles = cycles_of(best)
-        # 2. remove cycles
+        return progress
+
+    def remove_cycles(self) -> bool:
+        """2. Remove each cycle of the decomposition."""
+        progress = False
+        cycles = cycles_of(self.best)
         i = 0
         while i < len(cycles):
-            if attempt(cycles[:i] + cycles[i + 1:], best.scale, frozenset()):
-                cycles = cycles_of(best)
+            if self.attempt(cycles[:i] + cycles[i + 1:], self.best.scale):
+                cycles = cycles_of(self.best)
                 progress = True
             else:
                 i += 1
-        # 2b. remove any simple cycle of the support graph (not only those of the
-        # decomposition): subtract its smallest capacity along it
-        for cyc in _support_cycles(best, limit=60):
-            caps = dict(best.int_capacity)
+        return progress
+
+    def remove_support_cycles(self) -> bool:
+        """2b. Remove any simple cycle of the support graph (not only those of the
+        decomposition): subtract its smallest capacity along it."""
+        progress = False
+        for cyc in _support_cycles(self.best, limit=60):
+            caps = dict(self.best.int_capacity)
             edges = [(cyc[i], cyc[(i + 1) % len(cyc)]) for i in range(len(cyc))]
             if not all(e in caps for e in edges):
                 continue
             w = min(caps[e] for e in edges)
             for e in edges:
                 caps[e] -= w
-            if attempt(_decompose(caps), best.scale, frozenset()):
+            if self.attempt(_decompose(caps), self.best.scale):
                 progress = True
-        # 3. lower weights
-        cycles = cycles_of(best)
+        return progress
+
+    def lower_weights(self) -> bool:
+        """3. Lower each cycle's weight: to 1, 2, 3, half, or by one."""
+        progress = False
+        cycles = cycles_of(self.best)
         for i in range(len(cycles)):
             nodes, w = cycles[i]
             for lower in sorted({1, 2, 3, w // 2, w - 1}):
                 if 1 <= lower < w:
                     trial = cycles[:i] + [(nodes, lower)] + cycles[i + 1:]
-                    if attempt(trial, best.scale, frozenset()):
+                    if self.attempt(trial, self.best.scale):
                         cycles = trial
                         progress = True
                         break
-        # 4. normalise (divide by the gcd); only kept when it still fails
-        norm, scale = _normalise(cycles_of(best), best.scale)
-        if scale != best.scale and attempt(norm, scale, frozenset()):
-            progress = True
-    return best
+        return progress
+
+    def normalise(self) -> bool:
+        """4. Divide every weight by their gcd; only kept when it still fails."""
+        norm, scale = _normalise(cycles_of(self.best), self.best.scale)
+        return scale != self.best.scale and self.attempt(norm, scale)
 
 
 # --------------------------------------------------------------------------- #

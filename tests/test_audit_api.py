@@ -212,3 +212,59 @@ def test_schedule_for_another_topology_names_the_one_it_was_made_for(tmp_path: A
     with pytest.raises(ScheduleError) as exc:
         audit(platforms.ring(4), {**doc, "phases": "x"})
     assert "made for" not in str(exc.value)
+
+
+# --------------------------------------------------------------------------- #
+# steady-state broadcast schedules (collcert-steady-broadcast/1): the Python API
+# audits them on their one-port platform, as 'collcert audit PLATFORM FILE' does
+# --------------------------------------------------------------------------- #
+@pytest.fixture(scope="module")
+def steady_fig1() -> tuple[Any, dict[str, Any]]:
+    from collcert.reference.broadcast import paper_fig1, steady_broadcast
+
+    platform = paper_fig1()
+    return platform, steady_broadcast(platform, "s").to_json()
+
+
+def test_steady_broadcast_schedule_audits_valid_from_python(
+        tmp_path: pathlib.Path, steady_fig1: tuple[Any, dict[str, Any]],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from collcert.auditing import SteadyBroadcastReport
+
+    platform, doc = steady_fig1
+    path = tmp_path / "bs.json"
+    path.write_text(json.dumps(doc))
+    for r in (audit(platform, doc), audit(platform, json.dumps(doc)),
+              audit(platform.to_json(), doc), collcert.audit_file(platform, path)):
+        assert isinstance(r, SteadyBroadcastReport) and isinstance(r, AuditReport)
+        assert r.valid and r.reasons == []
+        assert (r.collective, r.format) == ("broadcast", "steady-broadcast")
+        assert r.throughput == 1 and r.period == 2  # Legrand et al. 2003, Fig. 1: TP = 1
+        assert isinstance(r.throughput, Fraction) and isinstance(r.period, Fraction)
+    # the file's report says what the command prints, and --json gives its to_json()
+    assert main(["audit", "fig1", str(path)]) == 0
+    assert capsys.readouterr().out == r.summary() + "\n"
+    assert main(["audit", "fig1", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == r.to_json()
+
+
+def test_tampered_steady_broadcast_schedule_is_invalid_with_the_reason(
+        steady_fig1: tuple[Any, dict[str, Any]]) -> None:
+    platform, doc = steady_fig1
+    bad = dict(doc, throughput="2")  # claims twice the proven optimum
+    r = audit(platform, bad)
+    assert not r.valid and r.throughput is None and r.period is None
+    assert any("the claimed throughput 2 is not 1/T* = 1" in reason for reason in r.reasons)
+    assert r.summary().startswith("INVALID steady-state broadcast schedule:")
+    assert r.to_json()["valid"] is False
+
+
+def test_steady_broadcast_schedule_needs_its_platform(
+        steady_fig1: tuple[Any, dict[str, Any]], a100_schedule: Any) -> None:
+    platform, doc = steady_fig1
+    with pytest.raises(ScheduleError, match="one-port platform"):
+        audit(platforms.dgx_a100(2), doc)
+    with pytest.raises(ScheduleError, match="audits only steady-state broadcast"):
+        audit(platform, a100_schedule.to_json())
+    with pytest.raises(TypeError):
+        audit({"compute_nodes": ["a", "b"]}, doc)

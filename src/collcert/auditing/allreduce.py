@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from collcert.certify.model import Topo
 from collcert.certify.model import frac_str as fraction_str
 
+from .bounds import OptimumInfo
+
 if TYPE_CHECKING:
     from collcert.reference.model import Topology
-
-    from .optimum import OptimumInfo
 
 
 def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
@@ -30,8 +30,6 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
     from collcert.certify.allreduce import Graph, check_cut_set, check_forestcoll_lp
     from collcert.reference.allreduce import cut_set_bound, forestcoll_lp
     from collcert.reference.model import CollcertError
-
-    from .optimum import OptimumInfo
 
     info = rsag or OptimumInfo()
     graph = Graph(topology.to_json())

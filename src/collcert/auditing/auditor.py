@@ -7,7 +7,9 @@ compares it with the certified optimum (computed by ``collcert.reference``;
 its certificate is checked by ``collcert.certify`` before it is used).
 
 MSCCL programs name no paths: their traffic is routed by ``collcert.auditing.routing``
-(direct links, else a certified minimum-congestion multicommodity flow).
+(direct links, else a certified minimum-congestion multicommodity flow). A
+steady-state broadcast schedule goes to ``collcert.auditing.steady``, on its
+one-port platform.
 
 Importing this module does not import ``collcert.reference`` (``collcert
 check`` runs without it); the reference code is imported where it is used.
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
@@ -33,87 +34,25 @@ from collcert.certify.forestcoll import (
 from collcert.certify.model import InputError, Topo, Verdict
 from collcert.certify.model import frac_str as fraction_str
 
-from .optimum import OptimumInfo, certified_optimum
+from .bounds import OptimumInfo
+from .optimum import certified_optimum
+from .report import AuditReport
 from .routing import route
+from .steady import (
+    STEADY,
+    STEADY_FORMAT,
+    SteadyBroadcastReport,
+    audit_steady,
+    is_platform,
+    steady_schedule,
+)
 
 if TYPE_CHECKING:
+    from collcert.reference.broadcast import OnePortPlatform
     from collcert.reference.model import Topology
 
 FORMATS = ("json", "forestcoll-xml", "msccl-xml")
 MAX_FILE_BYTES = 512 * 1024 * 1024
-
-
-@dataclass
-class AuditReport:
-    """The outcome of an audit. Exact numbers are Fractions (per unit of data)."""
-
-    valid: bool
-    reasons: list[str]
-    algbw: Fraction | None
-    time_per_unit: Fraction | None
-    optimum_algbw: Fraction | None
-    ratio: Fraction | None
-    routing: str
-    format: str = "json"
-    collective: str = ""
-    unit: str = ""
-    notes: list[str] = field(default_factory=list)
-    checks: list[dict[str, Any]] = field(default_factory=list)
-    lower_bound_time_per_unit: Fraction | None = None
-    bottleneck: list[str] = field(default_factory=list)  # the schedule's busiest link(s)
-    proven_time_per_unit: Fraction | None = None  # no run of this schedule is faster
-    bound_algbw: Fraction | None = None  # no schedule of the collective is faster
-    bound_witness: str = ""  # the proof of bound_algbw, in words
-    multicast: bool = False
-    optimum_kind: str = "certified"  # what optimum_algbw is (see OptimumInfo.kind)
-
-    def to_json(self) -> dict[str, Any]:
-        def q(x: Fraction | None) -> str | None:
-            return None if x is None else fraction_str(x)
-
-        return {
-            "valid": self.valid,
-            "verdict": "VALID" if self.valid else "INVALID",
-            "reasons": list(self.reasons),
-            "collective": self.collective,
-            "format": self.format,
-            "unit": self.unit,
-            "algbw": q(self.algbw),
-            "time_per_unit": q(self.time_per_unit),
-            "optimum_algbw": q(self.optimum_algbw),
-            "optimum_kind": self.optimum_kind,
-            "ratio": q(self.ratio),
-            "lower_bound_time_per_unit": q(self.lower_bound_time_per_unit),
-            "proven_time_per_unit": q(self.proven_time_per_unit),
-            "bottleneck": list(self.bottleneck),
-            "bound_algbw": q(self.bound_algbw),
-            "bound_witness": self.bound_witness,
-            "routing": self.routing,
-            "notes": list(self.notes),
-            "checks": self.checks,
-        }
-
-    def summary(self) -> str:
-        from collcert.reference.model import show
-
-        lines = [("VALID" if self.valid else "INVALID")
-                 + f" {self.collective} schedule ({self.format})"]
-        for r in self.reasons:
-            lines.append(f"  - {r}")
-        if self.time_per_unit is not None:
-            lines.append(f"  time per unit  = {show(self.time_per_unit)} ({self.unit})^-1")
-        if self.algbw is not None:
-            lines.append(f"  algbw          = {show(self.algbw)} {self.unit}")
-        if self.optimum_algbw is not None:
-            lines.append(f"  optimum algbw  = {show(self.optimum_algbw)} {self.unit} "
-                         f"({self.optimum_kind})")
-        if self.ratio is not None:
-            of = "the optimum" if self.optimum_kind == "certified" else "that figure"
-            lines.append(f"  ratio          = {show(self.ratio)} of {of}")
-        lines.append(f"  routing        : {self.routing}")
-        for n in self.notes:
-            lines.append(f"  note: {n}")
-        return "\n".join(lines)
 
 
 def _detect(text: str) -> str:
@@ -133,8 +72,11 @@ def _detect(text: str) -> str:
                         "pass --format json|forestcoll-xml|msccl-xml")
 
 
-def _ranks(topology: Topology, ranks: Sequence[Any] | str | os.PathLike[str] | None,
-           ) -> list[Any]:
+def rank_nodes(topology: Topology, ranks: Sequence[Any] | str | os.PathLike[str] | None,
+               ) -> list[Any]:
+    """The compute node each rank of an MSCCL program runs on: ``ranks`` lists them (or
+    names a file of node ids, one a line or a JSON array); None: rank i is the i-th
+    compute node. Raises :class:`~collcert.ScheduleError` for an unknown or repeated node."""
     from collcert.reference.model import ScheduleError
 
     if ranks is None:
@@ -171,7 +113,7 @@ def _ranks(topology: Topology, ranks: Sequence[Any] | str | os.PathLike[str] | N
 
 
 def audit(
-    topology: Topology,
+    topology: Topology | OnePortPlatform,
     schedule: Mapping[str, Any] | str | bytes,
     fmt: str | None = None,
     ranks: Sequence[Any] | str | os.PathLike[str] | None = None,
@@ -183,26 +125,36 @@ def audit(
     Returns an :class:`AuditReport`. Raises :class:`~collcert.ScheduleError`
     when the schedule cannot be read at all (malformed, hostile or absurd
     input, references to nodes the topology does not have).
+
+    A steady-state broadcast schedule (``collcert-steady-broadcast/1``, recognised
+    by its content) is audited on its one-port platform, given as ``topology``
+    (a ``OnePortPlatform`` or its JSON): the report is a
+    :class:`~collcert.auditing.steady.SteadyBroadcastReport`.
     """
     from collcert.reference.model import ScheduleError, Topology
 
-    if not isinstance(topology, Topology):
-        raise TypeError("audit() needs a collcert.Topology")
-    if fmt is not None and fmt not in FORMATS:
-        raise ScheduleError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if not isinstance(topology, Topology) and not is_platform(topology):
+        raise TypeError("audit() needs a collcert.Topology (or, for a steady-state broadcast "
+                        "schedule, its one-port platform)")
+    if fmt is not None and fmt not in (*FORMATS, STEADY):
+        raise ScheduleError(f"unknown format {fmt!r}: choose one of {', '.join(FORMATS)} "
+                            f"(or {STEADY})")
     if isinstance(schedule, bytes):
         try:
             schedule = schedule.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ScheduleError(f"the schedule is not UTF-8 text (byte {exc.start})") from None
+    if not isinstance(schedule, str | Mapping):
+        raise ScheduleError(f"a schedule is a dict or text, not {type(schedule).__name__}")
+    steady = steady_schedule(schedule) if fmt in (None, "json", STEADY) else None
+    if steady is not None or fmt == STEADY or not isinstance(topology, Topology):
+        return _audit_steady(topology, steady, ranks)
     if isinstance(schedule, str):
         fmt = fmt or _detect(schedule)
-    elif isinstance(schedule, Mapping):
+    else:
         if fmt not in (None, "json"):
             raise ScheduleError(f"a dict schedule is collcert JSON, not {fmt}")
         fmt = "json"
-    else:
-        raise ScheduleError(f"a schedule is a dict or text, not {type(schedule).__name__}")
     data: Any = schedule if isinstance(schedule, Mapping) else None
     try:
         topo = Topo(topology.to_json())
@@ -222,6 +174,26 @@ def audit(
         raise ScheduleError(str(exc) + made_for(topology, data)) from None
 
 
+def _audit_steady(platform: Any, doc: Mapping[str, Any] | None, ranks: Any,
+                  ) -> SteadyBroadcastReport:
+    """A steady-state broadcast schedule, which only its one-port platform can audit."""
+    from collcert.reference.model import ScheduleError
+
+    if doc is None:
+        raise ScheduleError(f"a one-port platform audits only steady-state broadcast "
+                            f"schedules ({STEADY_FORMAT}, docs/steady-broadcast.md); this "
+                            "schedule is not one")
+    if not is_platform(platform):
+        raise ScheduleError(f"a {STEADY_FORMAT} schedule is audited on its one-port platform "
+                            "(a OnePortPlatform or its JSON, docs/steady-broadcast.md), not "
+                            "on a Topology")
+    report = audit_steady(platform, doc)
+    if ranks is not None:
+        report.notes.append("ranks were ignored: a steady-state broadcast schedule names "
+                            "its nodes")
+    return report
+
+
 def made_for(topology: Topology, data: Any) -> str:
     """A hint when a collcert JSON schedule records another topology than the one given."""
     if not isinstance(data, Mapping):
@@ -235,12 +207,13 @@ def made_for(topology: Topology, data: Any) -> str:
 
 
 def audit_file(
-    topology: Topology,
+    topology: Topology | OnePortPlatform,
     path: str | os.PathLike[str],
     fmt: str | None = None,
     ranks: Sequence[Any] | str | os.PathLike[str] | None = None,
 ) -> AuditReport:
-    """Audit the schedule file at ``path`` (format detected when ``fmt`` is None)."""
+    """Audit the schedule file at ``path`` (format detected when ``fmt`` is None);
+    ``topology`` and the report as in :func:`audit`."""
     from collcert.reference.forestcoll import read_text
     from collcert.reference.model import ScheduleError
 
@@ -256,9 +229,12 @@ def audit_file(
         pass  # read_text names the problem
     text = read_text(p, MAX_FILE_BYTES)  # gzip recognised by its magic bytes, size capped
     try:
-        return audit(topology, text, fmt, ranks)
+        report = audit(topology, text, fmt, ranks)
     except ScheduleError as exc:
         raise ScheduleError(f"{p}: {exc}") from None
+    if isinstance(report, SteadyBroadcastReport):
+        report.name = p  # its summary names the file, as collcert audit prints it
+    return report
 
 
 # --------------------------------------------------------------------------- #
@@ -327,7 +303,7 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
     from collcert.reference.model import ScheduleError
 
     prog = msccl_mod.read(text)
-    nodes = _ranks(topology, ranks)
+    nodes = rank_nodes(topology, ranks)
     if prog.ngpus != len(nodes):
         raise ScheduleError(
             f"the MSCCL program has ngpus={prog.ngpus} but {len(nodes)} ranks are mapped to "

@@ -13,29 +13,18 @@ proves it, to refute claims that beat it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from collcert.certify.forestcoll import check_optimum
-from collcert.certify.model import Topo, Verdict
+from collcert.certify.model import Topo
 from collcert.certify.model import frac_str as fraction_str
+
+from .allreduce import allreduce_optimum
+from .bounds import OptimumInfo
 
 if TYPE_CHECKING:
     from collcert.reference.model import Topology
-
-
-@dataclass
-class OptimumInfo:
-    algbw: Fraction | None = None  # certified optimum algbw
-    lower: Fraction | None = None  # allreduce: proven lower bound on the time per unit
-    notes: list[str] = field(default_factory=list)
-    verdict: Verdict | None = None  # the certificate's check
-    bound: Fraction | None = None  # no schedule's algbw exceeds it (None: no such proof)
-    witness: str = ""  # what proves ``bound``
-    # what ``algbw`` is: the certified optimum, or (allreduce, when ForestColl's
-    # LP (5) cannot be solved) the RS+AG figure, which is not proven optimal
-    kind: str = "certified"
 
 
 def certified_optimum(topology: Topology, topo: Topo, collective: str, root: Any,
@@ -50,8 +39,6 @@ def certified_optimum(topology: Topology, topo: Topo, collective: str, root: Any
         opt = optimum(topology, collective, root=root, weights=weights)
     except (TopologyError, ScheduleError) as exc:
         if collective == "allreduce":  # any directed graph: LP (5) and the cut-set bound
-            from .allreduce import allreduce_optimum
-
             why = (topology.forestcoll_problem or str(exc)).split(". ")[0]
             return allreduce_optimum(topology, topo, check, OptimumInfo(
                 notes=[f"no RS+AG figures (they need an Eulerian topology): {why}"]))
@@ -61,9 +48,7 @@ def certified_optimum(topology: Topology, topo: Topo, collective: str, root: Any
     if check:
         info.verdict = check_optimum(topo, cert)
         if not info.verdict.ok:
-            return OptimumInfo(notes=["internal: the optimum's certificate did not check: "
-                                      + "; ".join(info.verdict.all_reasons()[:3])],
-                               verdict=info.verdict)
+            return OptimumInfo.refused("the optimum's certificate", info.verdict)
         info.algbw = info.verdict.facts["algbw"]
         info.lower = info.verdict.facts.get("lower_bound_time_per_unit")
     if topology.multicast_switches:
@@ -74,8 +59,6 @@ def certified_optimum(topology: Topology, topo: Topo, collective: str, root: Any
             info.witness = (f"ForestColl's allreduce lower bounds (the cuts of the optimum "
                             f"certificate: bound6_cut, bound7_cuts) prove time ≥ "
                             f"{fraction_str(info.lower)} per unit of data")
-        from .allreduce import allreduce_optimum
-
         info = allreduce_optimum(topology, topo, check, info)
     else:
         info.bound = info.algbw
@@ -121,9 +104,7 @@ def _alltoall(topology: Topology, topo: Topo, check: bool) -> OptimumInfo:
     if check:
         info.verdict = check_alltoall_optimum(topo, cert)
         if not info.verdict.ok:
-            return OptimumInfo(notes=["internal: the alltoall certificate did not check: "
-                                      + "; ".join(info.verdict.all_reasons()[:3])],
-                               verdict=info.verdict)
+            return OptimumInfo.refused("the alltoall certificate", info.verdict)
         info.algbw = info.verdict.facts["algbw"]
     if not topology.multicast_switches:
         info.bound = info.algbw

@@ -1,8 +1,9 @@
 """Pictures of reduction schedules: the tree with a Gantt chart, and Figure 2.
 
 ``collcert draw SCHEDULE.json -o tree.png`` comes here when the file is a
-``collcert-reduction/1`` document (see :func:`is_reduction_file`); the dates
-drawn are the ones the independent simulator recomputes.
+``collcert-reduction/1`` document (see :mod:`collcert.commands._reduction_file`);
+the dates drawn are the ones the independent simulator recomputes. The model
+and Figure 2 are Canon & Antoniu 2012's.
 """
 
 from __future__ import annotations
@@ -13,19 +14,9 @@ from typing import Any
 
 from collcert.reference.reduction import ReductionError
 
+from ._reduction_file import read_reduction_file
+
 MAX_DRAWN = 256
-
-
-def is_reduction_file(path: object) -> bool:
-    """True when ``path`` names a JSON file whose beginning declares collcert-reduction/1."""
-    if not isinstance(path, str) or not os.path.isfile(path):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return b'"collcert-reduction/1"' in head
 
 
 def _output(path: str, option: str = "-o") -> None:
@@ -36,8 +27,6 @@ def _output(path: str, option: str = "-o") -> None:
 def draw_file(path: str, output: str) -> int:
     """Draw the tree (top) and the Gantt chart (bottom) of a reduction schedule file."""
     from collcert.certify.reduction import check_reduction
-
-    from .reduce_tree import read_reduction_file
 
     _output(output)
     data = read_reduction_file(path)

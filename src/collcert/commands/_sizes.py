@@ -232,11 +232,11 @@ def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
         raise ScheduleError(str(exc)) from None
     try:
         if fmt == "msccl-xml":
-            from collcert.auditing.auditor import _ranks
+            from collcert.auditing import rank_nodes
             from collcert.certify.execution import msccl
 
             prog = msccl.read(text)
-            return msccl_latency(topo, prog, _ranks(topo, ranks), alpha), None
+            return msccl_latency(topo, prog, rank_nodes(topo, ranks), alpha), None
         from collcert.certify.forestcoll import forestcoll_xml, schedule_json
 
         data = (schedule_json(text) if fmt == "json"

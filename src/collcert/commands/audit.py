@@ -5,8 +5,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import Any
 
-from collcert.auditing import FORMATS, audit, audit_file, judge, parse_claim
+from collcert.auditing import (
+    FORMATS,
+    audit,
+    audit_file,
+    audit_steady,
+    judge,
+    parse_claim,
+    steady_document,
+)
 from collcert.reference.model import ScheduleError
 
 from . import _sizes
@@ -60,10 +69,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .broadcast_steady import audit_hook  # one-port steady-state broadcast schedules
-
-    if (code := audit_hook(args)) is not None:
-        return code
+    doc = steady_document(args.schedule)  # recognised by its content, before the topology
+    if doc is not None:
+        return _audit_steady(args, doc)
     if args.schedule != "-" and not os.path.lexists(args.schedule):
         # before the topology: a one-port platform name (fig1) is only known for
         # steady-state broadcast schedules, which are recognised by their content
@@ -100,3 +108,16 @@ def run(args: argparse.Namespace) -> int:
             _sizes.audit_view(args, topo, report)
         sys.stdout.flush()
     return 0 if report.valid and not (verdict and verdict.refuted) else 1
+
+
+def _audit_steady(args: argparse.Namespace, doc: dict[str, Any]) -> int:
+    """A steady-state broadcast schedule, audited on the one-port platform TOPOLOGY names
+    (a file, or fig1, fig5, random:P: those of ``collcert broadcast-steady``)."""
+    from .broadcast_steady import load_platform
+
+    report = audit_steady(load_platform(args.topology), doc, name=args.schedule)
+    if args.json:
+        print_json(report.to_json())
+    else:
+        print(report.summary())
+    return 0 if report.valid else 1

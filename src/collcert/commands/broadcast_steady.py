@@ -1,7 +1,9 @@
 """``collcert broadcast-steady``: optimal steady-state broadcast under the one-port model.
 
-Also the hooks by which ``collcert audit`` and ``collcert draw`` handle a
-``collcert-steady-broadcast/1`` schedule (:func:`audit_hook`, :func:`draw_hook`).
+Also what ``collcert audit`` and ``collcert draw`` need for a
+``collcert-steady-broadcast/1`` schedule: its platform from the command line
+(:func:`load_platform`; the audit itself is ``collcert.auditing.audit_steady``)
+and the picture (:func:`draw_hook`).
 """
 
 from __future__ import annotations
@@ -13,14 +15,13 @@ import re
 import time
 from typing import Any
 
+from collcert.auditing import STEADY_FORMAT, steady_document
 from collcert.reference.model import ScheduleError, TopologyError
 
 from ._common import Progress, print_json, read_stdin
 
-FORMAT = "collcert-steady-broadcast/1"
 BUILTINS = "fig1, fig5 (Legrand et al. 2003, Figs. 1 and 5), random:P[,SEED[,DEGREE]]"
 _RANDOM = re.compile(r"^random:(\d+)(?:,(\d+))?(?:,(\d+))?$")
-MAX_SCHEDULE_BYTES = 256 * 1024 * 1024
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -58,7 +59,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="print one JSON object (the schedule file, plus timings); exact "
                    '"p/q" strings')
     p.add_argument("-o", "--output", metavar="FILE",
-                   help=f"write the schedule ({FORMAT}) to FILE")
+                   help=f"write the schedule ({STEADY_FORMAT}) to FILE")
     p.add_argument("--progress", action="store_true",
                    help="show progress even when stderr is not a terminal")
     p.set_defaults(func=run)
@@ -66,8 +67,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def load_platform(spec: str) -> Any:
     """A one-port platform from a file, stdin ('-') or a built-in name."""
-    from collcert.reference.broadcast import OnePortPlatform
-    from collcert.reference.broadcast import steady as sb
+    from collcert.reference.broadcast import (
+        OnePortPlatform,
+        paper_fig1,
+        paper_fig5,
+        random_platform,
+    )
 
     if spec == "-":
         text = read_stdin("a one-port platform (JSON)")  # bounded, binary data refused
@@ -78,13 +83,13 @@ def load_platform(spec: str) -> Any:
                                 "command (docs/steady-broadcast.md)")
         return OnePortPlatform.from_json(text)
     if spec in ("fig1", "fig5"):
-        return sb.paper_fig1() if spec == "fig1" else sb.paper_fig5()
+        return paper_fig1() if spec == "fig1" else paper_fig5()
     m = _RANDOM.match(spec)
     if m and not os.path.exists(spec):
         nodes, seed, degree = int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 3)
         if nodes > 2000:
             raise TopologyError(f"{spec}: at most 2000 nodes")
-        return sb.random_platform(nodes, seed, degree)
+        return random_platform(nodes, seed, degree)
     if not os.path.exists(spec) and not spec.endswith(".json") and "/" not in spec:
         raise TopologyError(f"{spec!r} is neither a platform file nor a built-in platform "
                             f"({BUILTINS})")
@@ -161,89 +166,10 @@ def _compare(platform: Any, source: Any, graph_tp: Any, args: argparse.Namespace
     return out
 
 
-# ------------------------------------------------------------------ hooks
-def _steady_doc(path: str | None) -> dict[str, Any] | None:
-    """The parsed schedule when ``path`` is a collcert-steady-broadcast/1 JSON file."""
-    if not path or path == "-" or not os.path.isfile(path):
-        return None
-    from collcert.certify.forestcoll import load_json
-    from collcert.certify.model import InputError, read_text
-
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-        if FORMAT.encode() not in head and b"collcert-steady-broadcast" not in head:
-            return None
-        # bounded reading and a parse that must fit in memory (certify.files, readers)
-        doc = load_json(read_text(path, MAX_SCHEDULE_BYTES), path)
-    except OSError as exc:
-        raise ScheduleError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    except InputError as exc:
-        raise ScheduleError(f"{exc} (a {FORMAT} file)") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        return None
-    return doc
-
-
-def _platform_dict(spec: str) -> dict[str, Any]:
-    return dict(load_platform(spec).to_json())
-
-
-def audit_hook(args: argparse.Namespace) -> int | None:
-    """``collcert audit PLATFORM FILE`` for a steady-state broadcast schedule; None if
-    FILE is another kind of schedule."""
-    doc = _steady_doc(getattr(args, "schedule", None))
-    if doc is None:
-        return None
-    from collcert.certify.broadcast import check_steady_broadcast
-    from collcert.certify.model import InputError
-
-    try:
-        verdict = check_steady_broadcast(_platform_dict(args.topology), doc)
-    except InputError as exc:
-        raise ScheduleError(f"{args.schedule}: {exc}") from None
-    if getattr(args, "json", False):
-        out = verdict.to_json()
-        out.update({"valid": verdict.ok, "format": FORMAT})
-        print_json(out)
-    else:
-        print(audit_summary(verdict, args.schedule))
-    return 0 if verdict.ok else 1
-
-
-def audit_summary(verdict: Any, path: str) -> str:
-    from collcert.certify.model import frac_str
-
-    f = verdict.facts
-    if not verdict.ok:
-        lines = [f"INVALID steady-state broadcast schedule {path}:"]
-        lines += [f"  - {r}" for r in verdict.all_reasons()]
-        return "\n".join(lines)
-    return "\n".join([
-        f"VALID steady-state broadcast schedule {path} (one-port model, Legrand et al. 2003)",
-        f"  throughput {frac_str(f['throughput'])} message{_s(f['throughput'] != 1)} per time "
-        "unit = 1/T*, "
-        f"T* = {frac_str(f['T_star'])}: optimal (LP dual bound {frac_str(f['bound'])}; no "
-        "schedule does better, Lemma 7)",
-        f"  replayed {f['periods_replayed']} periods of {frac_str(f['period'])} with "
-        f"{f['messages_per_period']} message{_s(f['messages_per_period'] != 1)} each: no node sends or receives twice at once, "
-        "every message forwarded after it arrived, every node gets every message once",
-        f"  measured steady-state throughput {frac_str(f['measured_throughput'])}; first batch "
-        f"complete after {frac_str(f['latency'])}",
-        ("  packing: " + (f"{f['trees']} weighted tree{_s(f['trees'] != 1)} (spanning, Σλ = N, load ≤ N·n), "
-                          if f.get("method") == "trees" else "DAG heights rising along every "
-                          "used link, loads = N·n, ")
-         + f"{f['matchings']} matching{_s(f['matchings'] != 1)} (Σμ = N·T*)"),
-    ])
-
-
-def _s(plural: bool) -> str:
-    return "s" if plural else ""
-
-
+# ------------------------------------------------------------------ drawing
 def draw_hook(args: argparse.Namespace) -> bool:
     """``collcert draw PLATFORM FILE -o OUT`` for a steady-state broadcast schedule."""
-    doc = _steady_doc(getattr(args, "schedule", None))
+    doc = steady_document(getattr(args, "schedule", None))
     if doc is None:
         return False
     from collcert.drawing.steady_broadcast import draw_steady

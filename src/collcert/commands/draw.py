@@ -65,10 +65,8 @@ def run(args: argparse.Namespace) -> int:
 
     if draw_hook(args):
         return 0
-    from ._reduction_draw import (  # reduction trees (Canon & Antoniu 2012)
-        draw_file,
-        is_reduction_file,
-    )
+    from ._reduction_draw import draw_file  # reduction trees (Canon & Antoniu 2012)
+    from ._reduction_file import is_reduction_file
 
     if is_reduction_file(args.topology):
         return draw_file(args.topology, args.output)

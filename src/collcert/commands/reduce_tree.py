@@ -12,6 +12,7 @@ from collcert.reference.model import fraction_str, parse_number, show
 from collcert.reference.reduction import STRATEGIES, ReductionError, solve
 
 from ._common import print_json
+from ._reduction_file import read_reduction_file
 
 _EPILOG = """\
 The model (Canon & Antoniu, "Scheduling Associative Reductions with Homogeneous
@@ -200,21 +201,6 @@ def _print_text(doc: dict[str, Any], facts: dict[str, Any], parent: list[int]) -
 
 def _n(count: int, word: str) -> str:
     return f"{count} {word}{'s' * (count != 1)}"
-
-
-MAX_FILE_BYTES = 512 * 1024 * 1024
-
-
-def read_reduction_file(path: str) -> Any:
-    """The parsed JSON of a reduction schedule file, read in bounded memory: a missing,
-    binary, oversized or unparsable file is a ReductionError naming it (exit 2)."""
-    from collcert.certify.forestcoll import load_json
-    from collcert.certify.model import InputError, read_text
-
-    try:
-        return load_json(read_text(path, MAX_FILE_BYTES), path)
-    except InputError as exc:
-        raise ReductionError(str(exc)) from None
 
 
 def _check_file(args: argparse.Namespace) -> int:
