@@ -25,6 +25,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import (
+    TOPOLOGY_FORMAT,
     NumberError,
     Size,
     TopologyError,
@@ -32,9 +33,10 @@ from ..model import (
     fraction_str,
     lcm_of_denominators,
     parse_number,
+    read_json_document,
+    unpack_link,
 )
 from ..model import node_name as _name
-from ..model.topology_io import FORMAT, _load_json
 
 PORT_MODEL = "one-port"
 
@@ -216,7 +218,7 @@ class OnePortPlatform:
     # ------------------------------------------------------------- conversion
     def to_json(self) -> dict[str, Any]:
         """The canonical ``collcert-topology/1`` dict with ``"port_model": "one-port"``."""
-        out: dict[str, Any] = {"format": FORMAT, "port_model": PORT_MODEL}
+        out: dict[str, Any] = {"format": TOPOLOGY_FORMAT, "port_model": PORT_MODEL}
         if self.name:
             out["name"] = self.name
         out["unit"] = self.unit
@@ -244,7 +246,7 @@ class OnePortPlatform:
     @classmethod
     def from_json(cls, source: str | os.PathLike[str] | Mapping[str, Any]) -> OnePortPlatform:
         """Read a one-port platform from a file path, a JSON text or a parsed dict."""
-        data, origin, where = _load_json(
+        data, origin, where = read_json_document(
             source, too_deep="JSON nested too deeply",
             too_long="a number has more than 4300 digits; costs need far fewer")
         try:
@@ -269,9 +271,9 @@ class OnePortPlatform:
                 f"'port_model' is {model!r}: a one-port platform file says "
                 f"\"port_model\": \"{PORT_MODEL}\" and gives every link a 'cost'; a topology "
                 "with link capacities (the bandwidth model) is for collcert optimum / schedule")
-        fmt = data.get("format", FORMAT)
-        if fmt != FORMAT:
-            raise TopologyError(f"format {fmt!r} is not {FORMAT!r}; fix or drop the key")
+        fmt = data.get("format", TOPOLOGY_FORMAT)
+        if fmt != TOPOLOGY_FORMAT:
+            raise TopologyError(f"format {fmt!r} is not {TOPOLOGY_FORMAT!r}; fix or drop the key")
         extra = set(data) - _KEYS
         if extra:
             hint = (" (the one-port model has no switches: every node is a processor)"
@@ -300,35 +302,23 @@ class OnePortPlatform:
 
 
 def _unpack_link(link: Any, loc: str) -> tuple[Node, Node, Any, bool]:
-    if isinstance(link, Mapping):
-        if "capacity" in link:
-            raise TopologyError(
-                f"{loc} gives a 'capacity'"
-                + (" and a 'cost'" if "cost" in link else "")
-                + ": this is a one-port topology (\"port_model\": \"one-port\"), whose links "
-                "have a 'cost', the time to send one unit-size message (cost = message size / "
-                "bandwidth); replace 'capacity' by 'cost', or drop \"port_model\" to use the "
-                "bandwidth model")
-        missing = [k for k in ("src", "dst", "cost") if k not in link]
-        if missing:
-            raise TopologyError(f"{loc} lacks {', '.join(missing)}: every link of a one-port "
-                                "topology needs src, dst and cost")
-        extra = set(link) - {"src", "dst", "cost", "bidirectional"}
-        if extra:
-            raise TopologyError(f"{loc} has unknown keys {sorted(extra)}: a link has src, dst, "
-                                "cost and optionally bidirectional")
-        both = link.get("bidirectional", False)
-        if not isinstance(both, bool):
-            raise TopologyError(f"{loc}: bidirectional must be true or false")
-        return link["src"], link["dst"], link["cost"], both
-    try:
-        src, dst, c = link
-    except (TypeError, ValueError):
-        raise TopologyError(f"{loc} is {link!r}: a link is a (src, dst, cost) triple") from None
-    for v in (src, dst):
-        if not isinstance(v, Hashable):
-            raise TopologyError(f"{loc}: node id {v!r} is not a string or an integer")
-    return src, dst, c, False
+    """A link entry with a ``cost`` (:func:`~collcert.reference.model.unpack_link`), after
+    refusing one with a ``capacity`` (the bandwidth model's)."""
+    if isinstance(link, Mapping) and "capacity" in link:
+        raise TopologyError(
+            f"{loc} gives a 'capacity'"
+            + (" and a 'cost'" if "cost" in link else "")
+            + ": this is a one-port topology (\"port_model\": \"one-port\"), whose links "
+            "have a 'cost', the time to send one unit-size message (cost = message size / "
+            "bandwidth); replace 'capacity' by 'cost', or drop \"port_model\" to use the "
+            "bandwidth model")
+    src, dst, c, both = unpack_link(link, loc, value="cost", optional=("bidirectional",),
+                                    who="every link of a one-port topology")
+    if not isinstance(link, Mapping):
+        for v in (src, dst):
+            if not isinstance(v, Hashable):
+                raise TopologyError(f"{loc}: node id {v!r} is not a string or an integer")
+    return src, dst, c, both
 
 
 def _parse_cost(raw: object, loc: str) -> Fraction:

@@ -6,11 +6,16 @@ other room of ``collcert.reference`` takes one.
 
 Modules:
 
-``topology``     :class:`Topology`: validated nodes and links, exact capacities
-``topology_io``  the ``collcert-topology/1`` JSON format and networkx graphs
-``exact``        exact numbers: parsing capacities, printing fractions ("65/3")
-``limits``       refuse what this machine cannot read or solve, before building it
-``errors``       the exception types, and how their messages name a node
+``topology``         :class:`Topology`: validated nodes and links, exact capacities
+``links``            node and link ids; reading link entries (shared with one-port
+                     platforms), capacities and latencies
+``topology_checks``  node ids, multicast switches, ForestColl's conditions (Eulerian,
+                     connected)
+``topology_io``      the ``collcert-topology/1`` JSON format and networkx graphs
+``json_document``    reading a topology-like JSON file or text in bounded memory
+``exact``            exact numbers: parsing capacities, printing fractions ("65/3")
+``limits``           refuse what this machine cannot read or solve, before building it
+``errors``           the exception types, and how their messages name a node
 """
 
 from .errors import CollcertError, ScheduleError, TopologyError, node_name
@@ -22,6 +27,7 @@ from .exact import (
     parse_number,
     show,
 )
+from .json_document import read_json_document
 from .limits import (
     Size,
     check_budget,
@@ -32,7 +38,9 @@ from .limits import (
     human_bytes,
     read_text,
 )
-from .topology import Link, Node, Topology
+from .links import Link, Node, unpack_link
+from .topology import Topology
+from .topology_io import TOPOLOGY_FORMAT
 
 __all__ = [
     "CollcertError",
@@ -41,6 +49,7 @@ __all__ = [
     "NumberError",
     "ScheduleError",
     "Size",
+    "TOPOLOGY_FORMAT",
     "Topology",
     "TopologyError",
     "check_budget",
@@ -54,6 +63,8 @@ __all__ = [
     "lcm_of_denominators",
     "node_name",
     "parse_number",
+    "read_json_document",
     "read_text",
     "show",
+    "unpack_link",
 ]

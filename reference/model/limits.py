@@ -17,7 +17,8 @@ OR-Tools needs about 50 ns per arc entry; the pure-Python exact engine (used
 when capacities do not fit in int64) needs about 0.1 µs per (node × arc) per
 max-flow.
 
-The limits are module constants; the memory budget is 3/4 of the least of the
+The limits are module constants. The memory budget is the one the checkers read
+their input within (:func:`collcert.certify.model.memory_budget`): 3/4 of the least of the
 machine's memory, the process's address-space limit (``ulimit -v``) and its
 cgroup's limit, unless the environment variable ``COLLCERT_MAX_MEMORY``
 (``"64G"``, ``"512M"``, bytes) sets it; ``COLLCERT_MAX_SECONDS`` sets the
@@ -27,15 +28,16 @@ longest predicted solve (default one hour).
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO, Protocol
 
-from collcert.certify.model import files
+from collcert.certify.model import InputError
+from collcert.certify.model import check_json_memory as certify_check_json_memory
+from collcert.certify.model import memory_budget as certify_memory_budget
+from collcert.certify.model import parse_bytes as certify_parse_bytes
 
 from .errors import TopologyError
-
-if TYPE_CHECKING:
-    from .topology import Topology
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 """Largest topology file (or stdin) collcert reads: a 4-million-link file is about 250 MB."""
@@ -57,9 +59,6 @@ ORTOOLS_SECONDS_PER_ARC = 6e-8
 EXACT_SECONDS_PER_NODE_ARC = 1e-7
 """Time per (compute node × node × arc) with the pure-Python exact max-flow engine."""
 
-MEMORY_FRACTION = files.MEMORY_FRACTION
-"""Share of the available memory a single solve may plan to use."""
-
 MAX_SECONDS = 3600.0
 """Longest predicted solve collcert starts (override: ``COLLCERT_MAX_SECONDS``)."""
 
@@ -72,8 +71,24 @@ MAX_PROVE_TREE_UNITS = 50_000
 """Most N·k·|links| (0/1 variables, each with a flow variable) of a fixed-k tree proof;
 6,000 already take Z3 over two minutes, and 10^9 trees would exhaust any memory."""
 
-ENV_MEMORY = files.ENV_MEMORY
 ENV_SECONDS = "COLLCERT_MAX_SECONDS"
+
+
+class Network(Protocol):
+    """What the limits read of a built topology (a :class:`~collcert.Topology` is one):
+    its name for messages, and its counts of nodes, compute nodes and links."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def nodes(self) -> Sequence[Hashable]: ...
+    @property
+    def num_compute(self) -> int: ...
+    @property
+    def capacity(self) -> Mapping[tuple[Hashable, Hashable], object]: ...
+    @property
+    def int_capacity(self) -> Mapping[tuple[Hashable, Hashable], int]: ...
+
 
 @dataclass(frozen=True)
 class Size:
@@ -142,27 +157,25 @@ def human_seconds(s: float) -> str:
 
 def parse_bytes(text: str) -> int:
     """``"64G"`` → 68719476736; plain digits are bytes. ValueError when unreadable."""
-    return files.parse_bytes(text)
+    return certify_parse_bytes(text)
 
 
 def memory_budget() -> tuple[int, str]:
     """(bytes a solve may plan to use, how that figure was chosen): one budget for the
-    whole of collcert, computed by :func:`collcert.certify.model.files.memory_budget` (the
+    whole of collcert, computed by :func:`collcert.certify.model.memory_budget` (the
     checkers read their input within it too)."""
     try:
-        return files.memory_budget()
+        return certify_memory_budget()
     except ValueError as exc:
         raise TopologyError(str(exc)) from None
 
 
 def check_json_memory(text: str, origin: str) -> None:
     """Refuse (TopologyError) a JSON text whose parsed form would not fit in the memory
-    budget (:func:`collcert.certify.model.files.check_json_memory`: 60 MB of ``{},{},…``
+    budget (:func:`collcert.certify.model.check_json_memory`: 60 MB of ``{},{},…``
     parse to over 1 GB)."""
-    from collcert.certify.model import InputError
-
     try:
-        files.check_json_memory(text, origin)
+        certify_check_json_memory(text, origin)
     except InputError as exc:
         raise TopologyError(str(exc)) from None
 
@@ -228,7 +241,7 @@ def check_size(size: Size, what: str, *, solve: bool = False, exact: bool = Fals
                 "docs/limits.md)")
 
 
-def check_prove_size(topology: Topology, fixed_k: int | None = None) -> None:
+def check_prove_size(topology: Network, fixed_k: int | None = None) -> None:
     """Refuse a Z3 proof (``collcert prove``) whose model cannot be built or answered."""
     n, e = len(topology.nodes), len(topology.capacity)
     if n > MAX_PROVE_NODES or e > MAX_PROVE_LINKS:
@@ -247,7 +260,7 @@ def check_prove_size(topology: Topology, fixed_k: int | None = None) -> None:
                 "a smaller k or topology")
 
 
-def check_solvable(topology: Topology, engine: str = "auto", sinks: int | None = None) -> None:
+def check_solvable(topology: Network, engine: str = "auto", sinks: int | None = None) -> None:
     """:func:`check_size` for a built topology about to be solved with ``engine``
     (``"auto"`` uses the exact engine when the scaled capacities may pass int64);
     ``sinks``: max-flows needed when fewer than one per compute node (one per orbit)."""

@@ -11,9 +11,9 @@ Capacities are exact rationals in the topology's bandwidth unit (GB/s by
 default). Internally they are scaled by ``scale`` (the least common multiple
 of their denominators) to integers: ``int_capacity[e] == scale * capacity[e]``.
 
-Reading and writing (JSON, networkx) is in :mod:`.topology_io`, to which
-``Topology.from_json``, ``to_json``, ``save``, ``from_networkx`` and
-``to_networkx`` delegate; ``FORMAT`` is importable from here as before.
+The constructor reads the links with :mod:`.links` and checks nodes and graph
+with :mod:`.topology_checks`; the JSON format and networkx graphs are in
+:mod:`.topology_io`, files and texts are read by :mod:`.json_document`.
 """
 
 from __future__ import annotations
@@ -21,21 +21,32 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Hashable, Iterable, Mapping, Sized
+from collections.abc import Iterable, Mapping, Sized
 from fractions import Fraction
 from typing import Any
 
-from . import topology_io
 from .errors import TopologyError
-from .errors import node_name as _name
-from .exact import NumberError, fraction_str, lcm_of_denominators, parse_number
+from .exact import fraction_str, parse_number
+from .json_document import read_json_document
 from .limits import Size, check_size
-from .topology_io import FORMAT, _parse_alpha, _unpack_link
+from .links import Link, Node, read_links, with_alpha
+from .topology_checks import (
+    capacity_scale,
+    check_multicast,
+    check_node_ids,
+    compute_count_problem,
+    connectivity_problem,
+    eulerian_problem,
+    link_totals,
+)
+from .topology_io import (
+    document_arguments,
+    networkx_arguments,
+    networkx_graph,
+    topology_document,
+)
 
-__all__ = ["FORMAT", "Link", "Node", "Topology"]
-
-Node = Hashable
-Link = tuple[Node, Node]
+__all__ = ["Topology"]
 
 
 class Topology:
@@ -104,15 +115,7 @@ class Topology:
         strict: bool = True,
         _where: Mapping[int, str] | None = None,
     ) -> None:
-        where = _where or {}
         self.forestcoll_problem: str | None = None
-
-        def problem(message: str) -> None:
-            """Refuse (strict) or remember the first reason ForestColl cannot run."""
-            if strict:
-                raise TopologyError(message)
-            if self.forestcoll_problem is None:
-                self.forestcoll_problem = message
         self.name = str(name)
         self.unit = str(unit)
         compute = list(compute_nodes)
@@ -122,175 +125,46 @@ class Topology:
         if len(compute) + len(switches) + len(links) > 10_000:  # built directly, from networkx
             check_size(Size(len(compute), len(compute) + len(switches), len(links)),
                        self.name or "the topology")
-        seen: dict[Node, str] = {}
-        by_text: dict[str, Node] = {}
-        for kind, group in (("compute", compute), ("switch", switches)):
-            for node in group:
-                try:
-                    hash(node)
-                except TypeError:
-                    raise TopologyError(
-                        f"{kind} node id {node!r} is not hashable: use a string or an integer"
-                    ) from None
-                if node is None or isinstance(node, bool | float):
-                    raise TopologyError(
-                        f"{kind} node id {node!r} is not allowed: use a string or an integer"
-                    )
-                if node in seen:
-                    raise TopologyError(
-                        f"duplicate node id {_name(node)}: declared as a {seen[node]} node "
-                        f"and again as a {kind} node; give every node one unique id"
-                    )
-                text = str(node)
-                if text in by_text:
-                    raise TopologyError(
-                        f"node ids {_name(by_text[text])} and {_name(node)} have the same "
-                        f"string form {text!r}; schedule files name nodes by that form, "
-                        "so rename one of them"
-                    )
-                seen[node] = kind
-                by_text[text] = node
-        if len(compute) < (2 if strict else 1):
-            raise TopologyError(
-                f"a topology needs at least two compute nodes, this one has {len(compute)}"
-                + (f" ({', '.join(map(_name, compute))})" if compute else "")
-                + ": declare the GPUs as compute nodes"
-            )
-        if len(compute) < 2:
-            problem(f"a topology needs at least two compute nodes, this one has one "
-                    f"({_name(compute[0])})")
+        kinds = check_node_ids(compute, switches)
+        self._forestcoll_needs(compute_count_problem(compute, strict), strict)
         self.compute_nodes: tuple[Node, ...] = tuple(compute)
         self.switch_nodes: tuple[Node, ...] = tuple(switches)
         self.nodes: tuple[Node, ...] = self.compute_nodes + self.switch_nodes
         self.index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
 
-        capacity: dict[Link, Fraction] = {}
-        latency: dict[Link, Fraction] = {}
-        for i, link in enumerate(links):
-            loc = where.get(i, f"link #{i}")
-            src, dst, raw, both = _unpack_link(link, loc)
-            raw_alpha = link.get("alpha") if isinstance(link, Mapping) else None
-            for node in (src, dst):
-                if node not in seen:
-                    raise TopologyError(
-                        f"{loc} ({_name(src)} -> {_name(dst)}) refers to undeclared node "
-                        f"{_name(node)}: add it to compute_nodes or switch_nodes"
-                    )
-            if src == dst:
-                raise TopologyError(
-                    f"{loc} is a self-loop on node {_name(src)}: a node cannot send to "
-                    "itself; remove the link"
-                )
-            try:
-                cap = parse_number(raw)
-            except ValueError as exc:
-                shown = f" has capacity {raw!r}:" if len(repr(raw)) <= 40 else ": capacity"
-                raise TopologyError(
-                    f"{loc} ({_name(src)} -> {_name(dst)}){shown} {exc}; "
-                    "capacities must be positive finite numbers"
-                ) from None
-            if cap == 0 and not strict:
-                continue  # the all-reduce rate model: bandwidth 0 means no link
-            if cap <= 0:
-                raise TopologyError(
-                    f"{loc} ({_name(src)} -> {_name(dst)}) has capacity {fraction_str(cap)}: "
-                    "capacities must be positive; drop the link instead of giving it "
-                    "zero capacity"
-                )
-            pairs = [(src, dst), (dst, src)] if both else [(src, dst)]
-            for e in pairs:
-                capacity[e] = capacity.get(e, Fraction(0)) + cap
-            if raw_alpha is not None:
-                a = _parse_alpha(raw_alpha, f"{loc} ({_name(src)} -> {_name(dst)})")
-                for e in pairs:
-                    latency[e] = max(latency.get(e, a), a)
+        capacity, latency = read_links(links, kinds, _where or {}, strict)
         if not capacity:
-            problem("the topology has no links: add links between its nodes")
-        for e, raw_a in (alpha or {}).items():
-            if e not in capacity:
-                raise TopologyError(f"alpha is given for {e!r}, which is not a link")
-            a = _parse_alpha(raw_a, f"link {_name(e[0])} -> {_name(e[1])}")
-            latency[e] = max(latency.get(e, a), a)
-        self.alpha: dict[Link, Fraction] = dict(sorted(latency.items(),
-                                                       key=lambda x: self._link_key(x)))
+            self._forestcoll_needs("the topology has no links: add links between its nodes",
+                                   strict)
+        latency = with_alpha(latency, alpha, capacity)
+        self.alpha: dict[Link, Fraction] = dict(sorted(latency.items(), key=self._link_key))
+        self.multicast_switches: frozenset[Node] = check_multicast(multicast_switches, kinds)
 
-        multicast = tuple(multicast_switches)
-        for w in multicast:
-            if w not in seen or seen[w] != "switch":
-                raise TopologyError(
-                    f"multicast switch {_name(w)} is not a declared switch node: "
-                    "list it under switch_nodes too"
-                )
-        self.multicast_switches: frozenset[Node] = frozenset(multicast)
-
-        # Eulerian: every node's in-total equals its out-total (Zhao & Krishnamurthy 2023, §1).
-        tot_in: dict[Node, Fraction] = {v: Fraction(0) for v in self.nodes}
-        tot_out: dict[Node, Fraction] = {v: Fraction(0) for v in self.nodes}
-        for (u, v), c in capacity.items():
-            tot_out[u] += c
-            tot_in[v] += c
-        bad = [v for v in self.nodes if tot_in[v] != tot_out[v]]
-        if bad:
-            details = "; ".join(
-                f"{_name(v)} receives {fraction_str(tot_in[v])} but sends "
-                f"{fraction_str(tot_out[v])}"
-                for v in bad
-            )
-            problem(
-                f"the topology is not Eulerian ({len(bad)} unbalanced node"
-                f"{'s' if len(bad) > 1 else ''}): {details} ({self.unit}). Every node must "
-                "send exactly as much as it receives: add or fix links so that the totals match "
-                "(bidirectional links with equal capacities always balance)"
-            )
-
+        tot_in, tot_out = link_totals(self.nodes, capacity)
+        self._forestcoll_needs(eulerian_problem(self.nodes, tot_in, tot_out, self.unit), strict)
         self.capacity: dict[Link, Fraction] = dict(sorted(capacity.items(), key=self._link_key))
-        try:
-            self.scale: int = lcm_of_denominators(list(self.capacity.values()),
-                                                  what="the link capacities")
-        except NumberError as exc:
-            raise TopologyError(str(exc)) from None
+        self.scale: int = capacity_scale(self.capacity.values())
         self.int_capacity: dict[Link, int] = {
             e: int(c * self.scale) for e, c in self.capacity.items()
         }
         if self.forestcoll_problem is None:
-            try:
-                self._check_connected(tot_in)
-            except TopologyError as exc:
-                problem(str(exc))
+            self._forestcoll_needs(connectivity_problem(self.compute_nodes, self.nodes,
+                                                        self.capacity, tot_in), strict)
         self._hash: str | None = None
 
     # ------------------------------------------------------------------ helpers
+    def _forestcoll_needs(self, problem: str | None, strict: bool) -> None:
+        """Refuse (strict) or remember the first reason ForestColl cannot run."""
+        if problem is None:
+            return
+        if strict:
+            raise TopologyError(problem)
+        if self.forestcoll_problem is None:
+            self.forestcoll_problem = problem
+
     def _link_key(self, item: tuple[Link, Fraction]) -> tuple[int, int]:
         (u, v), _ = item
         return (self.index[u], self.index[v])
-
-    def _check_connected(self, tot_in: Mapping[Node, Fraction]) -> None:
-        first = self.compute_nodes[0]
-        for v in self.compute_nodes:
-            if tot_in[v] == 0:
-                raise TopologyError(
-                    f"compute node {_name(v)} has no links, so it cannot receive from "
-                    f"compute node {_name(first if v != first else self.compute_nodes[1])}: "
-                    "connect it or remove it"
-                )
-        adj: dict[Node, list[Node]] = {v: [] for v in self.nodes}
-        for u, v in self.capacity:
-            adj[u].append(v)
-        reached = {first}
-        stack = [first]
-        while stack:
-            u = stack.pop()
-            for v in adj[u]:
-                if v not in reached:
-                    reached.add(v)
-                    stack.append(v)
-        for v in self.compute_nodes:
-            if v not in reached:
-                raise TopologyError(
-                    f"compute node {_name(v)} cannot receive from compute node {_name(first)}: "
-                    "no directed path leads from one to the other; add links that join "
-                    "their parts of the network"
-                )
 
     # ---------------------------------------------------------------- queries
     def require_forestcoll(self, method: str) -> None:
@@ -385,7 +259,11 @@ class Topology:
     # ------------------------------------------------------------- conversion
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict in the ``collcert-topology/1`` format (docs/topology.md)."""
-        return topology_io.to_json(self)
+        return topology_document(name=self.name, unit=self.unit,
+                                 compute_nodes=self.compute_nodes,
+                                 switch_nodes=self.switch_nodes,
+                                 multicast_switches=self.multicast_switches,
+                                 capacity=self.capacity, alpha=self.alpha)
 
     def content_hash(self) -> str:
         """``sha256:<hex>`` of the canonical topology (node order, links, capacities)."""
@@ -412,10 +290,19 @@ class Topology:
         (or, with ``solve=True``, too big for its optimum to fit in this machine's
         memory) is refused before it is built (:mod:`collcert.reference.model.limits`).
         """
-        return topology_io.from_json(cls, source, strict=strict, solve=solve)
+        data, origin, where = read_json_document(source)
+        arguments = document_arguments(data, origin, where, solve=solve)
+        try:
+            return cls(**arguments, strict=strict)
+        except TopologyError as exc:
+            if str(exc).startswith(origin):
+                raise
+            raise TopologyError(f"{origin}: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        topology_io.save(self, path)
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.to_json(), fh, indent=1)
+            fh.write("\n")
 
     @classmethod
     def from_networkx(
@@ -433,9 +320,13 @@ class Topology:
         remaining nodes are switches. Node ids are kept as given. Every edge
         needs the ``capacity`` attribute.
         """
-        return topology_io.from_networkx(cls, graph, compute_nodes, capacity, name=name,
-                                         unit=unit)
+        compute, links, switches, name = networkx_arguments(graph, compute_nodes, capacity,
+                                                            name)
+        return cls(compute, links, switches, name=name, unit=unit)
 
     def to_networkx(self) -> Any:
         """A networkx DiGraph with exact ``capacity`` and node attribute ``kind``."""
-        return topology_io.to_networkx(self)
+        return networkx_graph(name=self.name, compute_nodes=self.compute_nodes,
+                              switch_nodes=self.switch_nodes,
+                              multicast_switches=self.multicast_switches,
+                              capacity=self.capacity)
