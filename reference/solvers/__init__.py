@@ -4,7 +4,8 @@ Modules:
 
 ``maxflow``         exact integer maximum flow: one facade, pluggable engines
                     (OR-Tools, a Dinic of our own), every result checked
-``lp``              linear programs: a floating-point solve, then an exact proof
+``linear_program``  a linear program with exact coefficients, and the error of the LP layer
+``lp``              solving it: a floating-point solve, then an exact proof
 ``lp_exact``        the rational algebra behind that proof (snapping, pivoting)
 ``arborescence``    minimum-weight spanning arborescences (Chu-Liu / Edmonds)
 ``edge_colouring``  weighted bipartite edge colouring (Legrand et al. 2003,
@@ -14,7 +15,8 @@ Modules:
 from . import lp_exact
 from .arborescence import min_arborescence, min_in_and_out
 from .edge_colouring import colour
-from .lp import LinearProgram, LPError, LPResult, solve_lp
+from .linear_program import LinearProgram, LPError
+from .lp import LPResult, solve_lp
 from .maxflow import INF, FlowNetwork, FlowResult, MaxFlow, max_flow
 
 __all__ = [

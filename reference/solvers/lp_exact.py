@@ -27,10 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .lp import LinearProgram
+from .linear_program import LinearProgram, LPError
 
 ZERO = Fraction(0)
 
@@ -262,8 +260,6 @@ def check_snapped(lp: LinearProgram, x: list[Fraction], y_guess: list[Fraction],
 def prove(lp: LinearProgram, basis: Basis | None, *, max_pivots: int = 100000,
           ) -> tuple[Solution, int]:
     """An exactly optimal basic solution, pivoting from ``basis`` if needed."""
-    from .lp import LPError
-
     P = _Problem(lp)
     slack = Basis(cols=set(), rows=set(range(P.m)))
     if basis is None or len(basis.cols) + len(basis.rows) != P.m:
@@ -357,8 +353,6 @@ def _direction(P: _Problem, basis: Basis, var: int, s: int,
 
 def _primal_step(P: _Problem, basis: Basis, x: list[Fraction], y: list[Fraction],
                  entering: int) -> None:
-    from .lp import LPError
-
     if entering < P.n:
         d = P.reduced(y, entering)
         s = -1 if (P.free[entering] and d > 0) else 1
@@ -392,8 +386,6 @@ def _primal_step(P: _Problem, basis: Basis, x: list[Fraction], y: list[Fraction]
 
 def _dual_step(P: _Problem, basis: Basis, x: list[Fraction], y: list[Fraction],
                leaving: int) -> None:
-    from .lp import LPError
-
     tight = [i for i in range(P.m) if i not in basis.rows]
     cols = sorted(basis.cols)
     tpos = {i: p for p, i in enumerate(tight)}
