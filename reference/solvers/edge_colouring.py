@@ -41,61 +41,77 @@ def colour(weights: Mapping[Edge, int]) -> list[tuple[int, list[Edge]]]:
             raise ValueError(f"edge {e!r}: weight {w!r} is not a non-negative integer")
     if not items:
         return []
-    left_ids: dict[Node, int] = {}
-    right_ids: dict[Node, int] = {}
-    for (u, v), _ in items:
-        left_ids.setdefault(u, len(left_ids))
-        right_ids.setdefault(v, len(right_ids))
-    n = max(len(left_ids), len(right_ids))
-    # edge records: tail (left index), head (right index), remaining weight, real edge or None
-    tail: list[int] = []
-    head: list[int] = []
-    rest: list[int] = []
-    real: list[Edge | None] = []
-    deg_l = [0] * n
-    deg_r = [0] * n
-    for (u, v), w in items:
-        a, b = left_ids[u], right_ids[v]
-        tail.append(a)
-        head.append(b)
-        rest.append(w)
-        real.append((u, v))
-        deg_l[a] += w
-        deg_r[b] += w
-    delta = max(max(deg_l), max(deg_r))
-    # idle edges pair left and right deficits (both sides total n·Δ − Σ w)
-    i = j = 0
-    def_l = [delta - d for d in deg_l]
-    def_r = [delta - d for d in deg_r]
-    while True:
-        while i < n and def_l[i] == 0:
-            i += 1
-        while j < n and def_r[j] == 0:
-            j += 1
-        if i == n or j == n:
-            break
-        w = min(def_l[i], def_r[j])
-        tail.append(i)
-        head.append(j)
-        rest.append(w)
-        real.append(None)
-        def_l[i] -= w
-        def_r[j] -= w
-    assert sum(def_l) == 0 and sum(def_r) == 0
-    adj: list[list[int]] = [[] for _ in range(n)]  # left index -> edge ids
-    for eid, a in enumerate(tail):
-        adj[a].append(eid)
-    match_l: list[int | None] = [None] * n  # left -> edge id
-    match_r: list[int | None] = [None] * n  # right -> edge id
+    return _RegularGraph(items).peel()
 
-    def augment(root: int) -> bool:
-        """Kuhn's augmenting path from a free left vertex (iterative DFS)."""
-        seen_r = [False] * n
+
+class _RegularGraph:
+    """The weighted bipartite graph of send copies (left) and receive copies (right),
+    padded with idle edges to be Δ-regular, and a perfect matching of its support.
+
+    Edge records are parallel lists: tail (left index), head (right index),
+    remaining weight, and the real edge (None for an idle one)."""
+
+    def __init__(self, items: list[tuple[Edge, int]]) -> None:
+        left_ids: dict[Node, int] = {}
+        right_ids: dict[Node, int] = {}
+        for (u, v), _ in items:
+            left_ids.setdefault(u, len(left_ids))
+            right_ids.setdefault(v, len(right_ids))
+        self.n = n = max(len(left_ids), len(right_ids))
+        self.tail: list[int] = []
+        self.head: list[int] = []
+        self.rest: list[int] = []
+        self.real: list[Edge | None] = []
+        deg_l = [0] * n
+        deg_r = [0] * n
+        for (u, v), w in items:
+            a, b = left_ids[u], right_ids[v]
+            self._add(a, b, w, (u, v))
+            deg_l[a] += w
+            deg_r[b] += w
+        self.delta = max(max(deg_l), max(deg_r))
+        self._pad(deg_l, deg_r)
+        self.adj: list[list[int]] = [[] for _ in range(n)]  # left index -> edge ids
+        for eid, a in enumerate(self.tail):
+            self.adj[a].append(eid)
+        self.match_l: list[int | None] = [None] * n  # left -> edge id
+        self.match_r: list[int | None] = [None] * n  # right -> edge id
+
+    def _add(self, a: int, b: int, w: int, real: Edge | None) -> None:
+        self.tail.append(a)
+        self.head.append(b)
+        self.rest.append(w)
+        self.real.append(real)
+
+    def _pad(self, deg_l: list[int], deg_r: list[int]) -> None:
+        """Idle edges pairing left and right deficits (both sides total n·Δ − Σ w)."""
+        n = self.n
+        i = j = 0
+        def_l = [self.delta - d for d in deg_l]
+        def_r = [self.delta - d for d in deg_r]
+        while True:
+            while i < n and def_l[i] == 0:
+                i += 1
+            while j < n and def_r[j] == 0:
+                j += 1
+            if i == n or j == n:
+                break
+            w = min(def_l[i], def_r[j])
+            self._add(i, j, w, None)
+            def_l[i] -= w
+            def_r[j] -= w
+        assert sum(def_l) == 0 and sum(def_r) == 0
+
+    def augment(self, root: int) -> bool:
+        """Kuhn's augmenting path from a free left vertex (iterative DFS) over the edges
+        with weight left; False when there is none."""
+        seen_r = [False] * self.n
         stack: list[tuple[int, int]] = [(root, 0)]
         via: list[int] = []  # edge ids along the path
+        rest, head = self.rest, self.head
         while stack:
             a, pos = stack[-1]
-            edges = adj[a]
+            edges = self.adj[a]
             while pos < len(edges) and (rest[edges[pos]] == 0 or seen_r[head[edges[pos]]]):
                 pos += 1
             if pos == len(edges):
@@ -108,34 +124,38 @@ def colour(weights: Mapping[Edge, int]) -> list[tuple[int, list[Edge]]]:
             b = head[eid]
             seen_r[b] = True
             via.append(eid)
-            other = match_r[b]
+            other = self.match_r[b]
             if other is None:
                 for e2 in via:  # flip the path
-                    match_l[tail[e2]] = e2
-                    match_r[head[e2]] = e2
+                    self.match_l[self.tail[e2]] = e2
+                    self.match_r[head[e2]] = e2
                 return True
-            stack.append((tail[other], 0))
+            stack.append((self.tail[other], 0))
         return False
 
-    out: list[tuple[int, list[Edge]]] = []
-    remaining = delta
-    while remaining:
-        for a in range(n):
-            if match_l[a] is None and not augment(a):
-                raise RuntimeError("internal: a regular bipartite graph lost its perfect "
-                                   "matching (Hall's theorem says it has one)")
-        chosen = [eid for eid in match_l if eid is not None]
-        mu = min(rest[eid] for eid in chosen)
-        edges_real = [r for eid in chosen if (r := real[eid]) is not None]
-        for eid in chosen:
-            rest[eid] -= mu
-            if rest[eid] == 0:
-                match_l[tail[eid]] = None
-                match_r[head[eid]] = None
-        remaining -= mu
-        key = sorted(edges_real, key=repr)
-        if out and sorted(out[-1][1], key=repr) == key:
-            out[-1] = (out[-1][0] + mu, out[-1][1])
-        else:
-            out.append((mu, edges_real))
-    return out
+    def peel(self) -> list[tuple[int, list[Edge]]]:
+        """Take a perfect matching with μ = its smallest weight, subtract, repair the
+        matching, repeat until Δ is used up; consecutive rounds with the same real
+        edges are merged."""
+        out: list[tuple[int, list[Edge]]] = []
+        remaining = self.delta
+        while remaining:
+            for a in range(self.n):
+                if self.match_l[a] is None and not self.augment(a):
+                    raise RuntimeError("internal: a regular bipartite graph lost its perfect "
+                                       "matching (Hall's theorem says it has one)")
+            chosen = [eid for eid in self.match_l if eid is not None]
+            mu = min(self.rest[eid] for eid in chosen)
+            edges_real = [r for eid in chosen if (r := self.real[eid]) is not None]
+            for eid in chosen:
+                self.rest[eid] -= mu
+                if self.rest[eid] == 0:
+                    self.match_l[self.tail[eid]] = None
+                    self.match_r[self.head[eid]] = None
+            remaining -= mu
+            key = sorted(edges_real, key=repr)
+            if out and sorted(out[-1][1], key=repr) == key:
+                out[-1] = (out[-1][0] + mu, out[-1][1])
+            else:
+                out.append((mu, edges_real))
+        return out
