@@ -4,7 +4,8 @@ Modules:
 
 ``execplan``         plans: what each rank sends, receives, copies and reduces, in a
                      valid order; their host simulation
-``treeplan``         plans from tree schedules (``collcert-schedule/1``)
+``treeplan``         plans from tree schedules (``collcert-schedule/1``), built tree by
+                     tree (the builder ``msccl_allreduce`` shares)
 ``msccl_export``     MSCCL algorithm programs (XML) compiled from a plan, as Zhao et al.
                      2026, §6.1 does
 ``msccl_allreduce``  the LP (5) allreduce as an MSCCL program

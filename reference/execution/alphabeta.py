@@ -232,6 +232,10 @@ def _tree_routes(root: Node, paths: Sequence[list[Node]], alpha: Mapping[Link, F
 # --------------------------------------------------------------------------- #
 SEND_KINDS = ("s", "rcs", "rrs", "rrcs")
 RECV_KINDS = ("r", "rcs", "rrc", "rrs", "rrcs")
+Preds = list[list[tuple[int, int | None]]]
+"""Per step, the steps it waits for, each with the transfer between them (a key of the
+transfers' (sending rank, receiving rank)) or None (program order, a ``depid``/``deps``
+wait)."""
 
 
 def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
@@ -239,7 +243,38 @@ def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
     """Latency term of an MSCCL program (``collcert.certify.execution.msccl.Program``):
     the longest chain of dependent steps, each transfer p → q costing the
     least α-latency of a route from rank p's node to rank q's node."""
-    tbs = list(program.tbs)
+    where, preds, pair = _step_graph(list(program.tbs))
+    dist = {p: _dijkstra(topology, ranks[p], alpha)
+            for p in sorted({p for p, _ in pair.values()})}
+    cost = {i: dist[p][0].get(ranks[q]) for i, (p, q) in pair.items()}
+    for i, c in cost.items():
+        if c is None:
+            p, q = pair[i]
+            raise ScheduleError(f"rank {p} cannot reach rank {q} in the topology")
+    finish, back = _longest_chains(preds, cost)
+    if not where:
+        return Latency(Fraction(0), 0, [], "the program has no steps")
+    last = max(range(len(where)), key=lambda i: finish[i])
+    lat, transfers = finish[last]
+    end: int | None = last
+    route: list[str] = []
+    while end is not None:
+        link_back = back[end]
+        if link_back is None:
+            break
+        p, tr = link_back
+        if tr is not None:
+            a, b = pair[tr]
+            route.append(f"rank {a} -> rank {b} ({where[end]})")
+        end = p
+    return Latency(lat, transfers, route[::-1],
+                   "the longest chain of dependent transfers")
+
+
+def _step_graph(tbs: list[Any]) -> tuple[list[str], Preds, dict[int, tuple[int, int]]]:
+    """The steps of a program (where each one is, for messages), what each waits for,
+    and the transfers: the k-th send on a connection (sender, receiver, channel)
+    matched with the k-th receive, as (sending rank, receiving rank)."""
     step_id: dict[tuple[int, int, int], int] = {}
     where: list[str] = []
     for tb in tbs:
@@ -248,8 +283,7 @@ def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
             where.append(f"gpu {tb.gpu} tb {tb.tbid} step {i}"
                          + (f" (line {st.line})" if isinstance(getattr(st, "line", None), int)
                             else ""))
-    n = len(where)
-    preds: list[list[tuple[int, int | None]]] = [[] for _ in range(n)]  # (pred, transfer p->q)
+    preds: Preds = [[] for _ in range(len(where))]
     sends: dict[tuple[int, int, int], list[int]] = {}
     recvs: dict[tuple[int, int, int], list[int]] = {}
     for tb in tbs:
@@ -270,14 +304,15 @@ def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
         for s_step, r_step in zip(ss, recvs.get(conn, [])):
             preds[r_step].append((s_step, len(pair)))
             pair[len(pair)] = (conn[0], conn[1])
-    dist = {p: _dijkstra(topology, ranks[p], alpha)
-            for p in sorted({p for p, _ in pair.values()})}
-    cost = {i: dist[p][0].get(ranks[q]) for i, (p, q) in pair.items()}
-    for i, c in cost.items():
-        if c is None:
-            p, q = pair[i]
-            raise ScheduleError(f"rank {p} cannot reach rank {q} in the topology")
-    # longest path by Kahn's order over the step DAG
+    return where, preds, pair
+
+
+def _longest_chains(preds: Preds, cost: Mapping[int, tuple[Fraction, int] | None],
+                    ) -> tuple[list[tuple[Fraction, int]], list[tuple[int, int | None] | None]]:
+    """For every step, the (latency, transfers) of the longest chain that ends at it and
+    the link it came by (the step before, the transfer): Kahn's order over the steps.
+    ScheduleError when the steps wait on each other in a cycle."""
+    n = len(preds)
     succ: list[list[int]] = [[] for _ in range(n)]
     indeg = [0] * n
     for me, ps in enumerate(preds):
@@ -303,23 +338,7 @@ def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
     if done < n:
         raise ScheduleError("the program's steps wait on each other in a cycle (a deadlock); "
                             "audit it first")
-    if not n:
-        return Latency(Fraction(0), 0, [], "the program has no steps")
-    last = max(range(n), key=lambda i: finish[i])
-    lat, transfers = finish[last]
-    end: int | None = last
-    route: list[str] = []
-    while end is not None:
-        link_back = back[end]
-        if link_back is None:
-            break
-        p, tr = link_back
-        if tr is not None:
-            a, b = pair[tr]
-            route.append(f"rank {a} -> rank {b} ({where[end]})")
-        end = p
-    return Latency(lat, transfers, route[::-1],
-                   "the longest chain of dependent transfers")
+    return finish, back
 
 
 def _dijkstra(topology: Topology, src: Node, alpha: Mapping[Link, Fraction],

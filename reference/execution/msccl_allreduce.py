@@ -1,4 +1,8 @@
-"""The LP (5) allreduce (:mod:`.allreduce_schedule`) as an MSCCL program, exactly.
+"""The allreduce trees of ForestColl's LP (5) (Zhao et al. 2026, App. G) as an MSCCL program, exactly.
+
+The schedule is :func:`collcert.reference.allreduce.lp_schedule`'s; it is compiled
+as :mod:`.msccl_export` compiles every tree schedule (Zhao et al. 2026, §6.1), from
+a plan built tree by tree with :mod:`.treeplan`'s builder.
 
 MSCCL cuts the data into ``nchunksperloop`` = C equal chunks, but nothing
 makes the roots own equal numbers of them: root v owns a block of
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING
 from ..model import ScheduleError
 from .execplan import Plan
 from .msccl_export import MAX_OFFSET, plan_xml
-from .treeplan import _Builder, _Ranks, _spec
+from .treeplan import Ranks, TreeBuilder, tree_plan
 
 if TYPE_CHECKING:
     from ..allreduce import LPSchedule, LPTree
@@ -65,7 +69,7 @@ def lp_plan(s: LPSchedule) -> Plan:
     each phase (reduce into v first, then broadcast from v)."""
     t = s.topology
     nodes = list(t.compute_nodes)
-    rank = _Ranks(nodes)
+    rank = Ranks(nodes)
     supply = _supplies(s)
     total = sum(supply.values())
     cells = chunks(s)
@@ -78,10 +82,8 @@ def lp_plan(s: LPSchedule) -> Plan:
         shards.append((off, n // total))
         off += n // total
     assert off == cells
-    spec = _spec("allreduce", len(nodes), cells, None, shards)
-    buffers = [{"i": cells, "o": cells, "s": 0} for _ in nodes]
-    plan = Plan(spec, buffers, [], name=str(t.name or "lp"), labels=rank.names)
-    builder = _Builder(plan, "allreduce", shards)
+    plan = tree_plan("allreduce", shards, None, str(t.name or "lp"), rank.names)
+    builder = TreeBuilder(plan)
     phases: list[tuple[str, list[LPTree]]] = [("reduce-scatter", s.reduce_trees),
                                               ("allgather", s.broadcast_trees)]
     for ph, (coll, trees) in enumerate(phases):

@@ -222,102 +222,141 @@ def _conflicts(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[
 def _compile(plan: Plan, nch: int,
              analysis: tuple[list[list[int]], dict[int, list[int]], dict[int, int]]
              ) -> list[_Tb]:
+    """The program's threadblocks on ``nch`` channels, numbered per rank: every op a step
+    in plan order, a receive fused with the send that forwards it, and each step's
+    waits on the other threadblocks of its rank."""
     ops = plan.ops
     deps, fusable, readers = analysis
+    tbs = _pair_peers(ops, fusable, nch)
+    step_of = _place_steps(ops, fusable, readers, nch, tbs)
+    blocks = set(tbs.values())
+    for tb in blocks:
+        if tb.send == -2:
+            tb.send = -1
+    for tb in blocks:
+        _wait_across(tb, ops, deps, step_of)
+    ordered = sorted(blocks, key=lambda t: (t.rank, t.chan, t.send, t.recv))
+    per_rank: dict[int, int] = {}
+    for tb in ordered:
+        tb.id = per_rank.get(tb.rank, 0)
+        per_rank[tb.rank] = tb.id + 1
+    return ordered
 
-    def chan(op: Op) -> int:
-        assert op.group is not None
-        return int(op.group[1]) % nch
 
-    # pair receive and send peers into threadblocks, most fusable pairs first
+def _chan(op: Op, nch: int) -> int:
+    """The channel of an op: its tree's index mod the number of channels."""
+    assert op.group is not None
+    return int(op.group[1]) % nch
+
+
+def _pair_peers(ops: list[Op], fusable: dict[int, list[int]], nch: int,
+                ) -> dict[tuple[int, int, str, int], _Tb]:
+    """Threadblocks that receive from one peer and send to another, keyed by (rank,
+    channel, "r", receive peer) and (rank, channel, "s", send peer): the pairs with the
+    most fusable receive-and-forward steps first, each peer in one pair at most."""
     weight: dict[tuple[int, int, int, int], int] = {}
     for r, sends in fusable.items():
         for s in sends:
-            key = (ops[r].rank, chan(ops[r]), ops[r].peer, ops[s].peer)
+            key = (ops[r].rank, _chan(ops[r], nch), ops[r].peer, ops[s].peer)
             weight[key] = weight.get(key, 0) + 1
     tbs: dict[tuple[int, int, str, int], _Tb] = {}
     for (rank, ch, p, c), _ in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0])):
         if (rank, ch, "r", p) not in tbs and (rank, ch, "s", c) not in tbs:
             tb = _Tb(rank, ch, p, c)
             tbs[(rank, ch, "r", p)] = tbs[(rank, ch, "s", c)] = tb
+    return tbs
 
-    def tb_for(rank: int, ch: int, way: str, peer: int) -> _Tb:
-        key = (rank, ch, way, peer)
-        if key not in tbs:
-            tbs[key] = _Tb(rank, ch, peer if way == "r" else -1, peer if way == "s" else -1)
-        return tbs[key]
 
+def _tb_for(tbs: dict[tuple[int, int, str, int], _Tb], rank: int, ch: int, way: str,
+            peer: int) -> _Tb:
+    """The threadblock of ``rank`` that receives from (``way`` "r") or sends to ("s")
+    ``peer`` on channel ``ch``; a new one-way threadblock when no pair has it."""
+    key = (rank, ch, way, peer)
+    if key not in tbs:
+        tbs[key] = _Tb(rank, ch, peer if way == "r" else -1, peer if way == "s" else -1)
+    return tbs[key]
+
+
+def _place_steps(ops: list[Op], fusable: dict[int, list[int]], readers: dict[int, int],
+                 nch: int, tbs: dict[tuple[int, int, str, int], _Tb]) -> dict[int, _Step]:
+    """Every op as a step of its threadblock, in plan order (a send fused into its
+    receive's step is not placed again); the step of each op."""
     step_of: dict[int, _Step] = {}
     fused_send: set[int] = set()
     last_send = {(op.group, op.rank): j for j, op in enumerate(ops) if op.kind == "send"}
     for i, op in enumerate(ops):
         if i in fused_send:
             continue
-        ch = chan(op)
+        ch = _chan(op, nch)
         if op.kind == "recv":
-            assert op.dst is not None
-            tb = tb_for(op.rank, ch, "r", op.peer)
+            tb = _tb_for(tbs, op.rank, ch, "r", op.peer)
             partner = next((s for s in fusable.get(i, []) if ops[s].peer == tb.send), None)
-            st = _Step("r" if op.red is None else "rrc", [i], dst=(op.dst.buf, op.dst.off),
-                       cnt=op.dst.n)
-            if op.red is not None:
-                st.src = (op.red.buf, op.red.off)
+            st = _recv_step(i, op, partner, readers)
             if partner is not None:
                 fused_send.add(partner)
-                st.ops.append(partner)
                 step_of[partner] = st
-                if op.red is None:
-                    st.kind, st.src = "rcs", st.dst
-                elif op.dst.buf == "s" and readers.get(i, 0) == 1:
-                    st.kind, st.dst = "rrs", ("o", -1)
-                else:
-                    st.kind = "rrcs"
         elif op.kind == "send":
             assert op.src is not None
-            tb = tb_for(op.rank, ch, "s", op.peer)
+            tb = _tb_for(tbs, op.rank, ch, "s", op.peer)
             st = _Step("s", [i], src=(op.src.buf, op.src.off), cnt=op.src.n)
         else:  # the root's copy of its input into its output: on its last send's block
             assert op.src is not None and op.dst is not None and op.kind == "copy"
             last = last_send.get((op.group, op.rank))
-            tb = tb_for(op.rank, ch, "s", ops[last].peer if last is not None else -2)
+            tb = _tb_for(tbs, op.rank, ch, "s", ops[last].peer if last is not None else -2)
             st = _Step("cpy", [i], src=(op.src.buf, op.src.off), dst=(op.dst.buf, op.dst.off),
                        cnt=op.src.n)
         st.tb = tb
         tb.steps.append(st)
         step_of[i] = st
-    for tb in set(tbs.values()):
-        if tb.send == -2:
-            tb.send = -1
-    # dependencies between threadblocks of a rank; redundant ones dropped
-    for tb in set(tbs.values()):
-        seen: dict[int, int] = {}  # id(tb) -> highest step position already waited for
-        for st in tb.steps:
-            need: dict[int, _Step] = {}
-            for i in st.ops:
-                for d in deps[i]:
-                    if ops[d].rank != tb.rank:
-                        continue
-                    other = step_of[d]
-                    if other.tb is tb:
-                        continue
-                    assert other.tb is not None
-                    tid = id(other.tb)
-                    cur = need.get(tid)
-                    if cur is None or _order(other) > _order(cur):
-                        need[tid] = other
-            st.deps = []
-            for tid, other in sorted(need.items(), key=lambda kv: _order(kv[1])):
-                if seen.get(tid, -1) >= _order(other):
+    return step_of
+
+
+def _recv_step(i: int, op: Op, partner: int | None, readers: dict[int, int]) -> _Step:
+    """The step of receive ``i``: ``r``, or ``rrc`` when it reduces; fused with the send
+    ``partner`` that forwards what it wrote: ``rcs``, ``rrs`` (a partial sum in scratch
+    that nothing else reads, so it is not kept) or ``rrcs``."""
+    assert op.dst is not None
+    st = _Step("r" if op.red is None else "rrc", [i], dst=(op.dst.buf, op.dst.off),
+               cnt=op.dst.n)
+    if op.red is not None:
+        st.src = (op.red.buf, op.red.off)
+    if partner is not None:
+        st.ops.append(partner)
+        if op.red is None:
+            st.kind, st.src = "rcs", st.dst
+        elif op.dst.buf == "s" and readers.get(i, 0) == 1:
+            st.kind, st.dst = "rrs", ("o", -1)
+        else:
+            st.kind = "rrcs"
+    return st
+
+
+def _wait_across(tb: _Tb, ops: list[Op], deps: list[list[int]],
+                 step_of: dict[int, _Step]) -> None:
+    """Each step's waits on other threadblocks of its rank (``deps``): the latest step of
+    each that it depends on, less what an earlier step of ``tb`` already waited for."""
+    seen: dict[int, int] = {}  # id(tb) -> highest step position already waited for
+    for st in tb.steps:
+        need: dict[int, _Step] = {}
+        for i in st.ops:
+            for d in deps[i]:
+                if ops[d].rank != tb.rank:
                     continue
-                seen[tid] = _order(other)
-                other.waited = True
-                st.deps.append(other)
-    ordered = sorted(set(tbs.values()), key=lambda t: (t.rank, t.chan, t.send, t.recv))
-    per_rank: dict[int, int] = {}
-    for tb in ordered:
-        tb.id = per_rank.get(tb.rank, 0)
-        per_rank[tb.rank] = tb.id + 1
-    return ordered
+                other = step_of[d]
+                if other.tb is tb:
+                    continue
+                assert other.tb is not None
+                tid = id(other.tb)
+                cur = need.get(tid)
+                if cur is None or _order(other) > _order(cur):
+                    need[tid] = other
+        st.deps = []
+        for tid, other in sorted(need.items(), key=lambda kv: _order(kv[1])):
+            if seen.get(tid, -1) >= _order(other):
+                continue
+            seen[tid] = _order(other)
+            other.waited = True
+            st.deps.append(other)
 
 
 def _order(st: _Step) -> int:
