@@ -29,8 +29,12 @@ arcs, σ→v and v→T for every v, a pool of hub nodes s_j); each μ updates on
 the capacities that differ from the previous one (``update_capacities``)
 and asks for the value only. Infinite arcs get a finite capacity ``big`` no
 smaller than the sink arc's, which leaves the maximum flow unchanged (see
-the comment in :func:`pack_trees`). The μ values, hence the batches, are
-exactly those of a network rebuilt for every μ.
+:class:`_Dbar`). The μ values, hence the batches, are exactly those of a
+network rebuilt for every μ.
+
+The code: :class:`_Batches` holds the growing batches, :class:`_Dbar` the
+network D̄ and the μ of an arc for a batch, :func:`pack_trees` grows one batch
+at a time (:func:`_next_arc` picks the arc, :func:`_grow` adds it).
 """
 
 from __future__ import annotations
@@ -87,224 +91,267 @@ def pack_trees(
     out_adj: list[list[int]] = [[] for _ in range(n)]
     for a, b in g:
         out_adj[a].append(b)
+    bt = _Batches(nodes, idx, supply)
+    total_edges = sum(bt.mult) * (n - 1)
+    dbar = _Dbar(n, g, bt, engine)
+    placed = rejected = 0
+    queue = list(range(len(bt.roots)))
+    while queue:
+        i = queue.pop()
+        while len(bt.sets[i]) < n:
+            mu, x, y, passed = _next_arc(bt, i, dbar, out_adj, nodes)
+            rejected += passed
+            _grow(bt, dbar, i, x, y, mu, queue)
+            placed += mu
+            if progress:
+                progress(placed, total_edges)
+    batches = [
+        Batch(nodes[bt.roots[i]], bt.mult[i], [(nodes[a], nodes[b]) for a, b in bt.edges[i]],
+              {nodes[v]: d for v, d in bt.depth[i].items()})
+        for i in range(len(bt.roots))
+    ]
+    batches.sort(key=lambda b: idx[b.root])
+    return Packing(batches, dbar.maxflows, rejected)
 
-    # batch state (indices): root, vertex set (a set and the same set as a bitmask,
-    # the mask keys batches with equal vertex sets), vertices in order of joining,
-    # edges, m, depth
-    roots: list[int] = []
-    sets: list[set[int]] = []
-    masks: list[int] = []
-    members: list[list[int]] = []
-    edges: list[list[tuple[int, int]]] = []
-    mult: list[int] = []
-    depth: list[dict[int, int]] = []
-    for v in nodes:
-        k = int(supply.get(v, 0))
-        if k > 0:
-            i = idx[v]
-            roots.append(i)
-            sets.append({i})
-            masks.append(1 << i)
-            members.append([i])
-            edges.append([])
-            mult.append(k)
-            depth.append({i: 0})
-    total_edges = sum(mult) * (n - 1)
-    placed = 0
-    queue = list(range(len(roots)))
-    maxflows = 0
-    rejected = 0
-    sigma, sink = n, n + 1
 
-    # D̄ is one persistent network, re-solved for every μ with only the arcs that
-    # change updated (FlowNetwork.update_capacities). Node layout: 0..n-1 the
-    # vertices, σ = n, T = n+1, then a pool of hub nodes s_j. Arc layout: the
-    # G* arcs (residual capacities g), σ→v and v→T for every v, then per hub
-    # σ→hub and hub→v for every v. An unused arc has capacity 0 (no effect on
-    # the flow). Infinite arcs get capacity ``big`` ≥ Σ_j m(R_j) ≥ ``need``,
-    # the capacity of the sink arc: every σ–T cut crossing one costs at least
-    # as much as the cut of the sink arc alone, so the maximum flow (the
-    # minimum cut, at most ``need``) is that of D̄ with infinite arcs.
-    arc_pos = {a: p for p, a in enumerate(g)}
-    m_g = len(arc_pos)
-    big = sum(mult) + max(g.values(), default=0) + 1
-    huge = big * (2 * n + 4) + sum(g.values()) >= 2**61
-    dtype: Any = object if huge else np.int64
-    sig_arc = [m_g + v for v in range(n)]
-    snk_arc = [m_g + n + v for v in range(n)]
-    net: FlowNetwork | None = None
-    pool = 0  # hub slots in the network
-    slots: dict[int, int] = {}  # vertex-set mask -> hub slot holding it
+class _Batches:
+    """The batches being grown, on vertex indices: root, vertex set (a set and the
+    same set as a bitmask, the mask keys batches with equal vertex sets), vertices
+    in order of joining, edges, m, depth. A batch starts as {root} with m = k_root."""
 
-    def hub_sig(h: int) -> int:
-        return m_g + 2 * n + h * (n + 1)
+    def __init__(self, nodes: Sequence[Node], idx: Mapping[Node, int],
+                 supply: Mapping[Node, int]) -> None:
+        self.roots: list[int] = []
+        self.sets: list[set[int]] = []
+        self.masks: list[int] = []
+        self.members: list[list[int]] = []
+        self.edges: list[list[tuple[int, int]]] = []
+        self.mult: list[int] = []
+        self.depth: list[dict[int, int]] = []
+        for v in nodes:
+            k = int(supply.get(v, 0))
+            if k > 0:
+                i = idx[v]
+                self.roots.append(i)
+                self.sets.append({i})
+                self.masks.append(1 << i)
+                self.members.append([i])
+                self.edges.append([])
+                self.mult.append(k)
+                self.depth.append({i: 0})
 
-    def build(hubs: int) -> FlowNetwork:
-        nonlocal pool
-        pool = hubs
-        tails = [a for a, _ in g] + [sigma] * n + list(range(n))
-        heads = [b for _, b in g] + list(range(n)) + [sink] * n
+    def split(self, i: int, mu: int) -> int:
+        """Keep μ of batch i's m trees in it and the rest in a new copy (its index)."""
+        self.roots.append(self.roots[i])
+        self.sets.append(set(self.sets[i]))
+        self.masks.append(self.masks[i])
+        self.members.append(list(self.members[i]))
+        self.edges.append(list(self.edges[i]))
+        self.mult.append(self.mult[i] - mu)
+        self.depth.append(dict(self.depth[i]))
+        self.mult[i] = mu
+        return len(self.roots) - 1
+
+    def extend(self, i: int, x: int, y: int) -> None:
+        """Add the arc (x, y), x in batch i and y not, to batch i."""
+        self.edges[i].append((x, y))
+        self.sets[i].add(y)
+        self.masks[i] |= 1 << y
+        self.members[i].append(y)
+        self.depth[i][y] = self.depth[i][x] + 1
+
+
+class _Dbar:
+    """D̄ of Zhao & Krishnamurthy 2023, Thm 12 as one persistent network, and μ.
+
+    D̄ is re-solved for every μ with only the arcs that change updated
+    (FlowNetwork.update_capacities). Node layout: 0..n-1 the vertices, σ = n,
+    T = n+1, then a pool of hub nodes s_j. Arc layout: the G* arcs (residual
+    capacities ``g``), σ→v and v→T for every v, then per hub σ→hub and hub→v
+    for every v. An unused arc has capacity 0 (no effect on the flow). Infinite
+    arcs get capacity ``big`` ≥ Σ_j m(R_j) ≥ ``need``, the capacity of the sink
+    arc: every σ–T cut crossing one costs at least as much as the cut of the
+    sink arc alone, so the maximum flow (the minimum cut, at most ``need``) is
+    that of D̄ with infinite arcs.
+
+    Batches other than the one growing enter D̄ in two kinds (module docstring):
+    still-{r} batches as σ→r (their m summed per root in ``single_total``,
+    which the σ→r arcs hold between calls), and the few partly grown batches
+    (``grown``: 1 < |R| < n) through hub nodes. A call changes only the arcs that
+    differ from that baseline (``exceptions``), so it costs O(changed arcs + grown).
+    """
+
+    def __init__(self, n: int, g: dict[tuple[int, int], int], bt: _Batches, engine: str) -> None:
+        self.n, self.g, self.engine = n, g, engine
+        self.sigma, self.sink = n, n + 1
+        self.arc_pos = {a: p for p, a in enumerate(g)}
+        self.m_g = len(self.arc_pos)
+        self.big = sum(bt.mult) + max(g.values(), default=0) + 1
+        huge = self.big * (2 * n + 4) + sum(g.values()) >= 2**61
+        self.dtype: Any = object if huge else np.int64
+        self.sig_arc = [self.m_g + v for v in range(n)]
+        self.snk_arc = [self.m_g + n + v for v in range(n)]
+        self.net: FlowNetwork | None = None
+        self.pool = 0  # hub slots in the network
+        self.slots: dict[int, int] = {}  # vertex-set mask -> hub slot holding it
+        self.single_total = [0] * n
+        for j, r in enumerate(bt.roots):
+            self.single_total[r] += bt.mult[j]
+        self.single_sum = sum(self.single_total)
+        self.grown: set[int] = set()  # batches with 1 < |R| < n
+        self.exceptions: dict[int, int] = {}  # σ/T/hub arcs whose capacity differs from baseline
+        self.maxflows = 0
+
+    def hub_sig(self, h: int) -> int:
+        return self.m_g + 2 * self.n + h * (self.n + 1)
+
+    def build(self, hubs: int) -> FlowNetwork:
+        n, sigma, sink = self.n, self.sigma, self.sink
+        self.pool = hubs
+        tails = [a for a, _ in self.g] + [sigma] * n + list(range(n))
+        heads = [b for _, b in self.g] + list(range(n)) + [sink] * n
         for h in range(hubs):
             tails += [sigma] + [n + 2 + h] * n
             heads += [n + 2 + h] + list(range(n))
-        caps = np.zeros(len(tails), dtype=dtype)
-        caps[:m_g] = list(g.values())
-        slots.clear()
+        caps = np.zeros(len(tails), dtype=self.dtype)
+        caps[: self.m_g] = list(self.g.values())
+        self.slots.clear()
         return FlowNetwork.from_arrays(n + 2 + hubs, np.array(tails, dtype=np.int64),
-                                       np.array(heads, dtype=np.int64), caps, engine=engine)
+                                       np.array(heads, dtype=np.int64), caps, engine=self.engine)
 
-    def slot_of(mask: int, j: int) -> int:
+    def slot_of(self, mask: int, j: int, bt: _Batches) -> int:
         """The hub slot of a vertex set, (re)using a slot whose set no batch has."""
-        assert net is not None
+        assert self.net is not None
+        slots = self.slots
         h = slots.get(mask)
         if h is None:
             used = set(slots.values())
-            free = [x for x in range(pool) if x not in used]
+            free = [x for x in range(self.pool) if x not in used]
             if not free:
-                live = set(masks)
+                live = set(bt.masks)
                 for key in [key for key in slots if key not in live]:
                     del slots[key]
                 used = set(slots.values())
-                free = [x for x in range(pool) if x not in used]
+                free = [x for x in range(self.pool) if x not in used]
             h = free[0]  # the caller made sure the pool is large enough
             slots[mask] = h
-            base = hub_sig(h) + 1
-            inside = set(members[j])
-            net.update_capacities([base + v for v in range(n)],
-                                  [big if v in inside else 0 for v in range(n)])
+            base = self.hub_sig(h) + 1
+            inside = set(bt.members[j])
+            self.net.update_capacities([base + v for v in range(self.n)],
+                                       [self.big if v in inside else 0 for v in range(self.n)])
         return h
 
-    # Batches other than the one growing enter D̄ in two kinds (module docstring):
-    # still-{r} batches as σ→r (their m summed per root in ``single_total``,
-    # which the σ→r arcs hold between calls), and the few partly grown batches
-    # (``grown``) through hub nodes. A call changes only the arcs that differ
-    # from that baseline (``exceptions``), so it costs O(changed arcs + grown).
-    single_total = [0] * n
-    for j, r in enumerate(roots):
-        single_total[r] += mult[j]
-    single_sum = sum(single_total)
-    grown: set[int] = set()  # batches with 1 < |R| < n
-    exceptions: dict[int, int] = {}  # σ/T/hub arcs whose capacity differs from baseline
+    def baseline(self, arc: int) -> int:
+        v = arc - self.m_g
+        return self.single_total[v] if 0 <= v < self.n else 0
 
-    def baseline(arc: int) -> int:
-        v = arc - m_g
-        return single_total[v] if 0 <= v < n else 0
-
-    def mu_of(i: int, x: int, y: int) -> int:
+    def mu(self, bt: _Batches, i: int, x: int, y: int) -> int:
         """μ of Zhao & Krishnamurthy 2023, Thm 12 for arc (x, y) and batch i: one max-flow on D̄."""
-        nonlocal maxflows, net, exceptions
-        want = min(g.get((x, y), 0), mult[i])
+        want = min(self.g.get((x, y), 0), bt.mult[i])
         if want == 0:
             return 0
-        i_single = len(members[i]) == 1
-        others = single_sum - single_total[y] - (mult[i] if i_single else 0)
-        groups: dict[int, tuple[int, int]] = {}  # mask -> (Σ m, a batch with that set)
-        ybit = 1 << y
-        for j in grown:
-            mask = masks[j]
-            if j == i or mask & ybit:
-                continue
-            others += mult[j]
-            prev = groups.get(mask)
-            groups[mask] = (mult[j], j) if prev is None else (prev[0] + mult[j], prev[1])
+        others, groups = self._others(bt, i, y)
         need = others + want
-        if net is None or len(groups) > pool:
-            net = build(max(2 * pool, len(groups) + 4) if groups else pool)
-            exceptions = {a: 0 for a in sig_arc}  # build() starts with 0 on σ→r
-        new: dict[int, int] = {sig_arc[y]: 0, snk_arc[y]: need}
-        new[sig_arc[x]] = big  # σ→x is infinite (it also covers x's own {x} batches)
+        if self.net is None or len(groups) > self.pool:
+            self.net = self.build(max(2 * self.pool, len(groups) + 4) if groups else self.pool)
+            self.exceptions = {a: 0 for a in self.sig_arc}  # build() starts with 0 on σ→r
+        new: dict[int, int] = {self.sig_arc[y]: 0, self.snk_arc[y]: need}
+        new[self.sig_arc[x]] = self.big  # σ→x is infinite (it also covers x's own {x} batches)
         for mask, (m, j) in groups.items():
-            new[hub_sig(slot_of(mask, j))] = m
-        arcs: list[int] = []
-        caps: list[int] = []
-        for a in exceptions:
-            if a not in new:
-                arcs.append(a)
-                caps.append(baseline(a))
-        for a, c in new.items():
-            if exceptions.get(a, baseline(a)) != c:
-                arcs.append(a)
-                caps.append(c)
-        net.update_capacities(arcs, caps)
-        exceptions = {a: c for a, c in new.items() if c != baseline(a)}
-        value = net.solve_value(sigma, sink)
-        maxflows += 1
+            new[self.hub_sig(self.slot_of(mask, j, bt))] = m
+        self._set_exceptions(new)
+        value = self.net.solve_value(self.sigma, self.sink)
+        self.maxflows += 1
         if value < others:
             raise RuntimeError(
                 "internal: tree packing lost feasibility (F(x, y; D̄) < Σ m(R_j), Zhao & Krishnamurthy 2023, Thm 12)"
             )
         return min(want, value - others)
 
-    def set_single_total(r: int, value: int) -> None:
-        nonlocal single_sum
-        single_sum += value - single_total[r]
-        single_total[r] = value
-        if net is not None and sig_arc[r] not in exceptions:
-            net.update_capacities([sig_arc[r]], [value])
+    def _others(self, bt: _Batches, i: int, y: int) -> tuple[int, dict[int, tuple[int, int]]]:
+        """Σ m(R_j) over the batches j ≠ i without y, and the grown ones among them by
+        vertex set: mask -> (Σ m, a batch with that set)."""
+        i_single = len(bt.members[i]) == 1
+        others = self.single_sum - self.single_total[y] - (bt.mult[i] if i_single else 0)
+        groups: dict[int, tuple[int, int]] = {}
+        ybit = 1 << y
+        for j in self.grown:
+            mask = bt.masks[j]
+            if j == i or mask & ybit:
+                continue
+            others += bt.mult[j]
+            prev = groups.get(mask)
+            groups[mask] = (bt.mult[j], j) if prev is None else (prev[0] + bt.mult[j], prev[1])
+        return others, groups
 
-    while queue:
-        i = queue.pop()
-        while len(sets[i]) < n:
-            # candidate arcs in the order (depth of x, −g, x, y), listed one depth
-            # level at a time: the first level with an arc of μ > 0 ends the search
-            levels: dict[int, list[int]] = {}
-            di = depth[i]
-            for x in members[i]:
-                levels.setdefault(di[x], []).append(x)
-            mu = 0
-            for level in sorted(levels):
-                cands = [
-                    (-g[(x, y)], x, y)
-                    for x in levels[level]
-                    for y in out_adj[x]
-                    if y not in sets[i] and g[(x, y)] > 0
-                ]
-                cands.sort()
-                for _, x, y in cands:
-                    mu = mu_of(i, x, y)
-                    if mu > 0:
-                        break
-                    rejected += 1
-                if mu > 0:
-                    break
-            if mu == 0:
-                raise RuntimeError(
-                    f"internal: no arc can extend a tree rooted at {nodes[roots[i]]!r} "
-                    "(Zhao & Krishnamurthy 2023, Thm 11-12 say one exists)"
-                )
-            was_single = len(members[i]) == 1
-            if mu < mult[i]:
-                if not was_single:
-                    grown.add(len(roots))
-                roots.append(roots[i])
-                sets.append(set(sets[i]))
-                masks.append(masks[i])
-                members.append(list(members[i]))
-                edges.append(list(edges[i]))
-                mult.append(mult[i] - mu)
-                depth.append(dict(depth[i]))
-                queue.append(len(roots) - 1)
-                mult[i] = mu
-            edges[i].append((x, y))
-            sets[i].add(y)
-            masks[i] |= 1 << y
-            members[i].append(y)
-            if was_single:  # batch i (now m = μ) leaves the still-{r} batches
-                set_single_total(roots[i], single_total[roots[i]] - mult[i])
-                grown.add(i)
-            if len(members[i]) == n:
-                grown.discard(i)
-            depth[i][y] = depth[i][x] + 1
-            g[(x, y)] -= mu
-            if net is not None:
-                net.update_capacities([arc_pos[(x, y)]], [g[(x, y)]])
-            placed += mu
-            if progress:
-                progress(placed, total_edges)
-    batches = [
-        Batch(nodes[roots[i]], mult[i], [(nodes[a], nodes[b]) for a, b in edges[i]],
-              {nodes[v]: d for v, d in depth[i].items()})
-        for i in range(len(roots))
-    ]
-    batches.sort(key=lambda bt: idx[bt.root])
-    return Packing(batches, maxflows, rejected)
+    def _set_exceptions(self, new: dict[int, int]) -> None:
+        """Give the arcs of ``new`` their capacities and every other arc its baseline."""
+        assert self.net is not None
+        arcs: list[int] = []
+        caps: list[int] = []
+        for a in self.exceptions:
+            if a not in new:
+                arcs.append(a)
+                caps.append(self.baseline(a))
+        for a, c in new.items():
+            if self.exceptions.get(a, self.baseline(a)) != c:
+                arcs.append(a)
+                caps.append(c)
+        self.net.update_capacities(arcs, caps)
+        self.exceptions = {a: c for a, c in new.items() if c != self.baseline(a)}
+
+    def set_single_total(self, r: int, value: int) -> None:
+        self.single_sum += value - self.single_total[r]
+        self.single_total[r] = value
+        if self.net is not None and self.sig_arc[r] not in self.exceptions:
+            self.net.update_capacities([self.sig_arc[r]], [value])
+
+    def use(self, x: int, y: int, mu: int) -> None:
+        """μ units of the G* arc (x, y) are taken by a batch."""
+        self.g[(x, y)] -= mu
+        if self.net is not None:
+            self.net.update_capacities([self.arc_pos[(x, y)]], [self.g[(x, y)]])
+
+
+def _next_arc(bt: _Batches, i: int, dbar: _Dbar, out_adj: list[list[int]],
+              nodes: Sequence[Node]) -> tuple[int, int, int, int]:
+    """The arc that extends batch i, with its μ > 0 and how many arcs were passed over.
+
+    Candidate arcs in the order (depth of x, −g, x, y), listed one depth level at
+    a time: the first level with an arc of μ > 0 ends the search."""
+    levels: dict[int, list[int]] = {}
+    di = bt.depth[i]
+    for x in bt.members[i]:
+        levels.setdefault(di[x], []).append(x)
+    g, inside = dbar.g, bt.sets[i]
+    passed = 0
+    for level in sorted(levels):
+        cands = [(-g[(x, y)], x, y) for x in levels[level] for y in out_adj[x]
+                 if y not in inside and g[(x, y)] > 0]
+        cands.sort()
+        for _, x, y in cands:
+            mu = dbar.mu(bt, i, x, y)
+            if mu > 0:
+                return mu, x, y, passed
+            passed += 1
+    raise RuntimeError(
+        f"internal: no arc can extend a tree rooted at {nodes[bt.roots[i]]!r} "
+        "(Zhao & Krishnamurthy 2023, Thm 11-12 say one exists)"
+    )
+
+
+def _grow(bt: _Batches, dbar: _Dbar, i: int, x: int, y: int, mu: int, queue: list[int]) -> None:
+    """Add (x, y) to μ of batch i's trees; the other m − μ become a batch of their own."""
+    was_single = len(bt.members[i]) == 1
+    if mu < bt.mult[i]:
+        if not was_single:
+            dbar.grown.add(len(bt.roots))
+        queue.append(bt.split(i, mu))
+    bt.extend(i, x, y)
+    if was_single:  # batch i (now m = μ) leaves the still-{r} batches
+        r = bt.roots[i]
+        dbar.set_single_total(r, dbar.single_total[r] - bt.mult[i])
+        dbar.grown.add(i)
+    if len(bt.members[i]) == dbar.n:
+        dbar.grown.discard(i)
+    dbar.use(x, y, mu)
