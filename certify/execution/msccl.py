@@ -30,18 +30,15 @@ Azure/msccl-executor-nccl; docs/auditing.md lists every rule):
   so a later signalled step releases a wait on an earlier one; a wait that no
   step of t ever releases spins forever.
 
-Only reading happens here; :func:`simulate` (``msccl_sim``) runs the program.
+The program read is the data of :mod:`.program`; :func:`simulate` runs it with
+:mod:`.msccl_sim`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from ..model import Element, InputError, parse
-
-if TYPE_CHECKING:
-    from .msccl_sim import Result
+from .msccl_sim import Result, run
+from .program import KINDS, RECVS, SENDS, Op, Program, Step, Threadblock
 
 MAX_STEPS = 2_000_000
 MAX_CHUNKS = 1_000_000
@@ -58,100 +55,6 @@ PROTOCOLS = ("Simple", "LL128", "LL")
 COLLS = {"allgather": "allgather", "allreduce": "allreduce", "reducescatter": "reduce-scatter",
          "reduce_scatter": "reduce-scatter", "reduce-scatter": "reduce-scatter",
          "alltoall": "alltoall"}
-KINDS = ("s", "r", "rcs", "rrc", "rrs", "rrcs", "cpy", "re", "nop")
-SENDS = ("s", "rcs", "rrs", "rrcs")
-RECVS = ("r", "rcs", "rrc", "rrs", "rrcs")
-
-
-@dataclass
-class Step:
-    """One ``<step>`` as written."""
-
-    index: int
-    kind: str
-    srcbuf: str
-    srcoff: int
-    dstbuf: str
-    dstoff: int
-    cnt: int
-    depid: int
-    deps: int
-    hasdep: int
-    line: int
-
-
-@dataclass
-class Op:
-    """One executor transmission: a real step, with the ``nop`` dependencies before it
-    folded in and, for ``re``, the steps fused with it."""
-
-    kind: str
-    srcbuf: str
-    srcoff: int
-    dstbuf: str
-    dstoff: int
-    cnt: int
-    waits: list[tuple[int, int]]  # (threadblock, step): flag of tb must be ≥ step
-    signals: bool  # hasdep: sets this threadblock's flag when done
-    flag: int  # the value it sets: the executor's step counter
-    step: int  # XML index of its (first) real step, for messages
-    line: int
-    reductions: list[int] = field(default_factory=list)  # re: source offsets, fused
-
-    def where(self, gpu: int, tb: int) -> str:
-        fused = (f" (fused with the next {len(self.reductions) - 1} re step(s))"
-                 if len(self.reductions) > 1 else "")
-        return f"gpu {gpu} tb {tb} step {self.step} (line {self.line}){fused}"
-
-
-@dataclass
-class Threadblock:
-    gpu: int
-    tbid: int
-    send: int
-    recv: int
-    chan: int
-    steps: list[Step]
-    ops: list[Op] = field(default_factory=list)
-    pc: int = 0
-
-
-@dataclass
-class Program:
-    name: str
-    collective: str
-    ngpus: int
-    nchunks: int
-    inplace: bool
-    chunks: dict[int, dict[str, int]]  # gpu -> declared {"i": n, "o": n, "s": n}
-    tbs: list[Threadblock]
-    proto: str = "Simple"
-    nchannels: int | None = None
-    outofplace: bool | None = None  # None: the attribute is absent
-    coll_name: str = ""
-    refusals: list[str] = field(default_factory=list)  # what the executor refuses
-    notes: list[str] = field(default_factory=list)
-
-    def modes(self) -> list[bool]:
-        """The buffer modes the executor may run the program in (True: in-place)."""
-        out = [True] if self.inplace else []
-        if self.outofplace or (self.outofplace is None and not self.inplace):
-            out.append(False)
-        return out
-
-    def per_rank(self) -> int:
-        """Chunks per rank of the sharded buffer (allgather input, reduce-scatter output,
-        alltoall's block per peer); C for allreduce."""
-        if self.collective == "allreduce":
-            return self.nchunks
-        return self.nchunks // self.ngpus
-
-    def sizes(self) -> tuple[int, int]:
-        """(input, output) buffer sizes in chunks of M/C, as the user's buffers are:
-        the executor takes M = count × sizeMultiplier and one chunk = M/C."""
-        c, per = self.nchunks, self.per_rank()
-        return {"allgather": (per, c), "reduce-scatter": (c, per), "allreduce": (c, c),
-                "alltoall": (c, c)}[self.collective]
 
 
 def _int(el: Element, name: str, default: int | None = None, low: int = -1,
@@ -400,7 +303,5 @@ def _compile(prog: Program, tb: Threadblock) -> list[Op]:
 
 
 def simulate(prog: Program, inplace: bool | None = None) -> Result:
-    """Run ``prog`` (see :mod:`.msccl_sim`); returns its ``Result``."""
-    from .msccl_sim import run
-
+    """Run a program :func:`read` returned (see :mod:`.msccl_sim`); returns its ``Result``."""
     return run(prog, inplace)

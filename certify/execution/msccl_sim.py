@@ -46,13 +46,12 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..model import Verdict
-from .msccl import Op, Program, Threadblock
+from .program import RECVS, SENDS, Op, Program, Threadblock
 
 Content = frozenset[tuple[int, int]]
 Loc = tuple[int, str, int]
 
 SLOTS = 8  # messages a connection holds before its sender waits (NCCL_STEPS)
-SENDS = ("s", "rcs", "rrs", "rrcs")
 
 
 @dataclass
@@ -191,7 +190,7 @@ class _Run:
                 return ("flag", tb.gpu, t, 0)
         if op.kind in SENDS and self.full(tb):
             return ("send", tb.gpu, tb.send, tb.chan)
-        if op.kind in ("r", "rcs", "rrc", "rrs", "rrcs") and not self.queues.get(
+        if op.kind in RECVS and not self.queues.get(
                 (tb.recv, tb.gpu, tb.chan)):
             return ("recv", tb.recv, tb.gpu, tb.chan)
         return None
@@ -214,7 +213,7 @@ class _Run:
             for u, done in self.released_by(tb.gpu, t, s).items():
                 mine[u] = max(mine.get(u, 0), done)
         kind = op.kind
-        if kind in ("r", "rcs", "rrc", "rrs", "rrcs"):
+        if kind in RECVS:
             data: list[Content] | None = self.queues[(tb.recv, tb.gpu, tb.chan)].popleft()
             assert data is not None
             self.wake(("send", tb.recv, tb.gpu, tb.chan))
