@@ -24,10 +24,9 @@ from collcert.certify.forestcoll import check_schedule, read_schedule
 from collcert.certify.model import InputError, Topo
 from collcert.certify.model import read_text as certify_read_text
 from collcert.cli import main
-from collcert.reference.forestcoll import expand, read_text, render, write_schedule
-from collcert.reference.forestcoll.pipeline import find_symmetry, schedule
+from collcert.reference.forestcoll import expand, read_text, render, schedule, write_schedule
 from collcert.reference.model import Topology
-from collcert.reference.symmetry import Symmetry
+from collcert.reference.symmetry import Symmetry, find_symmetry
 
 SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "docs" / "schema" /
                      "schedule.schema.json").read_text(encoding="utf-8"))

@@ -1,7 +1,7 @@
 """ForestColl: the optimum of every collective and the tree schedules that reach it.
 
-Zhao & Krishnamurthy 2023, (*Bandwidth Optimal Pipeline Schedule for Collective
-Communication*) and Zhao et al. 2026, (*ForestColl*, NSDI). The data path::
+Zhao & Krishnamurthy 2023 (*Bandwidth Optimal Pipeline Schedule for Collective
+Communication*) and Zhao et al. 2026 (*ForestColl*, NSDI). The data path::
 
     Topology → optimum (max-flows, Thm 1, Prop 3) → G({U·c_e})
              → switch removal by edge splitting (Thm 8, Alg 1)
@@ -10,27 +10,33 @@ Communication*) and Zhao et al. 2026, (*ForestColl*, NSDI). The data path::
 
 Modules:
 
-``optima``             :func:`optimum` of allgather, reduce-scatter, broadcast, reduce,
-                       and the allreduce bounds
+``optima``             :func:`optimum`: the request checked, the symmetry settled, the
+                       max-flow iteration run
+``request``            the arguments of :func:`optimum` and :func:`schedule`, checked once
+                       for both (``COLLECTIVES``)
 ``optimum_allgather``  allgather / reduce-scatter and fixed k by max-flows (Thm 1, Prop 3,
                        Thm 13-15)
 ``optimum_allreduce``  single-root collectives (App. A) and allreduce bounds (Thm 16-19)
 ``optimum_result``     :class:`Optimum`: the optimum, its summary, JSON and certificate
-``splitting``          switch removal by edge splitting (``splitting_repair``: its state)
+``splitting``          switch removal by edge splitting (``splitting_repair``: its graph and
+                       the repair of its kept flows)
 ``symsplit``           switch removal by orbits of a box symmetry
+``walks``              the walks in G of G* arc units: taken, joined, handed out to trees
 ``packing``            spanning out-tree packing in batches
 ``sympack``            tree packing by orbits
-``pipeline``           :func:`schedule`: the stages above, in order
-``schedule_build``     the stages of :func:`schedule`
-``schedule_result``    :class:`Schedule`, :class:`Phase`, :class:`Tree`, :class:`TreeEdge`
+``pipeline``           :func:`schedule`: the symmetry searched once, the optimum, the phases
+``schedule_build``     one phase: switch removal, packing, walks in G, multicast; its time
+``schedule_result``    :class:`Schedule`, :class:`Phase`, :class:`Tree`, :class:`TreeEdge`,
+                       their JSON and ForestColl XML
 ``schedule_io``        schedule files: JSON, gzip, the ForestColl tree XML (Zhao et al.
                        2026, §6.1)
 """
 
-from .optima import COLLECTIVES, optimum
+from .optima import optimum
 from .optimum_result import FlowWitness, Optimum
 from .packing import Packing, pack_trees
 from .pipeline import schedule
+from .request import COLLECTIVES
 from .schedule_build import peak_memory_mb
 from .schedule_io import expand, forestcoll_xml, read_text, render, write_schedule
 from .schedule_result import Phase, Schedule, Tree, TreeEdge

@@ -1,6 +1,6 @@
 """Certified throughput optima of collectives on a topology.
 
-Zhao & Krishnamurthy 2023, (Zhao & Krishnamurthy) and Zhao et al. 2026, (ForestColl). All arithmetic is
+Zhao & Krishnamurthy 2023 and Zhao et al. 2026 (ForestColl). All arithmetic is
 exact: capacities are the topology's integer-scaled ``int_capacity`` and every
 reported number is an ``int`` or ``Fraction`` in the topology's bandwidth unit.
 
@@ -17,7 +17,7 @@ Allgather / reduce-scatter (Zhao & Krishnamurthy 2023, eq. (1), Thm 1, Prop 3)
     The certificate is the final cut (a lower bound on the time) plus one
     flow per compute node (an upper bound on every cut ratio), or, on a
     machine of identical boxes, one flow per orbit of the box symmetry and the
-    automorphism itself (:mod:`.orbits`), which certify/ verifies.
+    automorphism itself (``symmetry.orbits``), which certify/ verifies.
 
 Fixed k (Zhao & Krishnamurthy 2023, §2.4 Thm 13-15, Zhao et al. 2026, Alg 5)
     U* = min U with min_v F(s, v; G⃗_k({⌊U b_e⌋})) ≥ N·k. Same scheme: a
@@ -29,11 +29,10 @@ Fixed k (Zhao & Krishnamurthy 2023, §2.4 Thm 13-15, Zhao et al. 2026, Alg 5)
 Broadcast / reduce (Zhao & Krishnamurthy 2023, App. A, eq. (5)); allreduce (Zhao & Krishnamurthy 2023, App. B, eqs. (6),
 (7), Thm 19).
 
-Where the code is: this module holds the facade :func:`optimum`; the result
-classes :class:`Optimum` and :class:`FlowWitness` are in
-:mod:`.optimum_result`, the allgather and fixed-k iterations in
-:mod:`.optimum_allgather`, broadcast / reduce and the allreduce bounds in
-:mod:`.optimum_allreduce` (all importable from here as before).
+This module is the entry point, :func:`optimum`: it checks the request
+(:mod:`.request`), settles the symmetry and runs the iteration of
+:mod:`.optimum_allgather` or :mod:`.optimum_allreduce`; what it returns is an
+:class:`~.optimum_result.Optimum`.
 """
 
 from __future__ import annotations
@@ -41,18 +40,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Topology, TopologyError, check_solvable
-from .optimum_allgather import _allgather, _fixed_k, prop3
-from .optimum_allreduce import _allreduce, _single_root
-from .optimum_result import FlowWitness, Node, Optimum, Progress
-
-__all__ = ["COLLECTIVES", "FlowWitness", "Optimum", "optimum", "prop3"]
-
-COLLECTIVES = ("allgather", "reduce-scatter", "broadcast", "reduce", "allreduce")
+from ..symmetry import Symmetry, orbits
+from .optimum_allgather import solve_allgather, solve_fixed_k
+from .optimum_allreduce import solve_allreduce, solve_single_root
+from .optimum_result import Node, Optimum, Progress
+from .request import ROOTED, check_request
 
 
-# --------------------------------------------------------------------------- #
-# facade
-# --------------------------------------------------------------------------- #
 def optimum(
     topology: Topology,
     collective: str = "allgather",
@@ -62,7 +56,7 @@ def optimum(
     weights: Sequence[object] | None = None,
     engine: str = "auto",
     progress: Progress | None = None,
-    symmetry: bool | None = None,
+    symmetry: bool | Symmetry | None = None,
 ) -> Optimum:
     """The certified optimum of ``collective`` on ``topology``.
 
@@ -73,51 +67,36 @@ def optimum(
     ``allreduce``: the RS+AG time with the lower bounds (6) and (7) of
     Zhao & Krishnamurthy 2023, App. B and whether Thm 19 (or equality with a bound) proves it optimal.
     ``weights``: non-uniform allgather (Zhao et al. 2026, §5.7), the relative shard size
-    of each compute node (positive integers, in compute-node order).
+    of each compute node (positive integers, in compute-node order); ignored by the
+    other collectives.
     ``symmetry``: for allgather, reduce-scatter, fixed k and allreduce, one
     max-flow per orbit of the topology's box symmetry when one is found and
-    verified (:mod:`.orbits`; the certificate then carries the automorphism):
-    None (default) tries from ``orbits.AUTO_MIN_COMPUTE`` compute nodes on,
-    True always, False never. The result is the same either way.
+    verified (``symmetry.orbits``; the certificate then carries the automorphism):
+    None (default) looks for one from ``orbits.AUTO_MIN_COMPUTE`` compute nodes on,
+    True always, False never. A :class:`~collcert.reference.symmetry.Symmetry`
+    found already (``symmetry.find_symmetry(topology, weights)``, as
+    :func:`schedule` does) is used as it is, without a search, after checking
+    that it is an automorphism of the topology keeping the weights. The result
+    is the same either way.
     """
-    if not isinstance(topology, Topology):
-        raise TypeError("optimum() needs a collcert.Topology")
-    coll = collective.lower().replace("_", "-")
-    if coll not in COLLECTIVES:
-        raise TopologyError(
-            f"unknown collective {collective!r}: choose one of {', '.join(COLLECTIVES)}"
-        )
-    topology.require_forestcoll(
-        "the RS+AG allreduce time and bounds (6), (7)" if coll == "allreduce"
-        else f"the ForestColl {coll} optimum")
-    if coll in ("broadcast", "reduce"):
+    req = check_request(topology, collective, root=root, fixed_k=fixed_k, weights=weights,
+                        caller="optimum")
+    coll = req.collective
+    if coll in ROOTED:
         check_solvable(topology, engine)  # refuse what cannot fit in memory or time
-        if fixed_k is not None:
-            raise TopologyError(f"fixed_k applies to allgather and reduce-scatter, not {coll}")
-        return _single_root(topology, coll, root, engine, progress)
-    if root is not None:
-        raise TopologyError(f"{coll} has no root; root= is for broadcast and reduce")
-    if fixed_k is not None and (coll == "allreduce" or weights is not None):
-        raise TopologyError("fixed_k applies to allgather and reduce-scatter, not allreduce"
-                            if coll == "allreduce" else "fixed_k and weights cannot be combined")
-    w = None if weights is None or coll == "allreduce" else _parse_weights(topology, weights)
+        return solve_single_root(topology, coll, req.root, engine, progress)
     t = topology.transpose() if coll == "reduce-scatter" else topology
-    sym = None
-    if symmetry is not False:
-        from ..symmetry import orbits
-
-        if orbits.wanted(t, symmetry):
-            sym = orbits.find(t, w)
+    sym = _orbit_symmetry(t, symmetry, req.weights)
     # refuse what cannot fit in memory or time (limits.py): flows for one sink per orbit
     # (allreduce's bound (6) still solves one max-flow per compute node)
     check_solvable(topology, engine,
                    sinks=None if sym is None or coll == "allreduce" else len(sym.reps))
     if coll == "allreduce":
-        return _allreduce(topology, engine, progress, sym)
-    if fixed_k is not None:
-        opt = _fixed_k(t, fixed_k, engine, progress, sym)
+        return solve_allreduce(topology, engine, progress, sym)
+    if req.fixed_k is not None:
+        opt = solve_fixed_k(t, req.fixed_k, engine, progress, sym)
     else:
-        opt = _allgather(t, engine, progress, w, sym)
+        opt = solve_allgather(t, engine, progress, req.weights, sym)
     if coll == "reduce-scatter":
         opt.collective = "reduce-scatter"
         opt.topology = topology
@@ -125,22 +104,17 @@ def optimum(
     return opt
 
 
-def _parse_weights(t: Topology, weights: Sequence[object]) -> list[int]:
-    from ..model import lcm_of_denominators, parse_number
-
-    if len(weights) != t.num_compute:
-        raise TopologyError(
-            f"weights has {len(weights)} entries but the topology has {t.num_compute} compute "
-            "nodes: give one shard size per compute node, in compute-node order"
-        )
-    vals = []
-    for c, w in zip(t.compute_nodes, weights):
-        try:
-            f = parse_number(w)
-        except ValueError as exc:
-            raise TopologyError(f"weight of compute node {c!r}: {exc}") from None
-        if f <= 0:
-            raise TopologyError(f"weight of compute node {c!r} is {w!r}: weights must be positive")
-        vals.append(f)
-    den = lcm_of_denominators(vals, what="the weights")
-    return [int(f * den) for f in vals]
+def _orbit_symmetry(t: Topology, symmetry: bool | Symmetry | None,
+                    weights: list[int] | None) -> Symmetry | None:
+    """The symmetry the max-flows go by on ``t`` (already transposed for
+    reduce-scatter): the one given, checked; else searched for when
+    ``orbits.wanted``; else None."""
+    if isinstance(symmetry, Symmetry):
+        problem = orbits.symmetry_problem(symmetry, t, weights)
+        if problem:
+            raise TopologyError(f"symmetry= is not an automorphism of the topology that "
+                                f"keeps the weights: {problem}")
+        return symmetry
+    if symmetry is not False and orbits.wanted(t, symmetry):
+        return orbits.find_symmetry(t, weights)
+    return None

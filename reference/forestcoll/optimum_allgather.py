@@ -1,11 +1,11 @@
 """The allgather / reduce-scatter optimum and the fixed-k optimum by max-flows.
 
-The Dinkelbach iteration over G⃗_x (Zhao & Krishnamurthy 2023, eq. (1), Thm 1, Prop 3) and the least
-U for a fixed k (Zhao & Krishnamurthy 2023, §2.4 Thm 13-15, Zhao et al. 2026, Alg 5), both described in the
-docstring of :mod:`collcert.reference.forestcoll.optima`, with the auxiliary network
-(G plus a super source) they solve and the cut helpers shared with
-:mod:`.optimum_allreduce`. Moved out of :mod:`collcert.reference.forestcoll.optima`
-(unchanged); call them through :func:`collcert.reference.forestcoll.optima.optimum`.
+The Dinkelbach iteration over G⃗_x (Zhao & Krishnamurthy 2023, eq. (1), Thm 1, Prop 3)
+and the least U for a fixed k (Zhao & Krishnamurthy 2023, §2.4 Thm 13-15, Zhao et al.
+2026, Alg 5), both described in the docstring of :mod:`.optima`, with the auxiliary
+network (G plus a super source) they solve and the cut helpers that
+:mod:`.optimum_allreduce` uses too. :func:`.optima.optimum` checks the request
+and calls them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from ..model import Topology, TopologyError
 from ..solvers import FlowNetwork
-from ..symmetry import Symmetry
+from ..symmetry import Symmetry, orbits
 from .optimum_result import FlowWitness, Node, Optimum, Progress
 
 
@@ -54,20 +54,20 @@ class _Aux:
         return frozenset(nodes[i] for i in side if i != self.s)
 
 
-def _out_int(t: Topology, s: frozenset[Node]) -> int:
+def out_capacity(t: Topology, s: frozenset[Node]) -> int:
     return sum(c for (u, v), c in t.int_capacity.items() if u in s and v not in s)
 
 
 def _ratio(t: Topology, s: frozenset[Node]) -> Fraction:
     """|S ∩ V_c| / B⁺(S) in integer units (B⁺ > 0 for any proper S: G is connected)."""
     inside = sum(1 for v in s if t.is_compute(v))
-    out = _out_int(t, s)
+    out = out_capacity(t, s)
     if out == 0:
         raise TopologyError("internal: a cut with no outgoing capacity (topology not connected)")
     return Fraction(inside, out)
 
 
-def _check_engine_cut(value: int, cut_value: int) -> None:
+def check_engine_cut(value: int, cut_value: int) -> None:
     if value != cut_value:
         raise RuntimeError(
             f"max-flow engine returned flow value {value} but a cut of capacity {cut_value}; "
@@ -78,11 +78,11 @@ def _check_engine_cut(value: int, cut_value: int) -> None:
 # --------------------------------------------------------------------------- #
 # allgather
 # --------------------------------------------------------------------------- #
-def _allgather(
+def solve_allgather(
     t: Topology, engine: str, progress: Progress | None, weights: Sequence[int] | None = None,
     sym: Symmetry | None = None,
 ) -> Optimum:
-    """1/x* by the Dinkelbach iteration described in the docstring of :mod:`.optimum`; with ``sym``
+    """1/x* by the Dinkelbach iteration described in the docstring of :mod:`.optima`; with ``sym``
     (a verified automorphism group keeping the weights) one sink per orbit."""
     n_c = t.num_compute
     w = [1] * n_c if weights is None else list(weights)
@@ -120,9 +120,9 @@ def _allgather(
                                          res.value, {"x": Fraction(q, p * t.scale)}))
                 break
             s_nodes = aux.cut_of(res.source_side)
-            out = _out_int(t, s_nodes)
+            out = out_capacity(t, s_nodes)
             inside = sum(w[i] for i, c in enumerate(t.compute_nodes) if c in s_nodes)
-            _check_engine_cut(res.value, p * out + q * (total_w - inside))
+            check_engine_cut(res.value, p * out + q * (total_w - inside))
             new = Fraction(inside, out)
             if new <= ratio:
                 raise RuntimeError("internal: a violated test did not improve the cut ratio")
@@ -143,8 +143,6 @@ def _allgather(
 def _mark_orbits(opt: Optimum, sym: Symmetry | None) -> None:
     """Record the generator that extends the representatives' flows to every sink."""
     if sym is not None:
-        from ..symmetry import orbits
-
         opt.automorphisms = [orbits.generator_pairs(sym, opt.topology.nodes)]
         opt.extra["symmetry"] = orbits.describe(sym)
 
@@ -188,11 +186,9 @@ def _least_u(caps: list[int], need: int) -> Fraction:
     return u
 
 
-def _fixed_k(t: Topology, k: int, engine: str, progress: Progress | None,
+def solve_fixed_k(t: Topology, k: int, engine: str, progress: Progress | None,
              sym: Symmetry | None = None) -> Optimum:
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise TopologyError(f"fixed k must be a positive integer, got {k!r}")
-    base = _allgather(t, engine, None, sym=sym)
+    base = solve_allgather(t, engine, None, sym=sym)
     n_c = t.num_compute
     aux = _Aux(t, engine)
 

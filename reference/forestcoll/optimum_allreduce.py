@@ -4,18 +4,17 @@ Broadcast / reduce: bound (5) of Zhao & Krishnamurthy 2023, App. A, the least F(
 for reduce) over the compute nodes v. Allreduce: the RS+AG time (from the
 allgather optimum of :mod:`.optimum_allgather`), the lower bounds (6) (the
 same least flow from one compute node) and (7) of Zhao & Krishnamurthy 2023, App. B, and Thm 19.
-Moved out of :mod:`collcert.reference.forestcoll.optima` (unchanged); call them through
-:func:`collcert.reference.forestcoll.optima.optimum`.
+:func:`.optima.optimum` checks the request (the root among them) and calls them.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from ..model import Topology, TopologyError
+from ..model import Topology
 from ..solvers import FlowNetwork
 from ..symmetry import Symmetry
-from .optimum_allgather import _allgather, _check_engine_cut, _out_int
+from .optimum_allgather import check_engine_cut, out_capacity, solve_allgather
 from .optimum_result import FlowWitness, Node, Optimum, Progress
 
 
@@ -57,7 +56,7 @@ def _min_over_sinks(
             flows.append(FlowWitness(src, dst, t.scale, names, res.flow, res.value))
         if best is None or res.value < best[0]:
             side = frozenset(t.nodes[j] for j in res.source_side)
-            _check_engine_cut(res.value, _out_int(t, side))
+            check_engine_cut(res.value, out_capacity(t, side))
             best = (res.value, side)
         if progress:
             progress(i + 1, len(others))
@@ -65,30 +64,20 @@ def _min_over_sinks(
     return best[0], best[1], flows, len(others)
 
 
-def _single_root(
+def solve_single_root(
     t: Topology, collective: str, root: Node, engine: str, progress: Progress | None
 ) -> Optimum:
-    if root is None:
-        raise TopologyError(
-            f"{collective} needs a root: pass --root NODE (root= in Python), "
-            "one of the compute nodes"
-        )
-    root = t.lookup(root)  # "3" names node 3, as in schedule()
-    if not t.is_compute(root):
-        raise TopologyError(
-            f"root {root!r} is not a compute node of the topology; compute nodes are "
-            f"{', '.join(map(str, t.compute_nodes[:8]))}{'…' if t.num_compute > 8 else ''}"
-        )
+    """Bound (5) of Zhao & Krishnamurthy 2023, App. A from / to ``root`` (a compute node)."""
     lam, cut, flows, solves = _min_over_sinks(t, root, collective == "reduce", engine, progress)
     return Optimum(collective, t, algbw=Fraction(lam, t.scale), cut=cut, root=root,
                    maxflows=solves, flows=flows,
                    extra={"cut_capacity": Fraction(lam, t.scale)})
 
 
-def _allreduce(t: Topology, engine: str, progress: Progress | None,
+def solve_allreduce(t: Topology, engine: str, progress: Progress | None,
                sym: Symmetry | None = None) -> Optimum:
     n_c = t.num_compute
-    ag = _allgather(t, engine, None, sym=sym)
+    ag = solve_allgather(t, engine, None, sym=sym)
     assert ag.inv_x is not None and ag.cut is not None
     # bound (6): T ≥ M / min_{S ∩ V_c ∉ {∅, V_c}} B⁺(S), via min_v F(v0, v)
     lam, cut6, _, s6 = _min_over_sinks(t, t.compute_nodes[0], False, engine, None,
@@ -107,7 +96,7 @@ def _allreduce(t: Topology, engine: str, progress: Progress | None,
             net.set_capacity(first_sink_arc + i, 0 if i == j else None)
         res = net.solve(t.index[v], n)
         side = frozenset(t.nodes[i] for i in res.source_side if i < n)
-        _check_engine_cut(res.value, _out_int(t, side))
+        check_engine_cut(res.value, out_capacity(t, side))
         per_node[v], per_value[v] = side, res.value
         if progress:
             progress(step + 1, len(sinks7))

@@ -1,8 +1,11 @@
-"""What :func:`collcert.reference.forestcoll.optima.optimum` returns: :class:`Optimum` (the
-certified optimum or bounds, its summary, JSON and certificate) and
-:class:`FlowWitness` (one max-flow of the certificate, in exact integer units).
+"""A certified optimum: :class:`Optimum` and the max-flows that prove it, :class:`FlowWitness`.
 
-Moved out of :mod:`collcert.reference.forestcoll.optima` (unchanged).
+What :func:`~collcert.reference.forestcoll.optimum` returns: the optimum of a
+collective or, for allreduce, the RS+AG time with its lower bounds
+(Zhao & Krishnamurthy 2023, eq. (1), Thm 1, Prop 3, §2.4, App. A-B), with the cut
+that bounds it and one flow per sink (or per orbit, with the automorphism)
+that proves it tight, in exact integer units. Its summary, JSON and the
+``collcert-certificate/1`` document that ``collcert.certify`` checks are here.
 """
 
 from __future__ import annotations

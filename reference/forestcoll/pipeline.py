@@ -22,12 +22,10 @@ topology with every tree reversed into an in-tree (Zhao & Krishnamurthy 2023, Ap
 allreduce is a reduce-scatter phase followed by an allgather phase, reported
 against the allreduce lower bounds (Zhao & Krishnamurthy 2023, eqs. (6), (7)).
 
-Where the code is: this module holds :func:`schedule`, which runs the stages;
-the result classes (:class:`Schedule`, :class:`Phase`, :class:`Tree`,
-:class:`TreeEdge`, ``FORMAT``) are in :mod:`.schedule_result`, the stages
-(one phase: split, pack, map back, multicast; :func:`phase_time`,
-:func:`find_symmetry`, :func:`peak_memory_mb`) in :mod:`.schedule_build`;
-all importable from here as before.
+The box symmetry of the topology (``symmetry.find_symmetry``) is searched for
+once per schedule and handed to the optimum and to the phases, which then go
+by its orbits (:mod:`.symsplit`, :mod:`.sympack`). This module runs the
+stages in order; one phase (steps 3-6) is :func:`.schedule_build.build_phase`.
 """
 
 from __future__ import annotations
@@ -38,33 +36,24 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from ..model import ScheduleError, Topology, fraction_str
-from ..symmetry import Symmetry
-from .optima import COLLECTIVES, optimum, prop3
+from ..model import Topology, fraction_str
+from ..symmetry import Symmetry, orbits
+from .optima import optimum
+from .optimum_allgather import prop3
+from .optimum_result import Optimum
+from .request import SHARDED, Request, check_request
 from .schedule_build import (
-    _gcd_all,
-    _phase,
-    _require_eulerian,
-    find_symmetry,
+    Stages,
+    build_phase,
+    gcd_all,
     peak_memory_mb,
     phase_time,
+    require_eulerian,
 )
-from .schedule_result import FORMAT, Node, Phase, Schedule, StageProgress, Tree, TreeEdge
+from .schedule_result import Node, Phase, Schedule, StageProgress
 
-__all__ = ["FORMAT", "Phase", "Schedule", "Tree", "TreeEdge", "find_symmetry", "peak_memory_mb",
-           "phase_time", "schedule"]
-
-
-def _check_root(t: Topology, root: Node | None, collective: str) -> Node:
-    if root is None:
-        raise ScheduleError(f"{collective} needs a root: pass root=<compute node id> (--root)")
-    root = t.lookup(root)
-    if not t.is_compute(root):
-        raise ScheduleError(
-            f"root {root!r} is not a compute node of the topology; compute nodes are "
-            f"{', '.join(map(str, t.compute_nodes[:8]))}{'…' if t.num_compute > 8 else ''}"
-        )
-    return root
+ORBIT_COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
+"""Collectives whose phases may go by the orbits of a box symmetry."""
 
 
 def schedule(
@@ -89,125 +78,39 @@ def schedule(
     ``allreduce``: reduce-scatter then allgather (Zhao & Krishnamurthy 2023, App. B). ``multicast``:
     post-process for the topology's multicast switches (Zhao et al. 2026, §5.6).
     ``progress(stage, done, total)`` is called while it runs. ``symmetry``:
-    build by orbits of the topology's box symmetry when one is found and
-    verified (:mod:`.symmetry`; None = auto, the default), or never (False);
-    either way the result is exact and reaches the same optimum.
+    None (auto, the default) or True: look for the topology's box symmetry once
+    (``symmetry.find_symmetry``, verified) and build by its orbits when one is
+    found; the optimum uses it too from ``orbits.AUTO_MIN_COMPUTE`` compute nodes
+    on, as ``optimum()`` would, without a second search. False: never, in the
+    optimum neither. Either way the result is exact and reaches the same optimum.
     """
-    if not isinstance(topology, Topology):
-        raise TypeError("schedule() needs a collcert.Topology")
-    coll = str(collective).lower().replace("_", "-")
-    if coll not in COLLECTIVES:
-        raise ScheduleError(
-            f"unknown collective {collective!r}: choose one of {', '.join(COLLECTIVES)}"
-        )
-    topology.require_forestcoll(f"a ForestColl {coll} schedule")
-    if fixed_k is not None and coll not in ("allgather", "reduce-scatter"):
-        raise ScheduleError(f"fixed k applies to allgather and reduce-scatter, not {coll}")
-    if weights is not None and coll not in ("allgather", "reduce-scatter"):
-        raise ScheduleError(f"weights apply to allgather and reduce-scatter, not {coll}")
-    if fixed_k is not None and weights is not None:
-        raise ScheduleError("fixed k and weights cannot be combined")
-    if root is not None and coll not in ("broadcast", "reduce"):
-        raise ScheduleError(f"{coll} has no root; --root is for broadcast and reduce")
-    if coll in ("broadcast", "reduce"):
-        root = _check_root(topology, root, coll)
-    t = topology
-    timings: dict[str, float] = {}
-    t0 = time.monotonic()
-
-    def opt_progress(d: int, n: int) -> None:
-        if progress:
-            progress("optimum", d, n)
-
-    opt = optimum(t, coll, root=root, fixed_k=fixed_k, weights=weights, engine=engine,
-                  progress=opt_progress)
-    timings["optimum"] = time.monotonic() - t0
-    memory: dict[str, float] = {"optimum": peak_memory_mb()}
-    phases: list[Phase] = []
-    saved = Fraction(0)
-    sym: Symmetry | None = None
-    if symmetry is not False and coll in ("allgather", "reduce-scatter", "allreduce"):
-        ts = time.monotonic()
-        sym = find_symmetry(t)
-        timings["symmetry"] = time.monotonic() - ts
-        memory["symmetry"] = peak_memory_mb()
-        if progress:
-            progress("symmetry", 1, 1)
+    req = check_request(topology, collective, root=root, fixed_k=fixed_k, weights=weights,
+                        caller="schedule")
+    stages = Stages(engine, multicast, progress)
+    sym, opt = _symmetry_and_optimum(topology, req, symmetry, stages)
+    phases: list[tuple[Phase, Fraction]] = []
     extra: dict[str, Any] = {}
     weight_map: dict[Node, Fraction] | None = None
-
-    def run_allgather(phase_coll: str, transposed: bool) -> None:
-        nonlocal saved
-        g = t.transpose() if transposed else t
-        if weights is not None:
-            assert opt.inv_x is not None
-            w = [int(x) for x in opt.extra["weights"].values()]
-            # Zhao & Krishnamurthy 2023, Prop 3 per unit of weight: root u packs k·w_u trees
-            k, U = prop3(opt.inv_x, list(t.capacity.values()))
-            supply = {c: k * wj for c, wj in zip(t.compute_nodes, w)}
-        else:
-            assert opt.k is not None and opt.U is not None
-            k, U = opt.k, opt.U
-            supply = {c: k for c in t.compute_nodes}
-        if fixed_k is not None:
-            caps = {e: (U * c).__floor__() for e, c in g.capacity.items()}
-        else:
-            caps = {}
-            for e, c in g.capacity.items():
-                x = U * c
-                if x.denominator != 1:
-                    raise RuntimeError("internal: U·c_e is not an integer (Zhao & Krishnamurthy 2023, Prop 3)")
-                caps[e] = int(x)
-        caps = {e: c for e, c in caps.items() if c > 0}
-        if fixed_k is not None and t.switch_nodes:
-            _require_eulerian(g, caps, fixed_k, U)
-        ph, sv = _phase(g, phase_coll, caps, supply, k, U, transposed, engine, progress,
-                        timings, multicast, sym, memory)
-        total = sum(supply.values())
-        per_root = {c: Fraction(supply[c], total) for c in t.compute_nodes}
-        ph.time_per_unit = phase_time(t, ph, per_root)
-        if weights is not None:
-            # express multiplicities over one k for every root (docs/schedule-format.md)
-            lcm_w = 1
-            for units in supply.values():
-                lcm_w = lcm_w * units // math.gcd(lcm_w, units)
-            for tr in ph.trees:
-                tr.multiplicity = tr.multiplicity * lcm_w // supply[tr.root]
-            ph.k = lcm_w
-        saved += sv
-        phases.append(ph)
-
-    if coll in ("allgather", "reduce-scatter"):
-        run_allgather(coll, coll == "reduce-scatter")
+    coll = req.collective
+    if coll in SHARDED:
+        phases.append(_sharded_phase(topology, coll, coll == "reduce-scatter", opt, req, sym,
+                                     stages))
         target = opt.time_per_unit
-        if weights is not None:
+        if req.weights is not None:
             weight_map = {c: Fraction(x) for c, x in opt.extra["weights"].items()}
     elif coll == "allreduce":
-        run_allgather("reduce-scatter", True)
-        run_allgather("allgather", False)
+        phases.append(_sharded_phase(topology, "reduce-scatter", True, opt, req, sym, stages))
+        phases.append(_sharded_phase(topology, "allgather", False, opt, req, sym, stages))
         target = opt.extra["rsag_time_per_unit"]
         extra["lower_bound_time_per_unit"] = opt.extra["lower_bound_time_per_unit"]
         extra["rsag_proven_optimal"] = opt.extra["rsag_proven_optimal"]
     else:
-        transposed = coll == "reduce"
-        g = t.transpose() if transposed else t
-        lam = opt.algbw * t.scale
-        assert lam.denominator == 1
-        lam_i = int(lam)
-        caps_i = {e: c for e, c in g.int_capacity.items()}
-        gg = _gcd_all(list(caps_i.values()) + [lam_i])
-        caps = {e: c // gg for e, c in caps_i.items()}
-        k = lam_i // gg
-        U = Fraction(t.scale, gg)
-        supply = {c: (k if c == root else 0) for c in t.compute_nodes}
-        ph, sv = _phase(g, coll, caps, supply, k, U, transposed, engine, progress, timings,
-                        multicast, None, memory)
-        ph.time_per_unit = phase_time(t, ph, {root: Fraction(1)})
-        saved += sv
-        phases.append(ph)
+        phases.append(_rooted_phase(topology, opt, req, stages))
         target = opt.time_per_unit
-    sched = Schedule(coll, t, phases, opt, root=root, weights=weight_map, fixed_k=fixed_k,
-                     timings=timings, multicast_saved=saved, extra=extra, memory=memory)
+    sched = Schedule(coll, topology, [ph for ph, _ in phases], opt, root=req.root,
+                     weights=weight_map, fixed_k=req.fixed_k, timings=stages.timings,
+                     multicast_saved=sum((sv for _, sv in phases), Fraction(0)), extra=extra,
+                     memory=stages.memory)
     sched.extra["target_time_per_unit"] = target
     if sched.time_per_unit != target:
         raise RuntimeError(
@@ -215,3 +118,104 @@ def schedule(
             f"from the certified optimum {fraction_str(target)}"
         )
     return sched
+
+
+def _symmetry_and_optimum(t: Topology, req: Request, symmetry: bool | None, stages: Stages,
+                          ) -> tuple[Symmetry | None, Optimum]:
+    """The box symmetry (searched once, where the phases may use it) and the optimum,
+    which is handed that symmetry instead of searching again: where ``optimum()``
+    would look for one (``orbits.wanted``, auto), else False. The stages are
+    reported in their usual order, the optimum first."""
+    searched = symmetry is not False and req.collective in ORBIT_COLLECTIVES
+    sym, sym_seconds, sym_memory = None, 0.0, 0.0
+    if searched:
+        ts = time.monotonic()
+        sym = orbits.find_symmetry(t, req.weights)
+        sym_seconds, sym_memory = time.monotonic() - ts, peak_memory_mb()
+    t0 = time.monotonic()
+    opt = optimum(t, req.collective, root=req.root, fixed_k=req.fixed_k, weights=req.weights,
+                  engine=stages.engine, progress=stages.callback("optimum"),
+                  symmetry=sym if sym is not None and orbits.wanted(t, None) else False)
+    stages.timings["optimum"] = time.monotonic() - t0
+    stages.memory["optimum"] = peak_memory_mb()
+    if searched:
+        stages.timings["symmetry"] = sym_seconds
+        stages.memory["symmetry"] = sym_memory
+        stages.report("symmetry", 1, 1)
+    return sym, opt
+
+
+def _sharded_phase(t: Topology, phase_coll: str, transposed: bool, opt: Optimum, req: Request,
+                   sym: Symmetry | None, stages: Stages) -> tuple[Phase, Fraction]:
+    """An allgather (or, transposed, reduce-scatter) phase: k unit trees per compute
+    node (k·w_u with weights) on G({U·c_e}) (Zhao & Krishnamurthy 2023, Prop 3, §2.4)."""
+    g = t.transpose() if transposed else t
+    k, U, supply = _units(t, opt, req)
+    caps = _unit_capacities(g, U, req.fixed_k is not None)
+    if req.fixed_k is not None and t.switch_nodes:
+        require_eulerian(g, caps, req.fixed_k, U)
+    ph, saved = build_phase(g, phase_coll, caps, supply, k, U, transposed, stages, sym)
+    total = sum(supply.values())
+    per_root = {c: Fraction(supply[c], total) for c in t.compute_nodes}
+    ph.time_per_unit = phase_time(t, ph, per_root)
+    if req.weights is not None:
+        _over_one_k(ph, supply)
+    return ph, saved
+
+
+def _units(t: Topology, opt: Optimum, req: Request) -> tuple[int, Fraction, dict[Node, int]]:
+    """k, U and the unit trees of each root."""
+    if req.weights is not None:
+        assert opt.inv_x is not None
+        w = [int(x) for x in opt.extra["weights"].values()]
+        # Zhao & Krishnamurthy 2023, Prop 3 per unit of weight: root u packs k·w_u trees
+        k, U = prop3(opt.inv_x, list(t.capacity.values()))
+        return k, U, {c: k * wj for c, wj in zip(t.compute_nodes, w)}
+    assert opt.k is not None and opt.U is not None
+    return opt.k, opt.U, {c: opt.k for c in t.compute_nodes}
+
+
+def _unit_capacities(g: Topology, U: Fraction, floored: bool) -> dict[tuple[Node, Node], int]:
+    """G({U·c_e}) without its empty arcs: U·c_e, an integer by Prop 3, or ⌊U·c_e⌋ for
+    fixed k (Zhao & Krishnamurthy 2023, §2.4)."""
+    if floored:
+        caps = {e: (U * c).__floor__() for e, c in g.capacity.items()}
+    else:
+        caps = {}
+        for e, c in g.capacity.items():
+            x = U * c
+            if x.denominator != 1:
+                raise RuntimeError("internal: U·c_e is not an integer (Zhao & Krishnamurthy 2023, Prop 3)")
+            caps[e] = int(x)
+    return {e: c for e, c in caps.items() if c > 0}
+
+
+def _over_one_k(ph: Phase, supply: dict[Node, int]) -> None:
+    """Express the multiplicities of a weighted phase over one k for every root
+    (docs/schedule-format.md)."""
+    lcm_w = 1
+    for units in supply.values():
+        lcm_w = lcm_w * units // math.gcd(lcm_w, units)
+    for tr in ph.trees:
+        tr.multiplicity = tr.multiplicity * lcm_w // supply[tr.root]
+    ph.k = lcm_w
+
+
+def _rooted_phase(t: Topology, opt: Optimum, req: Request, stages: Stages,
+                  ) -> tuple[Phase, Fraction]:
+    """A broadcast (or, transposed, reduce) phase: λ unit trees from the root on the
+    integer capacities, both divided by their gcd (Zhao & Krishnamurthy 2023, App. A)."""
+    coll, root = req.collective, req.root
+    transposed = coll == "reduce"
+    g = t.transpose() if transposed else t
+    lam = opt.algbw * t.scale
+    assert lam.denominator == 1
+    lam_i = int(lam)
+    caps_i = dict(g.int_capacity)
+    gg = gcd_all(list(caps_i.values()) + [lam_i])
+    caps = {e: c // gg for e, c in caps_i.items()}
+    k = lam_i // gg
+    supply = {c: (k if c == root else 0) for c in t.compute_nodes}
+    ph, saved = build_phase(g, coll, caps, supply, k, Fraction(t.scale, gg), transposed, stages)
+    ph.time_per_unit = phase_time(t, ph, {root: Fraction(1)})
+    return ph, saved

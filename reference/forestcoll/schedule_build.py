@@ -1,12 +1,14 @@
-"""The stages of :func:`collcert.reference.forestcoll.pipeline.schedule` (Zhao & Krishnamurthy 2023, §2, Zhao et al. 2026, §5).
+"""One phase of a tree schedule: switch removal, tree packing, walks in G, multicast.
 
-One phase (:func:`_phase`): switch removal (:mod:`.splitting`, or by orbits,
-:mod:`.symsplit`), tree packing (:mod:`.packing` / :mod:`.sympack`), mapping
-tree arcs of G* back to walks in G (:func:`_map_back`, :func:`_refine`) and
-in-network multicast (:func:`_multicast`, Zhao et al. 2026, §5.6); the exact time of a
-phase (:func:`phase_time`); the checks and helpers the pipeline uses (the
-box symmetry, the Eulerian check of fixed-k capacities, peak memory).
-Moved out of :mod:`collcert.reference.forestcoll.pipeline` (unchanged).
+:func:`build_phase` turns G({U·c_e}) of one collective (integer capacities in
+unit-tree units, a supply k_u of unit trees per root; Zhao & Krishnamurthy 2023, §2)
+into trees with their walks in G: switch removal (:mod:`.splitting`, Thm 8, or by
+the orbits of a box symmetry, :mod:`.symsplit`), tree packing (:mod:`.packing`,
+Thm 12, or :mod:`.sympack`), the walks of every tree arc of G* handed out (a batch
+whose arc units use different walks is refined into several trees) and
+in-network multicast (Zhao et al. 2026, §5.6). :func:`phase_time` is the exact time
+of a phase, :func:`require_eulerian` the check fixed k needs (§2.4), and
+:class:`Stages` what the stages record (seconds, peak memory, progress).
 """
 
 from __future__ import annotations
@@ -15,26 +17,161 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 from ..model import ScheduleError, Topology, fraction_str
-from ..symmetry import Symmetry, box_symmetry
+from ..symmetry import Symmetry
 from .packing import pack_trees
 from .schedule_result import Node, Path, Phase, StageProgress, Tree, TreeEdge
-from .splitting import SplitResult, _hand_out, remove_switches
-from .sympack import pack_orbits
+from .splitting import SplitResult, remove_switches
+from .sympack import OrbitPacking, pack_orbits
 from .symsplit import SymmetryFailed, remove_switches_orbits
+from .walks import hand_out
 
 
-# --------------------------------------------------------------------------- #
-# pipeline
-# --------------------------------------------------------------------------- #
-def _gcd_all(values: Sequence[int]) -> int:
+@dataclass
+class Stages:
+    """How the stages of a schedule run (max-flow engine, multicast post-processing,
+    the ``progress(stage, done, total)`` callback) and what they record: seconds
+    and peak memory (MiB) per stage, in the order they are reported."""
+
+    engine: str = "auto"
+    multicast: bool = True
+    progress: StageProgress | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    memory: dict[str, float] = field(default_factory=dict)
+
+    def callback(self, stage: str) -> Callable[[int, int], None] | None:
+        """``progress`` for one stage, as the algorithms call it: ``(done, total)``."""
+        return None if self.progress is None else partial(self.progress, stage)
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        if self.progress is not None:
+            self.progress(stage, done, total)
+
+
+@dataclass
+class _Built:
+    """G* and the trees of one phase, how they were found, and when (monotonic
+    seconds at the start, after switch removal, after packing; peak MiB after each)."""
+
+    split: SplitResult
+    trees: list[Tree]
+    stats: dict[str, Any]
+    by_orbits: bool
+    times: tuple[float, float, float]
+    memory: tuple[float, float]
+
+
+def gcd_all(values: Sequence[int]) -> int:
     g = 0
     for v in values:
         g = math.gcd(g, v)
     return g
+
+
+def build_phase(
+    g: Topology, collective: str, caps: dict[tuple[Node, Node], int], supply: dict[Node, int],
+    k: int, U: Fraction, transposed: bool, stages: Stages, sym: Symmetry | None = None,
+) -> tuple[Phase, Fraction]:
+    """Split, pack, map back on ``g`` (already transposed for in-tree phases); the
+    phase and the link traffic in-network multicast saves.
+
+    With ``sym`` (a verified box symmetry of ``g``) switch removal and packing
+    go by orbits (:mod:`.symsplit`, :mod:`.sympack`); if that gets stuck the
+    general algorithms run instead (``stats["symmetry"]`` says which)."""
+    direction = "in" if transposed else "out"
+    if stages.multicast and g.multicast_switches:
+        sym = None  # multicast trimming edits paths tree by tree; orbit trees share them
+    note = "none found"
+    built = None
+    if sym is not None:
+        try:
+            built = _by_orbits(g, collective, caps, supply, sym, transposed, stages)
+        except SymmetryFailed as exc:
+            note = f"general algorithms ({exc})"
+    if built is None:
+        built = _general(g, collective, caps, supply, direction, stages)
+        built.stats["symmetry"] = note
+    trees = built.trees
+    saved = Fraction(0)
+    if stages.multicast:
+        total = sum(supply.values())  # a tree carries multiplicity/total of the data size M
+        saved = _multicast(trees, g.multicast_switches,
+                           lambda tr: Fraction(tr.multiplicity, total))
+    if transposed and not built.by_orbits:
+        for tr in trees:
+            tr.edges = [TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in tr.edges]
+    count: dict[Node, int] = {}
+    for tr in trees:
+        tr.index = count.get(tr.root, 0)
+        count[tr.root] = tr.index + 1
+    _record(stages, built, time.monotonic())
+    phase = Phase(collective, k, U, trees, built.split, transposed, stats=built.stats)
+    return phase, saved
+
+
+def _by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
+               supply: dict[Node, int], sym: Symmetry, transposed: bool, stages: Stages,
+               ) -> _Built:
+    """Switch removal and packing by the orbits of ``sym`` (raises SymmetryFailed)."""
+    t0 = time.monotonic()
+    split = remove_switches_orbits(g.compute_nodes, g.switch_nodes, caps, supply, sym,
+                                   engine=stages.engine,
+                                   progress=stages.callback(f"{collective}: switch removal"))
+    t1 = time.monotonic()
+    mem_split = peak_memory_mb()
+    orb = pack_orbits(split, sym, supply, progress=stages.callback(f"{collective}: tree packing"))
+    t2 = time.monotonic()
+    mem_pack = peak_memory_mb()
+    stats: dict[str, Any] = dict(split.stats)
+    stats.update(orb.stats)
+    stats["symmetry"] = f"{sym.order} boxes, {len(sym.reps)} representative roots"
+    return _Built(split, _orbit_trees(orb, transposed), stats, True, (t0, t1, t2),
+                  (mem_split, mem_pack))
+
+
+def _orbit_trees(orb: OrbitPacking, transposed: bool) -> list[Tree]:
+    """The trees of an orbit packing; trees share the edge objects of equal walks."""
+    direction = "in" if transposed else "out"
+    table = [TreeEdge(b, a, tuple(reversed(p))) if transposed else TreeEdge(a, b, p)
+             for a, b, p in orb.walks]
+    return [Tree(root, m, direction, [table[w] for w in ids.tolist()], h)
+            for root, m, h, ids in orb.trees]
+
+
+def _general(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
+             supply: dict[Node, int], direction: str, stages: Stages) -> _Built:
+    """Switch removal (Zhao & Krishnamurthy 2023, Alg 1) and packing in batches (Alg 2)."""
+    t0 = time.monotonic()
+    split = remove_switches(g.compute_nodes, g.switch_nodes, caps, supply, engine=stages.engine,
+                            progress=stages.callback(f"{collective}: switch removal"))
+    t1 = time.monotonic()
+    mem_split = peak_memory_mb()
+    packing = pack_trees(g.compute_nodes, split.capacity, supply, engine=stages.engine,
+                         progress=stages.callback(f"{collective}: tree packing"))
+    t2 = time.monotonic()
+    mem_pack = peak_memory_mb()
+    trees = _map_back(split, packing.batches, direction)
+    stats: dict[str, Any] = dict(split.stats)
+    stats.update({"packing_maxflows": packing.maxflows, "packing_rejected": packing.rejected,
+                  "batches": len(packing.batches)})
+    return _Built(split, trees, stats, False, (t0, t1, t2), (mem_split, mem_pack))
+
+
+def _record(stages: Stages, built: _Built, t3: float) -> None:
+    """Add a phase's seconds to the stage totals and keep the peak memory of each."""
+    t0, t1, t2 = built.times
+    timings, memory = stages.timings, stages.memory
+    for key, dt in (("switch removal", t1 - t0), ("packing", t2 - t1), ("mapping back", t3 - t2)):
+        timings[key] = timings.get(key, 0.0) + dt
+    mem_split, mem_pack = built.memory
+    memory["switch removal"] = max(memory.get("switch removal", 0.0), mem_split)
+    memory["packing"] = max(memory.get("packing", 0.0), mem_pack)
+    memory["mapping back"] = peak_memory_mb()
 
 
 def _refine(
@@ -91,84 +228,6 @@ def _multicast(trees: list[Tree], switches: frozenset[Node], fraction: Callable[
     return saved
 
 
-def _phase(
-    t: Topology, collective: str, caps: dict[tuple[Node, Node], int], supply: dict[Node, int],
-    k: int, U: Fraction, transposed: bool, engine: str, progress: StageProgress | None,
-    timings: dict[str, float], multicast: bool, sym: Symmetry | None = None,
-    memory: dict[str, float] | None = None,
-) -> tuple[Phase, Fraction]:
-    """Split, pack, map back on ``t`` (already transposed for in-tree phases).
-
-    With ``sym`` (a verified box symmetry of ``t``) switch removal and packing
-    go by orbits (:mod:`.symsplit`, :mod:`.sympack`); if that gets stuck the
-    general algorithms run instead (``stats["symmetry"]`` says which)."""
-    label = collective
-    direction = "in" if transposed else "out"
-    split_cb = (lambda d, n: progress(f"{label}: switch removal", d, n)) if progress else None
-    pack_cb = (lambda d, n: progress(f"{label}: tree packing", d, n)) if progress else None
-    if multicast and t.multicast_switches:
-        sym = None  # multicast trimming edits paths tree by tree; orbit trees share them
-    if memory is None:
-        memory = {}
-    mem_split = mem_pack = 0.0
-    t0 = time.monotonic()
-    if sym is not None:
-        try:
-            split = remove_switches_orbits(t.compute_nodes, t.switch_nodes, caps, supply, sym,
-                                           engine=engine, progress=split_cb)
-            t1 = time.monotonic()
-            mem_split = peak_memory_mb()
-            orb = pack_orbits(split, sym, supply, progress=pack_cb)
-            t2 = time.monotonic()
-            mem_pack = peak_memory_mb()
-        except SymmetryFailed as exc:
-            sym_note = f"general algorithms ({exc})"
-            sym = None
-            t0 = time.monotonic()
-        else:
-            table = [TreeEdge(b, a, tuple(reversed(p))) if transposed else TreeEdge(a, b, p)
-                     for a, b, p in orb.walks]
-            trees = [Tree(root, m, direction, [table[w] for w in ids.tolist()], h)
-                     for root, m, h, ids in orb.trees]
-            stats: dict[str, Any] = dict(split.stats)
-            stats.update(orb.stats)
-            stats["symmetry"] = f"{sym.order} boxes, {len(sym.reps)} representative roots"
-    if sym is None:
-        split = remove_switches(t.compute_nodes, t.switch_nodes, caps, supply, engine=engine,
-                                progress=split_cb)
-        t1 = time.monotonic()
-        mem_split = peak_memory_mb()
-        packing = pack_trees(t.compute_nodes, split.capacity, supply, engine=engine,
-                             progress=pack_cb)
-        t2 = time.monotonic()
-        mem_pack = peak_memory_mb()
-        trees = _map_back(split, packing.batches, direction)
-        stats = dict(split.stats)
-        stats.update({"packing_maxflows": packing.maxflows, "packing_rejected": packing.rejected,
-                      "batches": len(packing.batches)})
-        stats["symmetry"] = locals().get("sym_note", "none found")
-    saved = Fraction(0)
-    if multicast:
-        total = sum(supply.values())  # a tree carries multiplicity/total of the data size M
-        saved = _multicast(trees, t.multicast_switches,
-                           lambda tr: Fraction(tr.multiplicity, total))
-    if transposed and sym is None:
-        for tr in trees:
-            tr.edges = [TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in tr.edges]
-    count: dict[Node, int] = {}
-    for tr in trees:
-        tr.index = count.get(tr.root, 0)
-        count[tr.root] = tr.index + 1
-    t3 = time.monotonic()
-    for key, dt in (("switch removal", t1 - t0), ("packing", t2 - t1), ("mapping back", t3 - t2)):
-        timings[key] = timings.get(key, 0.0) + dt
-    memory["switch removal"] = max(memory.get("switch removal", 0.0), mem_split)
-    memory["packing"] = max(memory.get("packing", 0.0), mem_pack)
-    memory["mapping back"] = peak_memory_mb()
-    phase = Phase(collective, k, U, trees, split, transposed, stats=stats)
-    return phase, saved
-
-
 def _map_back(split: SplitResult, batches: Sequence[Any], direction: str) -> list[Tree]:
     """Hand out units of each G* arc's walks to the batches (one walk per tree edge)."""
     bags = {e: sorted(ps.items(), key=lambda i: (-i[1], len(i[0]))) for e, ps in
@@ -178,7 +237,7 @@ def _map_back(split: SplitResult, batches: Sequence[Any], direction: str) -> lis
     for b in batches:
         alloc = []
         for e in b.edges:
-            alloc.append(_hand_out(bags[e], pos[e], b.multiplicity))
+            alloc.append(hand_out(bags[e], pos[e], b.multiplicity))
         trees.extend(_refine(b.root, b.multiplicity, b.height, list(b.edges), alloc, direction))
     return trees
 
@@ -219,8 +278,9 @@ def phase_time(topology: Topology, phase: Phase, per_root: dict[Node, Fraction])
     return max((x / topology.capacity[e] for e, x in load.items()), default=Fraction(0))
 
 
-def _require_eulerian(g: Topology, caps: dict[tuple[Node, Node], int], k: int, U: Fraction,
+def require_eulerian(g: Topology, caps: dict[tuple[Node, Node], int], k: int, U: Fraction,
                       ) -> None:
+    """Refuse a fixed-k G({⌊U·c_e⌋}) that is not Eulerian: switch removal needs one."""
     sends = {v: 0 for v in g.nodes}
     gets = {v: 0 for v in g.nodes}
     for (a, b), c in caps.items():
@@ -236,16 +296,6 @@ def _require_eulerian(g: Topology, caps: dict[tuple[Node, Node], int], k: int, U
             "can be built on this switch topology. Use the optimal k (omit --fixed-k), a "
             "different k, or a topology with symmetric bidirectional links"
         )
-
-
-def find_symmetry(t: Topology) -> Symmetry | None:
-    """The box-shift symmetry of ``t`` (:func:`.symmetry.box_symmetry`), verified on its
-    exact capacities; None when there is none. It acts on ``t.nodes`` indices, which
-    are those of switch removal (compute nodes first) on ``t`` and on its transpose."""
-    idx = t.index
-    arcs = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
-    return box_symmetry(t.nodes, t.num_compute, arcs,
-                        frozenset(idx[v] for v in t.multicast_switches))
 
 
 def peak_memory_mb() -> float:

@@ -1,7 +1,8 @@
 """Schedule files: the ForestColl tree XML (Zhao et al. 2026, §6.1), JSON writing, gzip, compact trees.
 
-The JSON document itself is built by :meth:`Schedule.to_json`
-(docs/schedule-format.md); here are the file-level helpers:
+The documents themselves are built by :meth:`Schedule.to_json`
+(docs/schedule-format.md) and :meth:`Schedule.to_forestcoll_xml`
+(:mod:`.schedule_result`); here are the file-level helpers:
 
 - files are written with compact trees (a per-phase table of walks, tree
   edges as indices into it) and one tree, walk or flow per line;
@@ -21,51 +22,18 @@ import json
 import os
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
-from xml.sax.saxutils import quoteattr
 
 if TYPE_CHECKING:
-    from .pipeline import Phase, Schedule
+    from .schedule_result import Schedule
 
 MAX_SCHEDULE_BYTES = 512 * 1024 * 1024
 """Largest (decompressed) schedule text read; a 1024-GPU schedule is well below it."""
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def _phase_xml(phase: Phase, indent: str) -> list[str]:
-    lines = [f"{indent}<algo nchunkspernode={quoteattr(str(phase.k))} "
-             f"collective={quoteattr(phase.collective)}>"]
-    for tr in phase.trees:
-        lines.append(
-            f"{indent}  <tree root={quoteattr(str(tr.root))} index={quoteattr(str(tr.index))} "
-            f"nchunks={quoteattr(str(tr.multiplicity))} height={quoteattr(str(tr.height))}>"
-        )
-        for e in tr.edges:
-            path = ",".join(str(x) for x in e.path)
-            lines.append(
-                f"{indent}    <send src={quoteattr(str(e.src))} dst={quoteattr(str(e.dst))} "
-                f"path={quoteattr(path)}/>"
-            )
-        lines.append(f"{indent}  </tree>")
-    lines.append(f"{indent}</algo>")
-    return lines
-
-
 def forestcoll_xml(schedule: Schedule) -> str:
-    """The ForestColl tree format: one ``<algo>`` per phase.
-
-    A schedule with several phases (allreduce) wraps its ``<algo>`` elements
-    in ``<schedule collective="allreduce">``. Node ids are written by their
-    string form.
-    """
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>']
-    if len(schedule.phases) == 1:
-        lines += _phase_xml(schedule.phases[0], "")
-    else:
-        lines.append(f"<schedule collective={quoteattr(schedule.collective)}>")
-        for ph in schedule.phases:
-            lines += _phase_xml(ph, "  ")
-        lines.append("</schedule>")
-    return "\n".join(lines) + "\n"
+    """The ForestColl tree format of ``schedule`` (:meth:`Schedule.to_forestcoll_xml`)."""
+    return schedule.to_forestcoll_xml()
 
 
 def dump_json(doc: Any, fh: IO[str], *, depth: int = 4) -> None:

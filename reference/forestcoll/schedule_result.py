@@ -1,9 +1,14 @@
-"""What :func:`collcert.reference.forestcoll.pipeline.schedule` returns: :class:`Schedule`
-(phases, the optimum reached, summary, the ``collcert-schedule/1`` JSON) made of
-:class:`Phase` (the trees of one collective and the certificates of its G*),
-:class:`Tree` and :class:`TreeEdge` (a tree edge and its walk in G).
+"""A tree schedule: :class:`Schedule`, its :class:`Phase` objects, :class:`Tree` and :class:`TreeEdge`.
 
-Moved out of :mod:`collcert.reference.forestcoll.pipeline` (unchanged).
+What :func:`~collcert.reference.forestcoll.schedule` returns. A :class:`Phase`
+holds the trees of one collective (Zhao & Krishnamurthy 2023, §2: ``multiplicity``
+of the k unit out-trees of a root, Thm 12, each edge with its walk in G) and
+the certificates of its G* (the graph after switch removal, Thm 8: capacities,
+routing, one flow per sink); a :class:`Schedule` is the phases (allreduce:
+reduce-scatter then allgather, App. B) with the optimum they reach. Both write
+themselves as the ``collcert-schedule/1`` JSON (docs/schedule-format.md) and as
+the ForestColl tree XML (Zhao et al. 2026, §6.1); files are written by
+:mod:`.schedule_io`.
 """
 
 from __future__ import annotations
@@ -12,9 +17,10 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
+from xml.sax.saxutils import quoteattr
 
 from ..model import Topology, fraction_str, show
-from .optima import Optimum
+from .optimum_result import Optimum
 from .splitting import SplitResult
 
 Node = Hashable
@@ -126,6 +132,25 @@ class Phase:
             out["certificates"] = self.certificates()
         return out
 
+    def forestcoll_xml_lines(self, indent: str = "") -> list[str]:
+        """This phase as one ``<algo>`` element of the ForestColl tree XML."""
+        lines = [f"{indent}<algo nchunkspernode={quoteattr(str(self.k))} "
+                 f"collective={quoteattr(self.collective)}>"]
+        for tr in self.trees:
+            lines.append(
+                f"{indent}  <tree root={quoteattr(str(tr.root))} index={quoteattr(str(tr.index))} "
+                f"nchunks={quoteattr(str(tr.multiplicity))} height={quoteattr(str(tr.height))}>"
+            )
+            for e in tr.edges:
+                path = ",".join(str(x) for x in e.path)
+                lines.append(
+                    f"{indent}    <send src={quoteattr(str(e.src))} dst={quoteattr(str(e.dst))} "
+                    f"path={quoteattr(path)}/>"
+                )
+            lines.append(f"{indent}  </tree>")
+        lines.append(f"{indent}</algo>")
+        return lines
+
 
 @dataclass
 class Schedule:
@@ -231,6 +256,18 @@ class Schedule:
         return out
 
     def to_forestcoll_xml(self) -> str:
-        from .schedule_io import forestcoll_xml
+        """The ForestColl tree format (Zhao et al. 2026, §6.1): one ``<algo>`` per phase.
 
-        return forestcoll_xml(self)
+        A schedule with several phases (allreduce) wraps its ``<algo>`` elements
+        in ``<schedule collective="allreduce">``. Node ids are written by their
+        string form.
+        """
+        lines = ['<?xml version="1.0" encoding="UTF-8"?>']
+        if len(self.phases) == 1:
+            lines += self.phases[0].forestcoll_xml_lines()
+        else:
+            lines.append(f"<schedule collective={quoteattr(self.collective)}>")
+            for ph in self.phases:
+                lines += ph.forestcoll_xml_lines("  ")
+            lines.append("</schedule>")
+        return "\n".join(lines) + "\n"

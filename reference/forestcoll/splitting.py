@@ -42,8 +42,8 @@ paths). A repaired flow is checked exactly before it is kept, so it proves
 F(s, v) ≥ D just as a re-solved one does; only when the repair finds no
 route is F(s, v) re-solved with the max-flow engine (and, if < D, γ_v
 computed as above). On dgx_a100:16 this replaces ≈ 15k max-flows by ≈ 150.
-The shrinking graph (``_Graph``) and the repair (``_FlowRepair``, a base of
-``_Splitter``) are in :mod:`collcert.reference.forestcoll.splitting_repair`.
+The shrinking graph (``SplitGraph``) and the repair (``FlowRepair``, a base of
+the splitter) are in :mod:`.splitting_repair`, the walks in :mod:`.walks`.
 
 Every capacity unit of every arc carries an explicit walk in the original
 graph (a multiset of paths), so the routing of G* back to G is exact by
@@ -60,7 +60,8 @@ import numpy as np
 
 from ..model import ScheduleError
 from ..solvers import FlowNetwork
-from .splitting_repair import Node, Path, _distances, _FlowRepair, _Graph
+from .splitting_repair import FlowRepair, Node, Path, SplitGraph, hop_distances
+from .walks import join_units, take_units
 
 Progress = Callable[[int, int], None]
 
@@ -83,66 +84,51 @@ class SplitResult:
     stats: dict[str, int] = field(default_factory=dict)
 
 
-def _take(bag: dict[Path, int], amount: int) -> list[tuple[Path, int]]:
-    """Remove ``amount`` units from a path multiset (largest chunks first)."""
-    taken: list[tuple[Path, int]] = []
-    for p in sorted(bag, key=lambda q: (-bag[q], len(q))):
-        if amount == 0:
-            break
-        x = min(bag[p], amount)
-        taken.append((p, x))
-        amount -= x
-        bag[p] -= x
-        if bag[p] == 0:
-            del bag[p]
-    if amount:
-        raise RuntimeError("internal: path multiset smaller than the arc capacity")
-    return taken
+def ingress_order(ins: list[int], t: int, hops: Mapping[int, int]) -> list[int]:
+    """The order in which the ingresses u of a switch are split with its egress to t
+    (Alg 1 leaves it free): round trips last, far-apart pairs first (``hops[u]``: hop
+    distance from u to t without the switch), then cyclically after t (a ring inside
+    a box when the distances tie). :mod:`.symsplit` splits in this order too."""
+    rank = {u: r for r, u in enumerate(ins)}
+    ti = rank.get(t, -1)
+    return sorted(ins, key=lambda u: (u == t, -hops[u], (rank[u] - ti - 1) % len(ins)))
 
 
-def _join(left: list[tuple[Path, int]], right: list[tuple[Path, int]]) -> list[tuple[Path, int]]:
-    """Pair units of two equally large path lists: walks u..w + w..t."""
-    out: list[tuple[Path, int]] = []
-    i = j = 0
-    lrem = left[0][1] if left else 0
-    rrem = right[0][1] if right else 0
-    while i < len(left) and j < len(right):
-        x = min(lrem, rrem)
-        out.append((left[i][0] + right[j][0][1:], x))
-        lrem -= x
-        rrem -= x
-        if lrem == 0:
-            i += 1
-            lrem = left[i][1] if i < len(left) else 0
-        if rrem == 0:
-            j += 1
-            rrem = right[j][1] if j < len(right) else 0
-    return out
+@dataclass
+class _Pair:
+    """γ units of (u, w), (w, t) to become (u, t) (``i_ut`` is -1 for a round trip,
+    u = t): the arcs, their capacities, and every kept flow on (u, w) (``a``) and
+    (w, t) (``b``), a row per sink."""
+
+    u: int
+    t: int
+    i_uw: int
+    i_wt: int
+    i_ut: int
+    c_uw: int
+    c_wt: int
+    c_ut: int
+    a: np.ndarray
+    b: np.ndarray
+
+    def moved(self, gam: int) -> np.ndarray:
+        """Flow re-paired at w onto (u, t), per sink, when γ = ``gam`` units are split."""
+        d: np.ndarray = np.minimum(np.minimum(self.a, self.b), gam)
+        return d
+
+    def survivors(self, gam: int) -> np.ndarray:
+        """The sinks whose kept flow stays feasible, re-paired, after the split."""
+        d = self.moved(gam)
+        ok: np.ndarray = (self.a - d <= self.c_uw - gam) & (self.b - d <= self.c_wt - gam)
+        return ok
 
 
-def _hand_out(bag: Sequence[tuple[Any, int]], ptr: list[int], need: int,
-              ) -> list[tuple[Any, int]]:
-    """The next ``need`` units of an arc's walks: ``bag`` lists (walk, units) largest
-    first, ``ptr`` = [entry, units of it used] is the cursor, advanced in place (mapping
-    tree edges of G* back to walks in G: schedule_build._map_back, sympack)."""
-    parts = []
-    while need:
-        p, avail = bag[ptr[0]]
-        x = min(avail - ptr[1], need)
-        parts.append((p, x))
-        need -= x
-        ptr[1] += x
-        if ptr[1] == avail:
-            ptr[0] += 1
-            ptr[1] = 0
-    return parts
+class _Splitter(FlowRepair):
+    """Alg 1 over a :class:`~.splitting_repair.SplitGraph`: one local flow network per
+    switch (the repair of kept flows is inherited from
+    :class:`~.splitting_repair.FlowRepair`)."""
 
-
-class _Splitter(_FlowRepair):
-    """Alg 1 over a :class:`_Graph`: one local flow network per switch (the repair
-    of kept flows is inherited from ``splitting_repair._FlowRepair``)."""
-
-    def __init__(self, g: _Graph, demand: int, engine: str) -> None:
+    def __init__(self, g: SplitGraph, demand: int, engine: str) -> None:
         self.g = g
         self.demand = demand
         self.engine = engine
@@ -237,69 +223,77 @@ class _Splitter(_FlowRepair):
     def split_pair(self, u: int, t: int) -> None:
         """Split off the largest safe γ of (u, w), (w, t) (Zhao & Krishnamurthy 2023, Thm 8)."""
         g, w = self.g, self.w
-        i_uw, i_wt = g.arc[(u, w)], g.arc[(w, t)]
-        c_uw, c_wt = g.cap[i_uw], g.cap[i_wt]
-        gamma0 = min(c_uw, c_wt)
-        if gamma0 == 0:
+        i_uw, i_wt, c_uw, c_wt = g.pair(u, w, t)
+        if min(c_uw, c_wt) == 0:
             return
         self.stats["pairs"] += 1
         i_ut = g.arc[(u, t)] if u != t else -1
-        c_ut = g.cap[i_ut] if i_ut >= 0 else 0
-        a = g.flow[:, i_uw].copy()
-        b = g.flow[:, i_wt].copy()
-
-        def survivors(gam: int) -> np.ndarray:
-            d = np.minimum(np.minimum(a, b), gam)
-            return (a - d <= c_uw - gam) & (b - d <= c_wt - gam)
-
-        def apply(gam: int) -> None:
-            self.set_cap(i_uw, c_uw - gam)
-            self.set_cap(i_wt, c_wt - gam)
-            if i_ut >= 0:
-                self.set_cap(i_ut, c_ut + gam)
-
-        failing = [int(v) for v in np.nonzero(~survivors(gamma0))[0]]
-        gamma = gamma0
-        new_flows: dict[int, np.ndarray] = {}  # local flows from the solver
-        new_rows: dict[int, dict[int, int]] = {}  # repaired in place: undo logs
-        if failing:
-            apply(gamma0)
-            capw = self.cap_row() if g.dtype is not object else None
-            bad = []
-            for v in failing:
-                fixed = self.repair(v, u, t, gamma0, capw)
-                if fixed is not None:
-                    new_rows[v] = fixed
-                    continue
-                value, fl = self.solve_sink(v)
-                self.stats["resolves"] += 1
-                if value >= self.demand:
-                    new_flows[v] = fl
-                else:
-                    bad.append(v)
-            apply(0)  # undo
-            if bad:
-                for v, log in new_rows.items():
-                    self.undo(v, log)
-                new_flows, new_rows = {}, {}
-                for v in bad:  # the exact bound, stopping as soon as it reaches 0
-                    bound = self.aux_bound(u, t, v)
-                    if bound is not None:
-                        gamma = min(gamma, bound)
-                    if gamma <= 0:
-                        break
-                gamma = max(gamma, 0)
+        pr = _Pair(u, t, i_uw, i_wt, i_ut, c_uw, c_wt, g.cap[i_ut] if i_ut >= 0 else 0,
+                   g.flow[:, i_uw].copy(), g.flow[:, i_wt].copy())
+        gamma, new_flows, new_rows = self._safe_gamma(pr)
         if gamma == 0:
             return
         self.stats["pairs_split"] += 1
-        ok = survivors(gamma)
-        d = np.minimum(np.minimum(a, b), gamma)
+        self._keep_flows(pr, gamma, new_flows, new_rows)
+        self._move_walks(pr, gamma)
+
+    def _apply(self, pr: _Pair, gam: int) -> None:
+        """The capacities after splitting γ = ``gam`` units of the pair (0: before)."""
+        self.set_cap(pr.i_uw, pr.c_uw - gam)
+        self.set_cap(pr.i_wt, pr.c_wt - gam)
+        if pr.i_ut >= 0:
+            self.set_cap(pr.i_ut, pr.c_ut + gam)
+
+    def _safe_gamma(self, pr: _Pair) -> tuple[int, dict[int, np.ndarray], dict[int, dict[int, int]]]:
+        """γ of Thm 8 (module docstring), with the flows found for it on the way: local
+        flows from the solver and rows repaired in place (their undo logs)."""
+        gamma0 = min(pr.c_uw, pr.c_wt)
+        failing = [int(v) for v in np.nonzero(~pr.survivors(gamma0))[0]]
+        if not failing:
+            return gamma0, {}, {}
+        new_flows: dict[int, np.ndarray] = {}
+        new_rows: dict[int, dict[int, int]] = {}
+        self._apply(pr, gamma0)
+        capw = self.cap_row() if self.g.dtype is not object else None
+        bad = []
+        for v in failing:
+            fixed = self.repair(v, pr.u, pr.t, gamma0, capw)
+            if fixed is not None:
+                new_rows[v] = fixed
+                continue
+            value, fl = self.solve_sink(v)
+            self.stats["resolves"] += 1
+            if value >= self.demand:
+                new_flows[v] = fl
+            else:
+                bad.append(v)
+        self._apply(pr, 0)  # undo
+        if not bad:
+            return gamma0, new_flows, new_rows
+        for v, log in new_rows.items():
+            self.undo(v, log)
+        gamma = gamma0
+        for v in bad:  # the exact bound, stopping as soon as it reaches 0
+            bound = self.aux_bound(pr.u, pr.t, v)
+            if bound is not None:
+                gamma = min(gamma, bound)
+            if gamma <= 0:
+                break
+        return max(gamma, 0), {}, {}
+
+    def _keep_flows(self, pr: _Pair, gamma: int, new_flows: dict[int, np.ndarray],
+                    new_rows: dict[int, dict[int, int]]) -> None:
+        """Split γ units and keep a flow of value ≥ D for every sink: re-paired at w,
+        found by :meth:`_safe_gamma`, repaired, or re-solved."""
+        g = self.g
+        ok = pr.survivors(gamma)
+        d = pr.moved(gamma)
         rows = np.nonzero(ok)[0]
-        g.flow[rows, i_uw] -= d[rows]
-        g.flow[rows, i_wt] -= d[rows]
-        if i_ut >= 0:
-            g.flow[rows, i_ut] += d[rows]
-        apply(gamma)
+        g.flow[rows, pr.i_uw] -= d[rows]
+        g.flow[rows, pr.i_wt] -= d[rows]
+        if pr.i_ut >= 0:
+            g.flow[rows, pr.i_ut] += d[rows]
+        self._apply(pr, gamma)
         broken = [int(x) for x in np.nonzero(~ok)[0]]
         capw = (self.cap_row() if broken and not new_rows and not new_flows
                 and g.dtype is not object else None)
@@ -309,7 +303,7 @@ class _Splitter(_FlowRepair):
             if v in new_flows:
                 fl = new_flows[v]
             else:
-                fixed = None if capw is None else self.repair(v, u, t, gamma, capw)
+                fixed = None if capw is None else self.repair(v, pr.u, pr.t, gamma, capw)
                 if fixed is not None:
                     continue
                 value, fl = self.solve_sink(v)
@@ -318,15 +312,19 @@ class _Splitter(_FlowRepair):
                     raise RuntimeError("internal: edge splitting broke the flow invariant "
                                        "(Zhao & Krishnamurthy 2023, Thm 8)")
             self.store_flow(v, fl)
-        # walks and the recursive routing table of Alg 1
-        left = _take(g.paths[i_uw], gamma)
-        right = _take(g.paths[i_wt], gamma)
-        if i_ut >= 0:
-            for p, x in _join(left, right):
-                g.paths[i_ut][p] = g.paths[i_ut].get(p, 0) + x
-            key = (g.nodes[u], g.nodes[t])
+
+    def _move_walks(self, pr: _Pair, gamma: int) -> None:
+        """The walks of γ units of (u, w) and (w, t) joined into walks of (u, t), and the
+        recursive routing table of Alg 1."""
+        g = self.g
+        left = take_units(g.paths[pr.i_uw], gamma)
+        right = take_units(g.paths[pr.i_wt], gamma)
+        if pr.i_ut >= 0:
+            for p, x in join_units(left, right):
+                g.paths[pr.i_ut][p] = g.paths[pr.i_ut].get(p, 0) + x
+            key = (g.nodes[pr.u], g.nodes[pr.t])
             row = self.routing.setdefault(key, {})
-            row[g.nodes[w]] = row.get(g.nodes[w], 0) + gamma
+            row[g.nodes[self.w]] = row.get(g.nodes[self.w], 0) + gamma
 
     def remove(self, w: int) -> None:
         g = self.g
@@ -335,20 +333,13 @@ class _Splitter(_FlowRepair):
         for u in ins:
             for t in outs:
                 if u != t:
-                    g._arc(u, t)
+                    g.arc_between(u, t)
         self.build(w, ins, outs)
-        dist = _distances(g, ins, w)
-        rank = {u: r for r, u in enumerate(ins)}
+        dist = hop_distances(g, ins, w)
         for t in outs:
             i_wt = g.arc[(w, t)]
-            ti = rank.get(t, -1)
-            # ingress order: round trips last, far-apart pairs first, then cyclically
-            # after t (a ring inside a box when the distances tie)
-            def key(u: int, t: int = t, ti: int = ti) -> tuple[bool, int, int]:
-                d = dist[u][t] if dist[u][t] >= 0 else g.n
-                return (u == t, -d, (rank[u] - ti - 1) % len(ins))
-
-            order = sorted(ins, key=key)
+            hops = {u: dist[u][t] if dist[u][t] >= 0 else g.n for u in ins}
+            order = ingress_order(ins, t, hops)
             for u in order:
                 if g.cap[i_wt] == 0:
                     break
@@ -378,25 +369,13 @@ def remove_switches(
     Raises :class:`ScheduleError` when the invariant does not hold to begin
     with, or when the graph is not Eulerian and has switches.
     """
-    g = _Graph(compute, switches, caps, supply)
+    g = SplitGraph(compute, switches, caps, supply)
     demand = sum(int(supply.get(c, 0)) for c in compute)
-    nc = g.nc
     if switches:
-        bal = [0] * g.n
-        for i, (a, b) in enumerate(zip(g.tails, g.heads)):
-            if a != g.s:
-                bal[a] += g.cap[i]
-                bal[b] -= g.cap[i]
-        bad = [g.nodes[v] for v in range(g.n) if bal[v] != 0]
-        if bad:
-            raise ScheduleError(
-                f"the integer capacities are not Eulerian at {', '.join(map(str, bad[:6]))}"
-                f"{'…' if len(bad) > 6 else ''}: edge splitting (Zhao & Krishnamurthy 2023, Thm 7-8) needs every node "
-                "to send as much as it receives, so switches cannot be removed"
-            )
+        _require_eulerian(g)
     sp = _Splitter(g, demand, engine)
     sp.build(-1, [], [])
-    for v in range(nc):  # the initial flows: Zhao & Krishnamurthy 2023, Thm 5's condition, and the first witnesses
+    for v in range(g.nc):  # the initial flows: Zhao & Krishnamurthy 2023, Thm 5's condition, and the first witnesses
         value, fl = sp.solve_sink(v)
         if value < demand:
             raise ScheduleError(
@@ -413,8 +392,29 @@ def remove_switches(
         sp.remove(w)
         if progress:
             progress(done, len(switches))
+    return _result(g, sp, tuple(compute), supply, demand)
 
-    comp = tuple(compute)
+
+def _require_eulerian(g: SplitGraph) -> None:
+    bal = [0] * g.n
+    for i, (a, b) in enumerate(zip(g.tails, g.heads)):
+        if a != g.s:
+            bal[a] += g.cap[i]
+            bal[b] -= g.cap[i]
+    bad = [g.nodes[v] for v in range(g.n) if bal[v] != 0]
+    if bad:
+        raise ScheduleError(
+            f"the integer capacities are not Eulerian at {', '.join(map(str, bad[:6]))}"
+            f"{'…' if len(bad) > 6 else ''}: edge splitting (Zhao & Krishnamurthy 2023, Thm 7-8) needs every node "
+            "to send as much as it receives, so switches cannot be removed"
+        )
+
+
+def _result(g: SplitGraph, sp: _Splitter, comp: tuple[Node, ...], supply: Mapping[Node, int],
+            demand: int) -> SplitResult:
+    """G* (the arcs left between compute nodes, with their walks), the routing table
+    and the kept flows, one per compute sink (the certificates of G*)."""
+    nc = g.nc
     capacity: dict[tuple[Node, Node], int] = {}
     paths: dict[tuple[Node, Node], dict[Path, int]] = {}
     arcs_cc: list[int] = []

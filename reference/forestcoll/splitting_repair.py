@@ -1,14 +1,17 @@
-"""The state edge splitting works on, and the repair of its kept flows.
+"""The graph edge splitting works on, and the repair of the flows it keeps.
 
-Moved out of :mod:`collcert.reference.forestcoll.splitting` (unchanged); see its
-docstring for the method (Zhao & Krishnamurthy 2023, §2.2, Thm 8, Alg 1).
+Switch removal (Zhao & Krishnamurthy 2023, §2.2, Thm 8, Alg 1; the method is in the
+docstring of :mod:`.splitting`) keeps one s→v flow per compute sink v and tests
+every split against them. Here:
 
-- :class:`_Graph`: the shrinking graph, a global arc registry (tails, heads,
-  capacities, the walks in G of every capacity unit) and one s→v flow per
-  compute sink v (a numpy row each); :func:`_distances`, hop distances in it.
-- :class:`_FlowRepair`: the methods of the splitter that make a kept flow,
-  broken by a split, feasible again in place (routes of one or two arcs, then
-  breadth-first augmenting paths), check the result exactly, or undo it.
+- :class:`SplitGraph`: the shrinking graph, an :class:`~.walks.ArcTable` (tails,
+  heads, capacities, the walks in G of every capacity unit) with one s→v flow per
+  compute sink v (a numpy row each); :func:`hop_distances`, hop distances in it.
+- :class:`FlowRepair`: the methods of the splitter that make a kept flow, broken
+  by a split, feasible again in place (routes of one or two arcs, then
+  breadth-first augmenting paths), check the result exactly, or undo it; a
+  repaired flow proves F(s, v) ≥ D as a re-solved one does, so γ stays that of
+  Thm 8.
 """
 
 from __future__ import annotations
@@ -19,11 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from .walks import ArcTable
+
 Node = Hashable
 Path = tuple[Node, ...]
 
 
-class _Graph:
+class SplitGraph(ArcTable):
     """The shrinking graph with a global arc registry and one flow per sink."""
 
     def __init__(
@@ -38,21 +43,15 @@ class _Graph:
         self.nc = len(compute)
         self.n = len(self.nodes)
         self.s = self.n  # super source
-        self.tails: list[int] = []
-        self.heads: list[int] = []
-        self.cap: list[int] = []
-        self.arc: dict[tuple[int, int], int] = {}
-        self.out: list[set[int]] = [set() for _ in range(self.n + 1)]
-        self.inn: list[set[int]] = [set() for _ in range(self.n + 1)]
-        self.paths: list[dict[Path, int]] = []
+        super().__init__(self.n)
         for (a, b), c in caps.items():
             if c > 0:
-                i = self._arc(self.idx[a], self.idx[b])
+                i = self.arc_between(self.idx[a], self.idx[b])
                 self.cap[i] += c
                 self.paths[i][(a, b)] = self.paths[i].get((a, b), 0) + c
         self.src_arc: list[int] = []
         for j, node in enumerate(compute):
-            i = self._arc(self.s, j)
+            i = self.arc_between(self.s, j)
             self.cap[i] = int(supply.get(node, 0))
             self.src_arc.append(i)
         # int64 unless the capacities could overflow it (then exact Python ints)
@@ -60,17 +59,11 @@ class _Graph:
         self.dtype: Any = object if big else np.int64
         self.flow = np.zeros((self.nc, max(16, 2 * len(self.tails))), dtype=self.dtype)
 
-    def _arc(self, a: int, b: int) -> int:
+    def arc_between(self, a: int, b: int) -> int:
+        """The arc a → b, added with capacity 0 if there is none."""
         i = self.arc.get((a, b))
         if i is None:
-            i = len(self.tails)
-            self.arc[(a, b)] = i
-            self.tails.append(a)
-            self.heads.append(b)
-            self.cap.append(0)
-            self.paths.append({})
-            self.out[a].add(i)
-            self.inn[b].add(i)
+            i = self.add_arc(a, b)
             # the last column of ``flow`` is never an arc (a zero "no such arc" slot)
             if hasattr(self, "flow") and i >= self.flow.shape[1] - 1:
                 grown = np.zeros((self.nc, 2 * self.flow.shape[1]), dtype=self.dtype)
@@ -85,7 +78,7 @@ class _Graph:
         return [i for i in self.out[w] if self.cap[i] > 0]
 
 
-def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int]]:
+def hop_distances(g: SplitGraph, sources: list[int], banned: int) -> dict[int, list[int]]:
     """Hop distances from each source in the live graph without ``banned``."""
     adj: dict[int, list[int]] = {}
     for i, (a, b) in enumerate(zip(g.tails, g.heads)):
@@ -106,10 +99,10 @@ def _distances(g: _Graph, sources: list[int], banned: int) -> dict[int, list[int
     return out
 
 
-class _FlowRepair:
+class FlowRepair:
     """Flow repair, a base of ``splitting._Splitter`` (which sets the attributes below)."""
 
-    g: _Graph
+    g: SplitGraph
     w: int
     pos: dict[int, int]
     stats: dict[str, int]
@@ -132,7 +125,7 @@ class _FlowRepair:
 
     def cap_row(self) -> np.ndarray:
         """Current capacities as an int64 row like ``g.flow``'s; its last column
-        (never an arc, see ``_Graph._arc``) is the "no such arc" slot."""
+        (never an arc, see :meth:`SplitGraph.arc_between`) is the "no such arc" slot."""
         g = self.g
         row = np.zeros(g.flow.shape[1], dtype=np.int64)
         row[: len(g.cap)] = g.cap

@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..symmetry import Symmetry
-from .splitting import SplitResult, _hand_out
+from .splitting import SplitResult
 from .symsplit import SymmetryFailed
+from .walks import hand_out
 
 Node = Hashable
 Path = tuple[Node, ...]
@@ -73,54 +74,105 @@ class _Batch:
 def pack_orbits(split: SplitResult, sym: Symmetry, supply: Mapping[Node, int],
                 progress: Progress | None = None) -> OrbitPacking:
     """Pack the representatives' trees against label budgets and map them (module doc)."""
-    compute = list(split.compute_nodes)
-    nc = len(compute)
-    idx = {v: i for i, v in enumerate(compute)}
-    perm = [p[:nc].tolist() for p in sym.perms]
-    order = sym.order
-    inv = [(order - j) % order for j in range(order)]
-    # labels: canonical arc (rep, σ^-j(b)) of arc (σ^j(rep), b)
-    label_of: dict[tuple[int, int], int] = {}
-    budget: list[int] = []
-    canon: list[tuple[int, int]] = []
-    out_labels: dict[int, list[tuple[int, int]]] = {}  # rep -> [(head, label)]
-    for (a, b), c in split.capacity.items():
-        ia, ib = idx[a], idx[b]
-        j = sym.element[ia]
-        r = sym.rep_of[ia]
-        key = (r, perm[inv[j]][ib])
-        lab = label_of.get(key)
-        if lab is None:
-            lab = label_of[key] = len(budget)
-            budget.append(int(c))
-            canon.append(key)
-            out_labels.setdefault(r, []).append((key[1], lab))
-        elif budget[lab] != int(c):
-            raise SymmetryFailed("G* is not invariant under the symmetry")
-    residual = list(budget)
-    total_edges = sum(int(supply.get(compute[r], 0)) for r in sym.reps) * (nc - 1)
-    placed = 0
+    packer = _OrbitPacker(split, sym)
+    done = packer.pack(supply, progress)
+    return _map_out(split, sym, packer.compute, packer.idx, packer.perm, packer.canon, done)
 
-    def push(bt: _Batch, x: int) -> None:
+
+class _OrbitPacker:
+    """The labels of G*'s arcs, their budgets left, and the growing of one tree batch."""
+
+    def __init__(self, split: SplitResult, sym: Symmetry) -> None:
+        self.sym = sym
+        self.compute = list(split.compute_nodes)
+        self.nc = len(self.compute)
+        self.idx = {v: i for i, v in enumerate(self.compute)}
+        self.perm = [p[: self.nc].tolist() for p in sym.perms]
+        order = sym.order
+        inv = [(order - j) % order for j in range(order)]
+        # labels: canonical arc (rep, σ^-j(b)) of arc (σ^j(rep), b)
+        label_of: dict[tuple[int, int], int] = {}
+        self.budget: list[int] = []
+        self.canon: list[tuple[int, int]] = []
+        self.out_labels: dict[int, list[tuple[int, int]]] = {}  # rep -> [(head, label)]
+        for (a, b), c in split.capacity.items():
+            ia, ib = self.idx[a], self.idx[b]
+            j = sym.element[ia]
+            r = sym.rep_of[ia]
+            key = (r, self.perm[inv[j]][ib])
+            lab = label_of.get(key)
+            if lab is None:
+                lab = label_of[key] = len(self.budget)
+                self.budget.append(int(c))
+                self.canon.append(key)
+                self.out_labels.setdefault(r, []).append((key[1], lab))
+            elif self.budget[lab] != int(c):
+                raise SymmetryFailed("G* is not invariant under the symmetry")
+        self.residual = list(self.budget)
+
+    def pack(self, supply: Mapping[Node, int], progress: Progress | None) -> list[_Batch]:
+        """The representatives' batches, each spanning, their m summing to the supply."""
+        sym, compute = self.sym, self.compute
+        total_edges = sum(int(supply.get(compute[r], 0)) for r in sym.reps) * (self.nc - 1)
+        placed = 0
+        done: list[_Batch] = []
+        queue: list[_Batch] = []
+        for r in reversed(sym.reps):
+            k = int(supply.get(compute[r], 0))
+            if k > 0:
+                bt = _Batch(r, k, [], {r: 0}, [], [], {sym.element[r]})
+                self.push(bt, r)
+                queue.append(bt)
+        while queue:
+            bt = queue.pop()
+            while len(bt.depth) < self.nc:
+                placed += self.grow(bt, queue)
+                if progress:
+                    progress(placed, total_edges)
+            done.append(bt)
+        return done
+
+    def grow(self, bt: _Batch, queue: list[_Batch]) -> int:
+        """Add the next arc to ``bt`` (a copy takes the trees its budget cannot);
+        the tree edges placed."""
+        got = self.pick(bt)
+        if got is None:
+            raise SymmetryFailed(f"no arc with budget left extends a tree of "
+                                 f"{self.compute[bt.root]!r}")
+        d, x, y, lab, j = got
+        mu = min(bt.mult, self.residual[lab])
+        if mu < bt.mult:
+            queue.append(bt.copy(bt.mult - mu))
+            bt.mult = mu
+        self.residual[lab] -= mu
+        bt.edges.append((x, y, lab, j))
+        bt.depth[y] = d + 1
+        bt.boxes.add(self.sym.element[y])
+        self.push(bt, y)
+        return mu
+
+    def push(self, bt: _Batch, x: int) -> None:
+        """Offer the arcs out of x, a new node of ``bt``, with budget left."""
+        sym, residual = self.sym, self.residual
         j = sym.element[x]
-        p = perm[j]
-        r = sym.rep_of[x]
+        p = self.perm[j]
         d = bt.depth[x]
-        for hb, lab in out_labels.get(r, ()):
+        for hb, lab in self.out_labels.get(sym.rep_of[x], ()):
             y = p[hb]
             if y not in bt.depth and residual[lab] > 0:
                 heap = bt.inner if sym.element[y] in bt.boxes else bt.entry
                 heapq.heappush(heap, (-residual[lab], d, x, y, lab, j))
 
-    def pick(bt: _Batch) -> tuple[int, int, int, int, int] | None:
+    def pick(self, bt: _Batch) -> tuple[int, int, int, int, int] | None:
         """The next arc: into an entered box first (largest budget left, then shallowest
         tail), else into a new box; None when no arc with budget left remains."""
+        residual, element = self.residual, self.sym.element
         while bt.inner or bt.entry:
             heap = bt.inner if bt.inner else bt.entry
             key, d, x, y, lab, j = heapq.heappop(heap)
             if y in bt.depth or residual[lab] == 0:
                 continue
-            if heap is bt.entry and sym.element[y] in bt.boxes:
+            if heap is bt.entry and element[y] in bt.boxes:
                 heapq.heappush(bt.inner, (key, d, x, y, lab, j))
                 continue
             if -key != residual[lab]:
@@ -128,37 +180,6 @@ def pack_orbits(split: SplitResult, sym: Symmetry, supply: Mapping[Node, int],
                 continue
             return d, x, y, lab, j
         return None
-
-    done: list[_Batch] = []
-    queue: list[_Batch] = []
-    for r in reversed(sym.reps):
-        k = int(supply.get(compute[r], 0))
-        if k > 0:
-            bt = _Batch(r, k, [], {r: 0}, [], [], {sym.element[r]})
-            push(bt, r)
-            queue.append(bt)
-    while queue:
-        bt = queue.pop()
-        while len(bt.depth) < nc:
-            got = pick(bt)
-            if got is None:
-                raise SymmetryFailed(f"no arc with budget left extends a tree of "
-                                     f"{compute[bt.root]!r}")
-            d, x, y, lab, j = got
-            mu = min(bt.mult, residual[lab])
-            if mu < bt.mult:
-                queue.append(bt.copy(bt.mult - mu))
-                bt.mult = mu
-            residual[lab] -= mu
-            bt.edges.append((x, y, lab, j))
-            bt.depth[y] = d + 1
-            bt.boxes.add(sym.element[y])
-            push(bt, y)
-            placed += mu
-            if progress:
-                progress(placed, total_edges)
-        done.append(bt)
-    return _map_out(split, sym, compute, idx, perm, canon, done)
 
 
 def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[Node, int],
@@ -176,7 +197,6 @@ def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[N
         items = sorted(ps.items(), key=lambda i: (-i[1], len(i[0])))
         bags.append([(tuple(node_idx[v] for v in p), x) for p, x in items])
     pos = [[0, 0] for _ in bags]
-    walk_id: dict[tuple[tuple[int, ...], int], int] = {}  # (canonical walk, j) -> id
     canon_walks: list[tuple[int, ...]] = []
     canon_id: dict[tuple[int, ...], int] = {}
     rep_trees: list[tuple[int, int, int, list[tuple[int, int]]]] = []  # root, m, height, edges
@@ -184,7 +204,7 @@ def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[N
         allocs = []
         for _x, _y, lab, j in bt.edges:
             # every edge carries the batch's final multiplicity
-            allocs.append((j, _hand_out(bags[lab], pos[lab], bt.mult)))
+            allocs.append((j, hand_out(bags[lab], pos[lab], bt.mult)))
         cuts = {0, bt.mult}
         for _, parts in allocs:
             acc = 0
@@ -215,7 +235,6 @@ def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[N
             p = gperm[j]
             path = tuple(nodes[p[v]] for v in cw)
             walks.append((path[0], path[-1], path))
-    del walk_id
     trees: list[tuple[Node, int, int, np.ndarray]] = []
     for i in range(order):
         for root, m, height, chosen in rep_trees:

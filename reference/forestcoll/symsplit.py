@@ -34,14 +34,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from typing import Any
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..model import ScheduleError
 from ..solvers import FlowNetwork
 from ..symmetry import Symmetry
-from .splitting import SplitResult, _join, _take
+from .splitting import SplitResult, ingress_order
+from .walks import ArcTable, join_units, take_units
 
 Node = Hashable
 Progress = Callable[[int, int], None]
@@ -52,7 +53,20 @@ class SymmetryFailed(Exception):
     """The orbit-wise algorithm cannot go on; use the general one."""
 
 
-class _OrbitSplitter:
+@dataclass
+class _OrbitPair:
+    """The orbit of a pair (u, w), (w, t) under H: ``pairs[j]`` is its image by σ^j and
+    ``arcs[j]`` the arcs of that image, (u, w), (w, t), (u, t) (-1 for a round trip);
+    ``base`` the capacities before the split."""
+
+    pairs: list[tuple[int, int, int]]
+    arcs: list[tuple[int, int, int]]
+    c_uw: int
+    c_wt: int
+    base: dict[int, int]
+
+
+class _OrbitSplitter(ArcTable):
     def __init__(self, nodes: Sequence[Node], nc: int, caps: Mapping[tuple[int, int], int],
                  supply: Sequence[int], sym: Symmetry, engine: str) -> None:
         self.nodes = list(nodes)
@@ -61,20 +75,14 @@ class _OrbitSplitter:
         self.s = self.n
         self.sym = sym
         self.perm = [p.tolist() for p in sym.perms]
-        self.tails: list[int] = []
-        self.heads: list[int] = []
-        self.cap: list[int] = []
-        self.arc: dict[tuple[int, int], int] = {}
-        self.out: list[set[int]] = [set() for _ in range(self.n + 1)]
-        self.inn: list[set[int]] = [set() for _ in range(self.n + 1)]
-        self.paths: list[dict[Any, int]] = []  # walks as node-index tuples
+        super().__init__(self.n)  # walks as node-index tuples
         for (a, b), c in caps.items():
             if c > 0:
-                i = self._add(a, b)
+                i = self.add_arc(a, b)
                 self.cap[i] = int(c)
                 self.paths[i][(a, b)] = int(c)
         for v in range(nc):
-            self.cap[self._add(self.s, v)] = int(supply[v])
+            self.cap[self.add_arc(self.s, v)] = int(supply[v])
         self.demand = sum(int(x) for x in supply)
         # int64 unless the capacities could overflow it (then exact Python ints)
         self.dtype: object = object if sum(self.cap) >= 2**62 else np.int64
@@ -86,21 +94,10 @@ class _OrbitSplitter:
                       "representative_sinks": len(sym.reps)}
 
     # ---------------------------------------------------------------- arcs
-    def _add(self, a: int, b: int) -> int:
-        i = len(self.tails)
-        self.arc[(a, b)] = i
-        self.tails.append(a)
-        self.heads.append(b)
-        self.cap.append(0)
-        self.paths.append({})
-        self.out[a].add(i)
-        self.inn[b].add(i)
-        return i
-
     def arc_of(self, a: int, b: int) -> int:
         i = self.arc.get((a, b))
         if i is None:
-            i = self._add(a, b)
+            i = self.add_arc(a, b)
             self.net.add_arc(a, b, 0)
             for v, f in self.flows.items():
                 if len(f) <= i:
@@ -152,8 +149,8 @@ class _OrbitSplitter:
         return pairs
 
     def split_orbit(self, u: int, w: int, t: int) -> None:
-        i_uw, i_wt = self.arc[(u, w)], self.arc[(w, t)]
-        c_uw, c_wt = self.cap[i_uw], self.cap[i_wt]
+        """Split the largest γ of (u, w), (w, t) and its whole orbit at once (module docstring)."""
+        i_uw, i_wt, c_uw, c_wt = self.pair(u, w, t)
         gamma = min(c_uw, c_wt)
         if gamma == 0:
             return
@@ -168,65 +165,85 @@ class _OrbitSplitter:
             base[x], base[y] = c_uw, c_wt
             if z >= 0:
                 base[z] = self.cap[z]
+        op = _OrbitPair(pairs, arcs, c_uw, c_wt, base)
+        found = self._largest_gamma(op, gamma)
+        if found is None:
+            return
+        gamma, new = found
+        self.stats["pairs_split"] += 1
+        self.flows.update(new)
+        self._move_walks(op, gamma, i_uw, i_wt)
 
-        def apply(g: int) -> None:
-            keys, vals = [], []
-            for x, y, z in arcs:
-                keys += [x, y]
-                vals += [c_uw - g, c_wt - g]
-                if z >= 0:
-                    keys.append(z)
-                    vals.append(base[z] + g)
-            self.set_caps(keys, vals)
+    def _apply(self, op: _OrbitPair, g: int) -> None:
+        """The capacities after splitting γ = ``g`` units of every pair of the orbit."""
+        keys, vals = [], []
+        for x, y, z in op.arcs:
+            keys += [x, y]
+            vals += [op.c_uw - g, op.c_wt - g]
+            if z >= 0:
+                keys.append(z)
+                vals.append(op.base[z] + g)
+        self.set_caps(keys, vals)
 
+    def _largest_gamma(self, op: _OrbitPair, gamma: int,
+                       ) -> tuple[int, dict[int, np.ndarray]] | None:
+        """The largest γ ≤ ``gamma`` that every representative sink passes, split, with
+        the flows that show it; None (nothing split) when it is 0. A Newton iteration
+        on the concave flow value (module docstring)."""
         while True:
-            apply(gamma)
-            new: dict[int, np.ndarray] = {}
-            cut: tuple[int, int] | None = None  # (value, slope) of a violated cut
-            for r in self.sym.reps:
-                f = self.flows[r]
-                a = f[[x for x, _, _ in arcs]]
-                b = f[[y for _, y, _ in arcs]]
-                d = np.minimum(np.minimum(a, b), gamma)
-                if bool(np.all(a - d <= c_uw - gamma) and np.all(b - d <= c_wt - gamma)):
-                    g = f.copy()
-                    xs = [x for x, _, _ in arcs]
-                    ys = [y for _, y, _ in arcs]
-                    g[xs] -= d
-                    g[ys] -= d
-                    for (_, _, z), dz in zip(arcs, d.tolist()):
-                        if z >= 0:
-                            g[z] += dz
-                    new[r] = g
-                    self.stats["repairs"] += 1
-                    continue
-                value, flow, side = self.solve(r)
-                self.stats["resolves"] += 1
-                if value >= self.demand:
-                    new[r] = flow
-                    continue
-                slope = 0
-                for a_, b_, c_ in pairs:
-                    slope += ((a_ in side and b_ not in side) + (b_ in side and c_ not in side)
-                              - (a_ in side and c_ not in side))
-                cut = (value, slope)
-                break
+            self._apply(op, gamma)
+            new, cut = self._test_representatives(op, gamma)
             if cut is None:
-                break
+                return gamma, new
             value, slope = cut
             if slope <= 0:
                 raise RuntimeError("internal: a violated cut that the split does not shrink")
             at_zero = value + gamma * slope  # the cut's capacity before the split
             gamma = (at_zero - self.demand) // slope
             if gamma <= 0:
-                apply(0)
-                return
-        self.stats["pairs_split"] += 1
-        self.flows.update(new)
-        left = _take(self.paths[i_uw], gamma)
-        right = _take(self.paths[i_wt], gamma)
-        joined = _join(left, right)
-        for j, ((pu, pw, pt), (x, y, z)) in enumerate(zip(pairs, arcs)):
+                self._apply(op, 0)
+                return None
+
+    def _test_representatives(self, op: _OrbitPair, gamma: int,
+                              ) -> tuple[dict[int, np.ndarray], tuple[int, int] | None]:
+        """A flow of value ≥ D per representative sink in the split graph (a kept flow
+        re-paired at w, or a max-flow), or the (value, slope in γ) of a violated cut."""
+        new: dict[int, np.ndarray] = {}
+        xs = [x for x, _, _ in op.arcs]
+        ys = [y for _, y, _ in op.arcs]
+        for r in self.sym.reps:
+            f = self.flows[r]
+            a, b = f[xs], f[ys]
+            d = np.minimum(np.minimum(a, b), gamma)
+            if bool(np.all(a - d <= op.c_uw - gamma) and np.all(b - d <= op.c_wt - gamma)):
+                g = f.copy()
+                g[xs] -= d
+                g[ys] -= d
+                for (_, _, z), dz in zip(op.arcs, d.tolist()):
+                    if z >= 0:
+                        g[z] += dz
+                new[r] = g
+                self.stats["repairs"] += 1
+                continue
+            value, flow, side = self.solve(r)
+            self.stats["resolves"] += 1
+            if value >= self.demand:
+                new[r] = flow
+                continue
+            slope = 0
+            for a_, b_, c_ in op.pairs:
+                slope += ((a_ in side and b_ not in side) + (b_ in side and c_ not in side)
+                          - (a_ in side and c_ not in side))
+            return new, (value, slope)
+        return new, None
+
+    def _move_walks(self, op: _OrbitPair, gamma: int, i_uw: int, i_wt: int) -> None:
+        """γ units of walks of every pair of the orbit joined, equivariantly (the walks
+        of σ^j(e) are σ^j of the walks of e), and the routing table of Alg 1."""
+        left = take_units(self.paths[i_uw], gamma)
+        right = take_units(self.paths[i_wt], gamma)
+        joined = join_units(left, right)
+        for j, ((pu, pw, pt), (x, y, z)) in enumerate(zip(op.pairs, op.arcs)):
             p = self.perm[j]
             if j:
                 for bag, part in ((self.paths[x], left), (self.paths[y], right)):
@@ -257,15 +274,8 @@ class _OrbitSplitter:
             outs = [t for t in outs if t == min(p[t] for p in self.perm)]
         for t in outs:
             dist = self._dist_to(t, w)
-            ranks = {u: r for r, u in enumerate(ins)}
-            ti = ranks.get(t, -1)
-            # ingress order as in splitting.py: round trips last, far-apart pairs first,
-            # then cyclically after t
-            keys = {u: (u == t, -dist.get(u, self.n), (ranks[u] - ti - 1) % len(ins))
-                    for u in ins}
-
             i_wt = self.arc[(w, t)]
-            for u in sorted(ins, key=keys.__getitem__):
+            for u in ingress_order(ins, t, {u: dist.get(u, self.n) for u in ins}):
                 if self.cap[i_wt] == 0:
                     break
                 if self.cap[self.arc[(u, w)]] > 0:

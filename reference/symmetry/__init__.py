@@ -8,11 +8,13 @@ Modules:
 
 ``boxes``   interchangeable boxes as a verified cyclic group (colour refinement)
 ``search``  generators of a larger group by individualisation-refinement
-``orbits``  when to look for symmetry, and its form in certificates
+``orbits``  the search for a topology's box symmetry (:func:`find_symmetry`, run once
+            per schedule), when to look for it, and its form in certificates
 """
 
 from . import orbits
 from .boxes import Symmetry, box_symmetry, refine
+from .orbits import find_symmetry
 from .search import UnionFind, find_generators, is_automorphism, map_node
 
 __all__ = [
@@ -20,6 +22,7 @@ __all__ = [
     "UnionFind",
     "box_symmetry",
     "find_generators",
+    "find_symmetry",
     "is_automorphism",
     "map_node",
     "orbits",

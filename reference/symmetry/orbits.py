@@ -5,8 +5,13 @@ to the next (:mod:`.symmetry`: found by colour refinement, then verified exactly
 link by link). σ, extended to fix the super source s, is an automorphism of the
 auxiliary network G⃗_x of Zhao & Krishnamurthy 2023, eq. (1) as well (every source arc s→u has the
 same capacity x·w_u when σ keeps the weights w), so F(s, σ(v); G⃗_x) = F(s, v; G⃗_x):
-the Dinkelbach iteration of :mod:`.optimum` needs to test only one compute node
-per orbit, and so does the fixed-k search (⌊U·c_e⌋ is kept by σ too).
+the Dinkelbach iteration of ``forestcoll.optimum`` needs to test only one compute
+node per orbit, and so does the fixed-k search (⌊U·c_e⌋ is kept by σ too).
+
+:func:`find_symmetry` is the one search for it: ``forestcoll.schedule`` runs it
+once and hands the result to ``forestcoll.optimum`` and to its own stages
+(switch removal and tree packing by orbits); :func:`symmetry_problem` checks
+a symmetry handed over that way against the topology it is used on.
 
 Nothing here has to be trusted. The certificate carries the flows of the
 representatives and σ itself, as an explicit list of ``[u, σ(u)]`` pairs;
@@ -33,14 +38,33 @@ below, the max-flows of every compute node take milliseconds and the certificate
 stays fully explicit (a flow for every compute node)."""
 
 
-def find(t: Topology, weights: Sequence[int] | None = None) -> Symmetry | None:
-    """The verified box-shift symmetry of ``t`` (keeping ``weights``, given in
-    compute-node order), or None when there is none."""
+def _on_indices(t: Topology, weights: Sequence[int] | None,
+                ) -> tuple[dict[tuple[int, int], object], frozenset[int], dict[int, int] | None]:
+    """The capacities, multicast switches and weights of ``t`` on node indices (compute
+    nodes first), the form :class:`Symmetry` acts on. The indices of ``t`` are those of
+    its transpose too, so a symmetry of ``t`` serves reduce-scatter on the transpose."""
     idx = t.index
-    arcs = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
+    arcs: dict[tuple[int, int], object] = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
     supply = None if weights is None else dict(enumerate(weights))
-    return box_symmetry(t.nodes, t.num_compute, arcs,
-                        frozenset(idx[v] for v in t.multicast_switches), supply)
+    return arcs, frozenset(idx[v] for v in t.multicast_switches), supply
+
+
+def find_symmetry(t: Topology, weights: Sequence[int] | None = None) -> Symmetry | None:
+    """The verified box-shift symmetry of ``t`` (keeping ``weights``, given in
+    compute-node order, and the multicast switches), or None when there is none."""
+    arcs, multicast, supply = _on_indices(t, weights)
+    return box_symmetry(t.nodes, t.num_compute, arcs, multicast, supply)
+
+
+def symmetry_problem(sym: Symmetry, t: Topology, weights: Sequence[int] | None = None,
+                     ) -> str | None:
+    """None when ``sym`` acts on the nodes of ``t`` as a free automorphism that keeps
+    the capacities, multicast switches and ``weights`` (:meth:`Symmetry.verify`);
+    else what is wrong."""
+    if tuple(sym.nodes) != tuple(t.nodes):
+        return "it acts on other nodes (or another node order)"
+    arcs, multicast, supply = _on_indices(t, weights)
+    return sym.verify(t.num_compute, arcs, multicast, supply)
 
 
 def wanted(t: Topology, symmetry: bool | None) -> bool:

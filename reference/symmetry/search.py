@@ -64,7 +64,7 @@ def is_automorphism(tau: Sequence[int], num_compute: int,
 
 WORK_BUDGET = 50_000_000
 """Most work units of colour refinement one search may spend, a round costing one unit
-per link plus 5,Zhao & Krishnamurthy 2023, (measured: about 0.1 µs a unit, so about 5 s in all): a long ring
+per link plus 5,000 (measured: about 0.1 µs a unit, so about 5 s in all): a long ring
 needs a round per hop, and a huge topology without symmetry must not stall the
 search before the plain path refuses it with its size."""
 
