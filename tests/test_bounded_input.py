@@ -14,7 +14,7 @@ import networkx as nx
 import pytest
 
 from collcert import platforms
-from collcert.auditing.auditor import _ranks
+from collcert.auditing import rank_nodes
 from collcert.certify.model import InputError, files
 from collcert.graphs import as_topology
 from collcert.reference.broadcast import random_platform, solve_ssb
@@ -95,16 +95,16 @@ def test_ranks_files_are_read_safely(tmp_path: Path) -> None:
     binary = tmp_path / "ranks.bin"
     binary.write_bytes(bytes(range(256)))
     with pytest.raises(TopologyError, match="ranks file .*ranks.bin: contains a NUL byte"):
-        _ranks(ring, binary)
+        rank_nodes(ring, binary)
     latin = tmp_path / "ranks.txt"
     latin.write_bytes(b"0\n1\n\xe9\n")
     with pytest.raises(TopologyError, match="not UTF-8"):
-        _ranks(ring, latin)
+        rank_nodes(ring, latin)
     with pytest.raises(TopologyError, match="no such file"):
-        _ranks(ring, tmp_path / "missing.txt")
+        rank_nodes(ring, tmp_path / "missing.txt")
     good = tmp_path / "ranks.json"
     good.write_text("[3, 2, 1, 0]")
-    assert _ranks(ring, good) == [3, 2, 1, 0]
+    assert rank_nodes(ring, good) == [3, 2, 1, 0]
 
 
 def test_steady_cut_generation_converges_in_few_rounds() -> None:
