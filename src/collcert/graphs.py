@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any
 
-from collcert.reference.forestcoll import optima as _optimum_module
-from collcert.reference.forestcoll import pipeline as _schedule_module
+from collcert.reference.forestcoll import Optimum, Schedule
+from collcert.reference.forestcoll import optimum as _optimum
+from collcert.reference.forestcoll import schedule as _schedule
 from collcert.reference.model import Topology, TopologyError
 
 __all__ = ["as_topology", "optimum", "schedule"]
@@ -43,16 +44,16 @@ def as_topology(graph: Any, compute_nodes: Iterable[Hashable] | None = None,
 
 def optimum(topology: Any, collective: str = "allgather", *,
             compute_nodes: Iterable[Hashable] | None = None, capacity: str = "capacity",
-            **options: Any) -> _optimum_module.Optimum:
+            **options: Any) -> Optimum:
     topo = as_topology(topology, compute_nodes, capacity)
-    return _optimum_module.optimum(topo, collective, **options)
+    return _optimum(topo, collective, **options)
 
 
 def schedule(topology: Any, collective: str = "allgather", *,
              compute_nodes: Iterable[Hashable] | None = None, capacity: str = "capacity",
-             **options: Any) -> _schedule_module.Schedule:
+             **options: Any) -> Schedule:
     topo = as_topology(topology, compute_nodes, capacity)
-    return _schedule_module.schedule(topo, collective, **options)
+    return _schedule(topo, collective, **options)
 
 
 _GRAPH_DOC = """
@@ -61,5 +62,5 @@ _GRAPH_DOC = """
     order) and ``capacity`` (the edge attribute holding capacities, default
     ``"capacity"``) then say how to read it (:func:`collcert.graphs.as_topology`).
 """
-optimum.__doc__ = (_optimum_module.optimum.__doc__ or "").rstrip() + _GRAPH_DOC
-schedule.__doc__ = (_schedule_module.schedule.__doc__ or "").rstrip() + _GRAPH_DOC
+optimum.__doc__ = (_optimum.__doc__ or "").rstrip() + _GRAPH_DOC
+schedule.__doc__ = (_schedule.__doc__ or "").rstrip() + _GRAPH_DOC

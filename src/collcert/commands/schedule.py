@@ -5,9 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
-from collcert.reference.forestcoll import COLLECTIVES
+from collcert.reference.forestcoll import (
+    COLLECTIVES,
+    Schedule,
+    peak_memory_mb,
+    render,
+    schedule,
+    write_schedule,
+)
 from collcert.reference.model import ScheduleError, fraction_str
 
 from ._common import Progress, add_topology_argument, load_topology, print_json
@@ -83,31 +90,48 @@ def run(args: argparse.Namespace) -> int:
         from . import _allreduce_lp
 
         return _allreduce_lp.run(args)
-    import collcert.reference.forestcoll.pipeline as sched_mod
-    from collcert.reference.forestcoll import render, write_schedule
-
     topo = load_topology(args.topology)
     weights = None
     if args.weights:
         weights = [w.strip() for w in args.weights.split(",")]
     if args.fixed_k is not None and args.fixed_k < 1:
         raise ScheduleError(f"--fixed-k must be a positive integer, got {args.fixed_k}")
-    bars: dict[str, Progress] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if stage not in bars:  # stages numbered as they start; each bar shows its time left
-            bars[stage] = Progress(f"[{len(bars) + 1}] {stage}", force=args.progress)
-        bars[stage](done, total)
-
+    progress = _StageBars(args.progress)
     started = time.monotonic()
-    s = sched_mod.schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k,
-                           weights=weights, multicast=not args.no_multicast,
-                           engine=args.engine, progress=progress,
-                           symmetry=False if args.no_symmetry else None)
+    s = schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k, weights=weights,
+                 multicast=not args.no_multicast, engine=args.engine, progress=progress,
+                 symmetry=False if args.no_symmetry else None)
     stages = [{"stage": k, "seconds": round(v, 3),
                "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
     if args.check:
         _check(s, args, stages, progress)
+    _write(s, args, stages, progress)
+    elapsed = time.monotonic() - started
+    out = sys.stderr if args.output == "-" else sys.stdout
+    if args.json:
+        print_json(_summary(s, args, stages, elapsed), out)
+    else:
+        _print_text(s, args, stages, out)
+    return 0
+
+
+class _StageBars:
+    """``progress(stage, done, total)`` for schedule(): a bar per stage, numbered as
+    the stages start; each shows its time left."""
+
+    def __init__(self, force: bool) -> None:
+        self.force = force
+        self.bars: dict[str, Progress] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.bars:
+            self.bars[stage] = Progress(f"[{len(self.bars) + 1}] {stage}", force=self.force)
+        self.bars[stage](done, total)
+
+
+def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
+           progress: _StageBars) -> None:
+    """The schedule to -o in --format (stdout for '-'); the writing stage timed."""
     t_write = time.monotonic()
     if args.format == "msccl-xml":
         from collcert.reference.execution import msccl_xml, write_text
@@ -125,56 +149,60 @@ def run(args: argparse.Namespace) -> int:
         progress("writing", 1, 1)
     if args.output:
         stages.append({"stage": "writing", "seconds": round(time.monotonic() - t_write, 3),
-                       "peak_memory_mb": round(sched_mod.peak_memory_mb(), 1)})
-    elapsed = time.monotonic() - started
-    out = sys.stderr if args.output == "-" else sys.stdout
-    if args.json:
-        summary = {
-            "collective": s.collective,
-            "topology": topo.content_hash(),
-            "topology_name": topo.name,
-            "unit": topo.unit,
-            "algbw": fraction_str(s.algbw),
-            "time_per_unit": fraction_str(s.time_per_unit),
-            "optimum_time_per_unit": fraction_str(s.extra["target_time_per_unit"]),
-            "optimal": s.time_per_unit == s.extra["target_time_per_unit"],
-            "phases": [{"collective": p.collective, "k": p.k, "U": fraction_str(p.U),
-                        "trees": len(p.trees)} for p in s.phases],
-            "trees": len(s.trees),
-            "max_height": s.max_height,
-            "multicast_saved": fraction_str(s.multicast_saved),
-            "output": args.output,
-            "format": args.format,
-            "seconds": round(elapsed, 3),
-            "stages": stages,
-            "peak_memory_mb": round(sched_mod.peak_memory_mb(), 1),
-            "symmetry": [p.stats.get("symmetry") for p in s.phases],
-        }
-        if s.collective == "allreduce":
-            summary["lower_bound_time_per_unit"] = fraction_str(
-                s.extra["lower_bound_time_per_unit"])
-        print_json(summary, out)
-    else:
-        print(s.summary(), file=out)
-        checked = next((st for st in stages if st["stage"] == "checking"), None)
-        if checked is not None:
-            what = "trees, paths, loads, exact time" + ("" if args.no_certificates
-                                                        else ", certificates")
-            print(f"Checked by collcert.certify ({what}) in {checked['seconds']:.2f} s: valid, "
-                  "same time.", file=out)
-        if args.output and args.output != "-":
-            print(f"Schedule written to {args.output} ({args.format}).", file=out)
-        elif not args.output:
-            print("Use -o FILE to save the schedule.", file=out)
-    return 0
+                       "peak_memory_mb": round(peak_memory_mb(), 1)})
 
 
-def _check(s: Any, args: argparse.Namespace, stages: list[dict[str, Any]],
-           progress: Any) -> None:
+def _summary(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
+             elapsed: float) -> dict[str, Any]:
+    """--json: the summary as one object, exact numbers as "p/q"."""
+    topo = s.topology
+    summary = {
+        "collective": s.collective,
+        "topology": topo.content_hash(),
+        "topology_name": topo.name,
+        "unit": topo.unit,
+        "algbw": fraction_str(s.algbw),
+        "time_per_unit": fraction_str(s.time_per_unit),
+        "optimum_time_per_unit": fraction_str(s.extra["target_time_per_unit"]),
+        "optimal": s.time_per_unit == s.extra["target_time_per_unit"],
+        "phases": [{"collective": p.collective, "k": p.k, "U": fraction_str(p.U),
+                    "trees": len(p.trees)} for p in s.phases],
+        "trees": len(s.trees),
+        "max_height": s.max_height,
+        "multicast_saved": fraction_str(s.multicast_saved),
+        "output": args.output,
+        "format": args.format,
+        "seconds": round(elapsed, 3),
+        "stages": stages,
+        "peak_memory_mb": round(peak_memory_mb(), 1),
+        "symmetry": [p.stats.get("symmetry") for p in s.phases],
+    }
+    if s.collective == "allreduce":
+        summary["lower_bound_time_per_unit"] = fraction_str(s.extra["lower_bound_time_per_unit"])
+    return summary
+
+
+def _print_text(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
+                out: TextIO) -> None:
+    """The summary paragraph, the --check verdict and where the schedule went."""
+    print(s.summary(), file=out)
+    checked = next((st for st in stages if st["stage"] == "checking"), None)
+    if checked is not None:
+        what = "trees, paths, loads, exact time" + ("" if args.no_certificates
+                                                    else ", certificates")
+        print(f"Checked by collcert.certify ({what}) in {checked['seconds']:.2f} s: valid, "
+              "same time.", file=out)
+    if args.output and args.output != "-":
+        print(f"Schedule written to {args.output} ({args.format}).", file=out)
+    elif not args.output:
+        print("Use -o FILE to save the schedule.", file=out)
+
+
+def _check(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
+           progress: _StageBars) -> None:
     """--check: the emitted document through collcert.certify (no reference code)."""
     from collcert.certify.forestcoll import check_schedule
     from collcert.certify.model import Topo
-    from collcert.reference.forestcoll import peak_memory_mb
 
     t0 = time.monotonic()
     progress("checking (collcert.certify)", 0, 1)
