@@ -24,10 +24,9 @@ from collcert.certify.allreduce.rate import (
     check_mac_bc_lp,
     directed_mst,
 )
-from collcert.reference.allreduce import forestcoll_lp
+from collcert.reference.allreduce import cut_set_bound, forestcoll_lp
 from collcert.reference.allreduce.rate import (
     all_mac_bc_networks,
-    cut_set_bound,
     mac_bc_lp,
     mac_bc_lp_enumerated,
 )

@@ -3,19 +3,20 @@
 Modules:
 
 ``report``        :func:`allreduce_rate`: every bound below, as one chain
-``rate``          the cut-set upper bound and the MAC-BC LP lower bound (Zhou & Sun
-                  2025, Thm 1-2)
-``closed_forms``  Zhou & Sun 2026's closed forms (complete, cyclic, ring, hypercube
-                  networks, bi-directed trees) and their networks
+``cut_set``       the cut-set upper bound on the rate (Zhou & Sun 2026, Thm 1)
+``rate``          the MAC-BC LP lower bound on the rate (Zhou & Sun 2026, Thm 2)
+``closed_forms``  Zhou & Sun 2026's closed forms (Thm 3-7: complete, cyclic, ring,
+                  hypercube networks, bi-directed trees) and their networks
 ``lp5``           ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5)), solved
                   exactly
 ``lp5_schedule``  reduce and broadcast trees that reach LP (5) exactly
 """
 
 from . import closed_forms
+from .cut_set import CutSetBound, cut_set_bound
 from .lp5 import ForestCollLP, forestcoll_lp
 from .lp5_schedule import LPSchedule, LPTree, lp_schedule
-from .rate import CutSetBound, MacBcLP, cut_set_bound, mac_bc_lp
+from .rate import MacBcLP, mac_bc_lp
 from .report import AllreduceRate, allreduce_rate
 
 __all__ = [

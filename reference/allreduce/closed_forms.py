@@ -1,4 +1,8 @@
-"""Closed forms of *On the Computation Rate of All-Reduce* (Zhou & Sun), and their networks.
+"""The closed forms of Zhou & Sun 2026 (Thm 3-7), and the networks they are about.
+
+*On the Computation Rate of All-Reduce* determines or bounds the rate R* of
+uniform complete, cyclic, ring and hypercube networks, 3-cycles, and
+combinations of MAC-BC networks (bi-directed trees among them).
 
 Every function returns exact values; the network builders return
 ``Topology(..., strict=False)`` (the paper's model allows any directed graph)
@@ -92,7 +96,8 @@ def uniform_cycle(k: int, beta: object = 1) -> RateBounds:
 
 
 def uniform_ring(k: int, beta: object = 1) -> RateBounds:
-    """Theorem 5 (ring): K/(K−1) ≤ R* ≤ 2 (times β): two cycles; the rate of Ring-All-Reduce."""
+    """Theorem 5 (ring): K/(K−1) ≤ R* ≤ 2 (times β): two cycles; the rate of
+    Ring-All-Reduce."""
     b = parse_number(beta)
     return RateBounds(Fraction(k, k - 1) * b, 2 * b, None, "Thm 5")
 

@@ -83,7 +83,8 @@ def logical_arcs(t: Topology) -> list[Link]:
 
 
 def commodity_links(t: Topology, a: Node) -> list[Link]:
-    """Links source α's commodity flow may use: out of α or a switch, into a switch or β ≠ α."""
+    """Links source α's commodity flow may use: out of α or a switch, into a switch or
+    β ≠ α."""
     return [(u, v) for (u, v) in t.capacity
             if (u == a or not t.is_compute(u)) and v != a]
 

@@ -1,12 +1,13 @@
 """An allreduce schedule that reaches ForestColl's LP (5) exactly (Zhao et al. 2026, App. G).
 
-From the exact optimum of LP (5) (:mod:`.allreduce_lp`): with D the least
+From the exact optimum of LP (5) (:mod:`.lp5`): with D the least
 common multiple of every denominator in the solution, the logical graph gets
 integer capacities D·c^BC and D·c^RE and root v a supply D·x_v. LP (5)'s flow
 constraints say that F(s, t) ≥ D·Σ x in both graphs, which is exactly the
 condition of the batched out-tree packing of Zhao & Krishnamurthy 2023, Thm 12
-(:func:`.packing.pack_trees`): D·x_v spanning out-trees from every v in
-D·c^BC, and, on the reversed graph, D·x_v spanning in-trees into v in D·c^RE.
+(:func:`collcert.reference.forestcoll.pack_trees`): D·x_v spanning out-trees from
+every v in D·c^BC, and, on the reversed graph, D·x_v spanning in-trees into v in
+D·c^RE.
 Every logical arc α→β is then mapped to walks in the topology: without
 switches it is the link itself; with switches the LP's flow of source α is
 split into walks through switches (one per unit), and a batch of trees whose

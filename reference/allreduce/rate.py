@@ -1,19 +1,7 @@
-"""The all-reduce computation rate: cut-set upper bound and the MAC-BC LP lower bound.
+"""The MAC-BC LP lower bound on the all-reduce computation rate (Zhou & Sun 2026, Thm 2).
 
-Zhou & Sun, *On the Computation Rate of All-Reduce*. Model: K nodes on any
-directed graph, link i→j carrying β_ij per network use (β_ij and β_ji
-independent, 0 = no link); every node must learn the sum of all inputs;
-block coding and network coding are allowed. R* is the best rate (sums per
-network use; here: data per unit of time in the topology's bandwidth unit,
-so an allreduce of M takes M / R).
-
-Theorem 1 (cut-set bound, holds with network coding)
-    R* ≤ C = min over ∅ ≠ S, S ∩ V_c ≠ V_c of B⁺(S). Computed with
-    2(K−1) max-flows between a fixed compute node v0 and every other one, in
-    both directions: every such S separates v0 from some v, one way or the
-    other. Switches (relay nodes without input) may lie on either side.
-    Certificate: the cut S with B⁺(S) = C, and one flow of value ≥ C for
-    every pair (v0 → v, v → v0).
+*On the Computation Rate of All-Reduce*, in the model of :mod:`.cut_set` (whose
+Theorem 1 is the upper bound C).
 
 Theorem 2 (LP (16), a routing scheme)
     A MAC-BC network rooted at r is a spanning in-arborescence into r plus a
@@ -21,12 +9,13 @@ Theorem 2 (LP (16), a routing scheme)
     counts 2). Reduce along the first, broadcast along the second, pipelined:
     rate 1. R_LP = max Σ_m w_m s.t. Σ_m w_m β^(m) ≤ β, w ≥ 0, and R* ≥ R_LP.
     There are K^(2K−3) columns on the complete graph, so the LP is solved by
-    column generation: the restricted master is solved in floats (HiGHS,
-    warm-started as columns arrive), and a column is priced for every root r
-    as the cheapest in-arborescence into r plus the cheapest out-arborescence
-    from r under the master's duals y (Chu-Liu/Edmonds,
-    :mod:`.arborescence`). When floats find nothing to add, the master is
-    solved exactly (:mod:`collcert.reference.solvers.lp`) and priced again with the
+    column generation: the restricted master is solved in floats (OR-Tools'
+    GLOP, warm-started as columns arrive), and a column is priced for every
+    root r as the cheapest in-arborescence into r plus the cheapest
+    out-arborescence from r under the master's duals y (Chu-Liu/Edmonds,
+    :func:`collcert.reference.solvers.min_arborescence`). When floats find
+    nothing to add, the master is solved exactly
+    (:mod:`collcert.reference.solvers.lp`) and priced again with the
     exact y in integers; only when no MAC-BC network costs less than 1 under
     the exact y is the result returned. Certificate: the weighted columns
     (primal, checked against the capacities) and y (dual: y ≥ 0, every
@@ -36,107 +25,27 @@ Corollary 2.1: every column uses 2(K−1) link units, so
 R_LP ≤ Σ β / (2(K−1)).
 
 The model has no switches: with switches the MAC-BC LP is not defined (use
-ForestColl's LP (5), :mod:`.allreduce_lp`), but the cut-set bound is.
+ForestColl's LP (5), :mod:`.lp5`), but the cut-set bound is.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..model import Topology, TopologyError, fraction_str
-from ..solvers import FlowNetwork, min_arborescence
+from ..model import Link, Node, Topology, TopologyError, fraction_str
+from ..solvers import min_arborescence
+from .cut_set import check_two_compute_nodes
 
-Node = Hashable
-Link = tuple[Node, Node]
 Progress = Callable[[int, int], None]
 
 FLOAT_TOL = 1e-9
 MAX_ROUNDS = 2000
-
-
-def _need_two(t: Topology) -> None:
-    if t.num_compute < 2:
-        raise TopologyError(
-            f"the topology has one compute node ({t.compute_nodes[0]!r}): an allreduce over it "
-            "needs no communication, so its rate is unbounded; add compute nodes"
-        )
-
-
-# --------------------------------------------------------------------------- #
-# Theorem 1: the cut-set bound
-# --------------------------------------------------------------------------- #
-@dataclass
-class CutSetBound:
-    """C = min B⁺(S) over node sets S that split the compute nodes, with its proof."""
-
-    value: Fraction
-    cut: frozenset[Node]
-    flows: list[dict[str, Any]] = field(repr=False, default_factory=list)
-    multiplier: int = 1
-    maxflows: int = 0
-
-    def certificate(self, t: Topology) -> dict[str, Any]:
-        return {
-            "kind": "allreduce-cut-set",
-            "value": fraction_str(self.value),
-            "cut": [v for v in t.nodes if v in self.cut],
-            "multiplier": self.multiplier,
-            "flows": self.flows,
-        }
-
-
-def cut_set_bound(t: Topology, *, engine: str = "auto") -> CutSetBound:
-    """Theorem 1 of *On the Computation Rate of All-Reduce*, exact, with witnesses."""
-    _need_two(t)
-    v0 = t.compute_nodes[0]
-    links = list(t.int_capacity)
-    if not links:
-        return CutSetBound(Fraction(0), frozenset([v0]), [], t.scale, 0)
-    idx = t.index
-    net = FlowNetwork(len(t.nodes), [idx[u] for u, _ in links], [idx[v] for _, v in links],
-                      [t.int_capacity[e] for e in links], engine=engine)
-    best: tuple[int, frozenset[Node]] | None = None
-    flows: list[dict[str, Any]] = []
-    for v in t.compute_nodes[1:]:
-        for src, dst in ((v0, v), (v, v0)):
-            res = net.solve(idx[src], idx[dst])
-            value = int(res.value)
-            flows.append({"source": src, "sink": dst, "value": value,
-                          "flow": [[u, w, int(a)] for (u, w), a in zip(links, res.flow) if a]})
-            if best is None or value < best[0]:
-                best = (value, _residual_side(links, t.int_capacity, res.flow, src))
-    assert best is not None
-    value, side = best
-    if sum(t.int_capacity[e] for e in links if e[0] in side and e[1] not in side) != value:
-        raise RuntimeError("internal: the max-flow engine's cut does not match its flow value")
-    return CutSetBound(Fraction(value, t.scale), side, flows, t.scale, len(flows))
-
-
-def _residual_side(links: list[Link], cap: dict[Link, int], flow: Any, source: Node,
-                   ) -> frozenset[Node]:
-    """Nodes reachable from ``source`` in the residual network of a maximum flow: the
-    source side of a minimum cut. Computed here from the flow itself (the OR-Tools
-    engine's own source side is {source} when the flow is 0 and the sink has no links)."""
-    nxt: dict[Node, list[Node]] = {}
-    for e, f in zip(links, flow):
-        u, v = e
-        if int(f) < cap[e]:
-            nxt.setdefault(u, []).append(v)
-        if int(f) > 0:
-            nxt.setdefault(v, []).append(u)
-    seen = {source}
-    stack = [source]
-    while stack:
-        for w in nxt.get(stack.pop(), []):
-            if w not in seen:
-                seen.add(w)
-                stack.append(w)
-    return frozenset(seen)
 
 
 # --------------------------------------------------------------------------- #
@@ -194,7 +103,7 @@ class _Support:
                 f"networks of compute nodes only, and this topology has {len(t.switch_nodes)} "
                 f"switches ({t.switch_nodes[0]!r}, …); use ForestColl's allreduce LP (5) instead"
             )
-        _need_two(t)
+        check_two_compute_nodes(t)
         self.t = t
         self.n = t.num_compute
         self.links: list[Link] = list(t.capacity)
@@ -347,87 +256,104 @@ def mac_bc_lp(t: Topology, *, progress: Progress | None = None, passes: int = 8)
     """R_LP of LP (16) by column generation, exact, with primal and dual certificates.
 
     ``passes``: rounds of the multiplicative-weights warm start over all roots
-    (see :func:`_warm_start`); 0 starts from one column per root.
+    (see :func:`_warm_start`); 0 starts from one column per root. Each round
+    generates columns in floats (:func:`_float_rounds`), solves the master
+    exactly and prices every root exactly (:func:`_price_exactly`); the result
+    is returned once exact pricing finds no column to add.
     """
     started = time.perf_counter()
     sup = _Support(t)
-    k = sup.n
     stats: dict[str, Any] = {"corollary_2_1": fraction_str(sum(sup.cap, Fraction(0))
-                                                           / (2 * (k - 1)))}
+                                                           / (2 * (sup.n - 1)))}
     first = sup.cheapest([1 / float(c) for c in sup.cap], 0)
     if first is None:  # not strongly connected: no MAC-BC network exists, R_LP = 0
         stats.update(columns=0, rounds=0, exact_rounds=0, seconds=0.0, exact_seconds=0.0)
         return MacBcLP(Fraction(0), [], {e: Fraction(0) for e in sup.links}, stats)
-    nets: list[MacBcNetwork] = []
-    seen: set[MacBcNetwork] = set()
-    master = _FloatMaster(sup)
-
-    def add(net: MacBcNetwork) -> bool:
-        if net in seen:
-            return False
-        seen.add(net)
-        nets.append(net)
-        master.add(_column(sup, net))
-        return True
-
+    pool = _Pool(sup)
     for net in _warm_start(sup, passes):
-        add(net)
+        pool.add(net)
     rounds = exact_rounds = 0
     exact_seconds = 0.0
     while True:
-        # float column generation until floats see nothing to add, or the master's value
-        # meets the Lagrangian bound Σβy / min_m cost_m(y) (valid for every y ≥ 0)
-        best_bound = float("inf")
-        while rounds < MAX_ROUNDS:
-            rounds += 1
-            solved = master.solve()
-            if solved is None:
-                break
-            obj, yf = solved
-            priced = [sup.cheapest(yf, r) for r in range(k)]
-            least = min(p[0] for p in priced if p is not None)
-            if least > 0:
-                best_bound = min(best_bound, sum(float(c) * v for c, v in zip(sup.cap, yf))
-                                 / least)
-            added = 0
-            for r, got in enumerate(priced):
-                assert got is not None
-                if got[0] < 1 - FLOAT_TOL and add(sup.network(r, got[1], got[2])):
-                    added += 1
-            if progress and best_bound < float("inf"):
-                progress(int(1000 * min(obj / best_bound, 1.0)), 1000)
-            if not added or obj >= best_bound * (1 - FLOAT_TOL):
-                if added:
-                    master.solve()
-                break
-        # exact master and exact pricing
+        rounds = _float_rounds(pool, rounds, progress)
         exact_rounds += 1
         t0 = time.perf_counter()
-        res, y, columns = _exact_master(sup, nets, master)
-        den = 1
-        for v in y:
-            den = den * v.denominator // _gcd(den, v.denominator)
-        yi = [int(v * den) for v in y]
-        added = 0
-        for r in range(k):
-            got = sup.cheapest(yi, r)
-            assert got is not None
-            if got[0] < den and add(sup.network(r, got[1], got[2])):
-                added += 1
+        res, y, columns = _exact_master(sup, pool.nets, pool.master)
+        added = _price_exactly(pool, y)
         exact_seconds += time.perf_counter() - t0
         if not added:
             break
     value = Fraction(res.objective)
-    stats.update(columns=len(nets), rounds=rounds, exact_rounds=exact_rounds,
+    stats.update(columns=len(pool.nets), rounds=rounds, exact_rounds=exact_rounds,
                  seconds=time.perf_counter() - started, exact_seconds=exact_seconds,
                  lp=dict(res.stats))
     return MacBcLP(value, columns, dict(zip(sup.links, y)), stats)
 
 
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a
+class _Pool:
+    """The columns generated so far, each MAC-BC network once, in generation order, and
+    the float master that holds them in the same order."""
+
+    def __init__(self, sup: _Support) -> None:
+        self.sup = sup
+        self.nets: list[MacBcNetwork] = []
+        self.seen: set[MacBcNetwork] = set()
+        self.master = _FloatMaster(sup)
+
+    def add(self, net: MacBcNetwork) -> bool:
+        """Add a network unless it is already a column; whether it was added."""
+        if net in self.seen:
+            return False
+        self.seen.add(net)
+        self.nets.append(net)
+        self.master.add(_column(self.sup, net))
+        return True
+
+
+def _float_rounds(pool: _Pool, rounds: int, progress: Progress | None) -> int:
+    """Float column generation until floats see nothing to add, the master's value meets
+    the Lagrangian bound Σβy / min_m cost_m(y) (valid for every y ≥ 0), GLOP gives up, or
+    ``MAX_ROUNDS`` rounds in all; the master is left solved. Returns the rounds so far."""
+    sup, master = pool.sup, pool.master
+    best_bound = float("inf")
+    while rounds < MAX_ROUNDS:
+        rounds += 1
+        solved = master.solve()
+        if solved is None:
+            break
+        obj, yf = solved
+        priced = [sup.cheapest(yf, r) for r in range(sup.n)]
+        least = min(p[0] for p in priced if p is not None)
+        if least > 0:
+            best_bound = min(best_bound, sum(float(c) * v for c, v in zip(sup.cap, yf))
+                             / least)
+        added = 0
+        for r, got in enumerate(priced):
+            assert got is not None
+            if got[0] < 1 - FLOAT_TOL and pool.add(sup.network(r, got[1], got[2])):
+                added += 1
+        if progress and best_bound < float("inf"):
+            progress(int(1000 * min(obj / best_bound, 1.0)), 1000)
+        if not added or obj >= best_bound * (1 - FLOAT_TOL):
+            if added:
+                master.solve()
+            break
+    return rounds
+
+
+def _price_exactly(pool: _Pool, y: list[Fraction]) -> int:
+    """Add, for every root, its cheapest MAC-BC network under the exact duals ``y`` when
+    it costs less than 1 (in integers: y scaled by the lcm of its denominators); how
+    many were added. None proves the master's optimum is R_LP."""
+    den = math.lcm(*(v.denominator for v in y))
+    yi = [int(v * den) for v in y]
+    added = 0
+    for r in range(pool.sup.n):
+        got = pool.sup.cheapest(yi, r)
+        assert got is not None
+        if got[0] < den and pool.add(pool.sup.network(r, got[1], got[2])):
+            added += 1
+    return added
 
 
 # --------------------------------------------------------------------------- #

@@ -1,22 +1,19 @@
 """Everything collcert knows about the allreduce rate of a topology, in one report.
 
-``allreduce_rate(topology)`` gathers, each exact and with its certificate:
+``allreduce_rate(topology)`` gathers, each exact and with its certificate (the
+model in brackets: *routing*, schedules that only forward and reduce data;
+*coding*, network coding allowed):
 
-========================  ==========================================  ===========
-key                       what                                        model
-========================  ==========================================  ===========
-``rsag``                  ForestColl's RS+AG schedule (Zhao & Krishnamurthy 2023, App. B):   routing
-                          reduce-scatter trees, then allgather trees
-``forestcoll_lp``         ForestColl's allreduce LP (5) (Zhao et al. 2026, App. G): routing
-                          the best reduce+broadcast tree schedule
-``mac_bc_lp``             R_LP of *On the Computation Rate of         routing
-                          All-Reduce*, Thm 2 (no switches): a lower
-                          bound on R*; equals LP (5) without switches
-``bound7``                Zhao & Krishnamurthy 2023, Cor. 18 (Patarasuk & Yuan): an upper    routing
-                          bound for routing schedules only
-``cut_set_bound``         Thm 1 of the same paper (= Zhao & Krishnamurthy 2023, bound (6)):  coding
-                          an upper bound on R* even with coding
-========================  ==========================================  ===========
+``rsag``           ForestColl's RS+AG schedule (Zhao & Krishnamurthy 2023, App. B):
+                   reduce-scatter trees, then allgather trees [routing]
+``forestcoll_lp``  ForestColl's allreduce LP (5) (Zhao et al. 2026, App. G): the best
+                   reduce+broadcast tree schedule [routing]
+``mac_bc_lp``      R_LP of Zhou & Sun 2026, Thm 2 (no switches): a lower bound on R*;
+                   equals LP (5) without switches [routing]
+``bound7``         Zhao & Krishnamurthy 2023, Cor. 18 (Patarasuk & Yuan): an upper
+                   bound for routing schedules only [routing]
+``cut_set_bound``  the cut-set bound of Zhou & Sun 2026, Thm 1 (= Zhao & Krishnamurthy
+                   2023, bound (6)): an upper bound on R* even with coding [coding]
 
 All are *rates*: data per unit of time in the topology's bandwidth unit (an
 allreduce of M takes M / rate), so RS+AG ≤ LP (5) ≤ min(bound (7), C) and
@@ -33,8 +30,9 @@ from typing import Any
 
 from ..forestcoll import Optimum, optimum
 from ..model import CollcertError, Topology, fraction_str, show
+from .cut_set import CutSetBound, cut_set_bound
 from .lp5 import ForestCollLP, forestcoll_lp
-from .rate import CutSetBound, MacBcLP, cut_set_bound, mac_bc_lp
+from .rate import MacBcLP, mac_bc_lp
 
 Progress = Callable[[int, int], None]
 
@@ -43,7 +41,8 @@ MAX_MAC_BC_NODES = 256
 """Above this many compute nodes ``allreduce_rate`` skips the MAC-BC LP (with the reason)."""
 
 LABELS = {
-    "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees (Zhao & Krishnamurthy 2023, App. B)",
+    "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees "
+             "(Zhao & Krishnamurthy 2023, App. B)",
              "routing", "achieved by `collcert schedule -c allreduce`"),
     "forestcoll_lp": ("ForestColl allreduce LP (5) (Zhao et al. 2026, App. G)", "routing",
                       "achieved by `collcert schedule -c allreduce --method lp`"),
@@ -51,8 +50,8 @@ LABELS = {
                   "achieved by reduce+broadcast trees; a lower bound on R*"),
     "bound7": ("bound (7), Zhao & Krishnamurthy 2023, Cor. 18 (Patarasuk & Yuan)", "routing",
                "an upper bound for routing schedules only, not on R*"),
-    "cut_set_bound": ("cut-set bound C (Zhou & Sun 2026, Thm 1 = Zhao & Krishnamurthy 2023, bound (6))", "coding",
-                      "an upper bound on R*, network coding allowed"),
+    "cut_set_bound": ("cut-set bound C (Zhou & Sun 2026, Thm 1 = Zhao & Krishnamurthy 2023, "
+                      "bound (6))", "coding", "an upper bound on R*, network coding allowed"),
 }
 
 
@@ -125,9 +124,10 @@ class AllreduceRate:
 
     def summary(self) -> str:
         t = self.topology
+        switches = len(t.switch_nodes)
         lines = [f"allreduce on {t.name or 'topology'} ({t.num_compute} compute nodes, "
-                 f"{len(t.switch_nodes)} switch{'' if len(t.switch_nodes) == 1 else 'es'}, {len(t.capacity)} links): rates in "
-                 f"{t.unit} (an allreduce of M takes M / rate), exact"]
+                 f"{switches} switch{'' if switches == 1 else 'es'}, {len(t.capacity)} links): "
+                 f"rates in {t.unit} (an allreduce of M takes M / rate), exact"]
         chain = self.chain()
         width = max(len(show(v)) for _, v in chain)
         prev: Fraction | None = None
@@ -211,7 +211,8 @@ def allreduce_rate(
     if not rsag:
         reasons["rsag"] = "not asked for"
     elif t.forestcoll_problem is not None:
-        reasons["rsag"] = ("RS+AG and bounds (6), (7) need an Eulerian topology (Zhao & Krishnamurthy 2023, §1): "
+        reasons["rsag"] = ("RS+AG and bounds (6), (7) need an Eulerian topology "
+                           "(Zhao & Krishnamurthy 2023, §1): "
                            + t.forestcoll_problem.split(". ")[0])
     else:
         rs = optimum(t, "allreduce", engine=engine)
