@@ -21,7 +21,7 @@ from ..solvers import LPResult, solve_lp
 from ..symmetry import orbits
 from .full_lp import alltoall_lp, potential_cuts
 from .lp_size import MAX_LP_COLUMNS
-from .orbit_lp import SymmetricAlltoall, find_symmetry
+from .orbit_lp import SymmetricAlltoall, symmetry_generators
 
 
 def cut_bound(topology: Topology, cut: Iterable[Node]) -> Fraction | None:
@@ -113,7 +113,7 @@ def alltoall_optimum(topology: Topology, symmetry: bool | None = None) -> Alltoa
                             f"flow variables (one commodity on {len(topology.capacity)} links); "
                             f"collcert solves it exactly up to {MAX_LP_COLUMNS}")
     if orbits.wanted(topology, symmetry):
-        gens = find_symmetry(topology)
+        gens = symmetry_generators(topology)
         if gens is not None:
             sym = SymmetricAlltoall(topology, gens)
             cut = tight_cut(topology, sym.cut_candidates(), sym.lam)

@@ -194,8 +194,10 @@ def _best_sweep(t: Topology, order: list[Node]) -> list[frozenset[Node]]:
     return [] if best is None else [frozenset(order[:best[1]])]
 
 
-def find_symmetry(t: Topology) -> list[list[int]] | None:
-    """Generators of a group with fewer orbits of compute nodes than compute nodes."""
+def symmetry_generators(t: Topology) -> list[list[int]] | None:
+    """Automorphisms of ``t`` (:func:`collcert.reference.symmetry.find_generators`, the
+    general search, not the box symmetry the ForestColl optimum uses) when the group they
+    generate has fewer orbits of compute nodes than compute nodes, else None."""
     gens = find_generators(t)
     if not gens:
         return None
