@@ -2,7 +2,7 @@
 
 Modules:
 
-``rate``  checker 7: the cut-set bound and the MAC-BC LP (Zhou & Sun 2026, Thm 1-2)
+``rate``  checker 9: the cut-set bound and the MAC-BC LP (Zhou & Sun 2026, Thm 1-2)
 ``lp5``   checker 8: ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5))
 """
 

@@ -1,4 +1,4 @@
-"""Checker 7: the all-reduce computation rate (*On the Computation Rate of All-Reduce*).
+"""Checker 9: the all-reduce computation rate (Zhou & Sun 2026, Thm 1-2).
 
 Two certificates, each checked from the topology alone:
 

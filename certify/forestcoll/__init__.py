@@ -7,13 +7,13 @@ Modules:
 ``splitting``      checker 3: the edge-splitting invariant (Thm 5, Thm 8, Alg 1)
 ``trees``          checker 4: packed trees in the switch-free graph G*
 ``schedule``       checker 5: schedule semantics and throughput on G
-``schedule_read``  reading a ``collcert-schedule/1`` document for checker 5
-``readers``        foreign schedule formats (the ForestColl tree XML) into
-                   ``collcert-schedule/1``
+``schedule_read``  a ``collcert-schedule/1`` dict read into trees with paths for checker 5
+``readers``        schedule files: JSON, and the ForestColl tree XML, as
+                   ``collcert-schedule/1`` dicts
 """
 
 from .optimum import check_optimum
-from .readers import forestcoll_xml, load_json, schedule_json, split_path
+from .readers import forestcoll_xml, schedule_json, split_path
 from .schedule import check_schedule
 from .schedule_read import DIRECTION, read_schedule
 from .splitting import check_splitting
@@ -24,7 +24,6 @@ __all__ = [
     "check_schedule",
     "check_splitting",
     "forestcoll_xml",
-    "load_json",
     "read_schedule",
     "schedule_json",
     "split_path",

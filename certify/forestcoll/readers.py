@@ -1,6 +1,10 @@
-"""Readers of foreign schedule formats into ``collcert-schedule/1`` dicts.
+"""Schedule files for checker 5: JSON, and ForestColl's tree XML, as ``collcert-schedule/1``.
 
-ForestColl tree XML (docs/schedule-format.md)::
+:func:`schedule_json` reads a ``collcert-schedule/1`` file (and names the
+other collcert files it is given instead); :func:`forestcoll_xml` turns the
+tree XML that the ForestColl tool writes (Zhao et al. 2026; one spanning tree
+per ``<tree>``, the pipeline of Zhao & Krishnamurthy 2023, §2) into the same
+dict (docs/schedule-format.md)::
 
     <algo nchunkspernode="K" [collective="allgather"]>
       <tree root="R" index="I" nchunks="MULTIPLICITY" height="H">
@@ -15,34 +19,19 @@ kept as text; the checkers match them to topology ids by string form.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from typing import Any
 
-from ..model import Element, InputError, check_json_memory, parse
-from .schedule import COLLECTIVES, DIRECTION, MAX_EDGES, MAX_PATH, MAX_PHASES, MAX_TREES, PHASES
-
-MAX_JSON_BYTES = 512 * 1024 * 1024
-
-
-def load_json(text: str | bytes, origin: str = "schedule") -> Any:
-    """Parse JSON text with a size cap; InputError on failure.
-
-    Absurd nesting makes the C parser raise RecursionError, which is caught:
-    the cost stays linear in the (capped) size.
-    """
-    if len(text) > MAX_JSON_BYTES:
-        raise InputError(f"{origin}: {len(text)} bytes is more than collcert reads")
-    check_json_memory(text, origin)  # 60 MB of {},{},… would parse to over 1 GB
-    sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
-    try:
-        return json.loads(sample)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: "
-                         f"{exc.msg}") from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{origin}: not readable JSON: {exc}") from None
-
+from ..model import Element, InputError, load_json, parse
+from .schedule_read import (
+    COLLECTIVES,
+    DIRECTION,
+    MAX_EDGES,
+    MAX_PATH,
+    MAX_PHASES,
+    MAX_TREES,
+    PHASES,
+)
 
 OTHER_FILES = {
     "collcert-certificate/1": "a certificate; check it with 'collcert check TOPOLOGY FILE'",

@@ -21,9 +21,12 @@ loads of all phases add up on each link instead, and the time is the busiest
 link's total; ``weights`` may then give each root its share of the data
 (0: no trees).
 
-The document is read by :mod:`.schedule_read` (``read_schedule``, the
-``Schedule`` and ``Phase`` it returns, the format constants and bounds),
-whose names are importable from here as before.
+The document is read by :func:`.schedule_read.read_schedule` into the
+:class:`~.schedule_read.Schedule` checked here. The pipeline of spanning trees
+and its time: Zhao & Krishnamurthy 2023, §2 (ForestColl: Zhao et al. 2026, §5);
+allreduce as reduce-scatter then allgather: Zhao & Krishnamurthy 2023, App. B;
+multicast and aggregating switches: Zhao et al. 2026, §5.6; weights: Zhao et
+al. 2026, §5.7; the overlapping trees of LP (5): Zhao et al. 2026, App. G.
 """
 
 from __future__ import annotations
@@ -34,25 +37,10 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
-from .schedule_read import (
-    COLLECTIVES,
-    DIRECTION,
-    FORMAT,
-    MAX_EDGES,
-    MAX_PATH,
-    MAX_PHASES,
-    MAX_TREES,
-    PHASES,
-    Phase,
-    Schedule,
-    read_schedule,
-)
+from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
 from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
 
 MAX_BITS = 4000  # k × Σ weights: times stay far below Python's 4300-digit printing limit
-
-__all__ = ["COLLECTIVES", "DIRECTION", "FORMAT", "MAX_EDGES", "MAX_PATH", "MAX_PHASES",
-           "MAX_TREES", "PHASES", "Phase", "Schedule", "check_schedule", "read_schedule"]
 
 
 class _PlainPaths:

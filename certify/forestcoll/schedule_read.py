@@ -1,11 +1,13 @@
-"""Reading a ``collcert-schedule/1`` document (docs/schedule-format.md) for checker 5.
+"""A ``collcert-schedule/1`` document (docs/schedule-format.md) read for checker 5.
 
 :func:`read_schedule` turns the JSON dict into :class:`Schedule` and
-:class:`Phase` objects (trees of :class:`~.trees.Edge` with their paths,
-explicit or compact), refusing with :class:`~.base.InputError` anything
-unreadable and anything beyond the bounds ``MAX_*`` that keep hostile input
-cheap to reject. Moved out of :mod:`.schedule` (unchanged), which checks what
-is read here.
+:class:`Phase` objects: the phases of a pipeline schedule of spanning trees
+(Zhao & Krishnamurthy 2023, §2; allreduce: reduce-scatter then allgather,
+App. B), each with its trees (:class:`~.trees.Tree`) and their edges' paths in
+G, explicit or compact. Anything unreadable, and anything beyond the bounds ``MAX_*`` that
+keep hostile input cheap to reject, is refused with
+:class:`~collcert.certify.model.InputError`; :mod:`.schedule` checks what is
+read here, and :mod:`.readers` uses the format constants.
 """
 
 from __future__ import annotations

@@ -3,8 +3,9 @@
 Modules:
 
 ``base``     :class:`Verdict`, :class:`InputError`, exact numbers, :class:`Topo`
-             (the ``collcert-topology/1`` topology as the checkers read it)
-``files``    input, plain or gzip-compressed, size-capped, in bounded memory
+             (the ``collcert-topology/1`` topology as the checkers read it) and the
+             one reader of node and link lists that every checker's topology uses
+``files``    input, plain or gzip-compressed, size-capped, in bounded memory; JSON
 ``xmlsafe``  a small, bounded, safe XML reader (no DTDs, no entities)
 """
 
@@ -29,6 +30,7 @@ from .files import (
     check_json_memory,
     decode,
     human_bytes,
+    load_json,
     memory_budget,
     parse_bytes,
     read_bytes,
@@ -53,6 +55,7 @@ __all__ = [
     "frac_str",
     "human_bytes",
     "integer",
+    "load_json",
     "memory_budget",
     "number",
     "parse",

@@ -11,17 +11,19 @@ Every problem is an :class:`InputError` naming the file.
 :func:`memory_budget` is the memory a single command may plan to use (3/4 of
 the least of the machine's memory, the address-space limit and the cgroup
 limit, or ``COLLCERT_MAX_MEMORY``); :func:`check_json_memory` refuses a JSON
-text whose parsed form would not fit in it. ``collcert.reference.model.limits``
+text whose parsed form would not fit in it, and :func:`load_json` parses JSON
+text within these bounds. ``collcert.reference.model.limits``
 uses the same budget for its size estimates.
 """
 
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import zlib
-from typing import Protocol
+from typing import Any, Protocol
 
 from .base import InputError
 
@@ -234,3 +236,25 @@ def decode(data: bytes | bytearray, origin: str) -> str:
 def read_text(path: str | os.PathLike[str], limit: int) -> str:
     """:func:`read_bytes` decoded as UTF-8; NUL bytes and non-UTF-8 data are refused."""
     return decode(_read(path, limit, True), os.fspath(path))
+
+
+MAX_JSON_BYTES = 512 * 1024 * 1024
+
+
+def load_json(text: str | bytes, origin: str) -> Any:
+    """Parse JSON text with a size cap; InputError naming ``origin`` on failure.
+
+    Absurd nesting makes the C parser raise RecursionError, which is caught:
+    the cost stays linear in the (capped) size.
+    """
+    if len(text) > MAX_JSON_BYTES:
+        raise InputError(f"{origin}: {len(text)} bytes is more than collcert reads")
+    check_json_memory(text, origin)  # 60 MB of {},{},… would parse to over 1 GB
+    sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    try:
+        return json.loads(sample)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: "
+                         f"{exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        raise InputError(f"{origin}: not readable JSON: {exc}") from None

@@ -1,8 +1,8 @@
-"""An independent event simulator of associative reduction schedules.
+"""An independent event simulator of associative reduction schedules (Canon & Antoniu 2012, §3).
 
-The model is that of Canon & Antoniu, "Scheduling Associative Reductions with
-Homogeneous Costs when Overlapping Communications and Computations" (INRIA
-RR-7898, 2012), §3. A ``collcert-reduction/1`` schedule (docs/reduction-trees.md)
+The model is that of Canon & Antoniu 2012, §3 ("Scheduling Associative
+Reductions with Homogeneous Costs when Overlapping Communications and
+Computations", INRIA RR-7898). A ``collcert-reduction/1`` schedule (docs/reduction-trees.md)
 gives, for machines 1..n, the machine each one sends its result to
 (``parent``, null for the sink) and the date its transfer starts
 (``send_time``). This module recomputes everything else from those dates

@@ -24,14 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from collcert.certify.execution import msccl as msccl_mod
 from collcert.certify.execution import msccl_sim
-from collcert.certify.forestcoll import (
-    check_schedule,
-    forestcoll_xml,
-    load_json,
-    read_schedule,
-    schedule_json,
-)
-from collcert.certify.model import InputError, Topo, Verdict
+from collcert.certify.forestcoll import check_schedule, forestcoll_xml, read_schedule, schedule_json
+from collcert.certify.model import InputError, Topo, Verdict, load_json
 from collcert.certify.model import frac_str as fraction_str
 
 from .bounds import OptimumInfo

@@ -21,8 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from collcert.certify.broadcast import check_steady_broadcast
-from collcert.certify.forestcoll import load_json
-from collcert.certify.model import InputError, read_text
+from collcert.certify.model import InputError, load_json, read_text
 from collcert.certify.model import frac_str as fraction_str
 
 from .report import AuditReport

@@ -31,8 +31,7 @@ def is_reduction_file(path: object) -> bool:
 def read_reduction_file(path: str) -> Any:
     """The parsed JSON of a reduction schedule file, read in bounded memory: a missing,
     binary, oversized or unparsable file is a ReductionError naming it (exit 2)."""
-    from collcert.certify.forestcoll import load_json
-    from collcert.certify.model import InputError, read_text
+    from collcert.certify.model import InputError, load_json, read_text
 
     try:
         return load_json(read_text(path, MAX_FILE_BYTES), path)

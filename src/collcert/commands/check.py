@@ -16,8 +16,7 @@ from fractions import Fraction
 from typing import Any
 
 from collcert.certify.dispatch import KINDS, check_certificate
-from collcert.certify.forestcoll import load_json
-from collcert.certify.model import InputError, decode, frac_str, read_stream, read_text
+from collcert.certify.model import InputError, decode, frac_str, load_json, read_stream, read_text
 
 MAX_BYTES = 512 * 1024 * 1024
 
