@@ -319,6 +319,38 @@ def switched_cycles(
                        name=name)
 
 
+def directed_cycles(
+    src: Source,
+    topology: Topology,
+    *,
+    min_cycles: int = 1,
+    max_cycles: int = 4,
+    max_length: int = 5,
+    capacities: CapacityDrawer | str | None = None,
+) -> Topology:
+    """``topology`` plus ``min_cycles``..``max_cycles`` random closed walks of 2 to
+    ``max_length`` nodes (compute nodes and switches), each with its own capacity:
+    asymmetric capacities on a symmetric topology, which stays Eulerian."""
+    cap = _cap(capacities)
+    nodes = list(topology.nodes)
+    links = [(u, v, c) for (u, v), c in topology.capacity.items()]
+    for _ in range(src.integer(min_cycles, max_cycles)):
+        length = src.integer(2, max_length)
+        walk = [src.choice(nodes)]
+        while len(walk) < length:
+            x = src.choice(nodes)
+            if x != walk[-1]:
+                walk.append(x)
+        if walk[0] == walk[-1]:
+            walk.pop()
+        if len(walk) < 2:
+            continue
+        c = cap(src)
+        links += [(a, b, c) for a, b in zip(walk, walk[1:] + walk[:1])]
+    return Topology(topology.compute_nodes, links, topology.switch_nodes, name=topology.name,
+                    unit=topology.unit, multicast_switches=topology.multicast_switches)
+
+
 def random_topology(
     src: Source,
     *,

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from collcert.cli import COMMAND_MODULES
+from collcert.commands import COMMAND_MODULES
 from collcert.commands.completion import script
 
 

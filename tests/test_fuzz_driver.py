@@ -14,59 +14,16 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 from fractions import Fraction
 from types import SimpleNamespace
 
 import pytest
+from conftest import TOY
 
 from collcert import Topology, platforms
 from collcert.cli import main
 from collcert.fuzz import driver
 from collcert.fuzz.generators import case_seed, generate
-
-TOY = textwrap.dedent('''
-    import json, sys, time
-    from collections import deque
-    topo_path, sched_path, bug = sys.argv[1], sys.argv[2], sys.argv[3]
-    topo = json.load(open(topo_path))
-    compute = topo["compute_nodes"]
-    switches = set(topo.get("switch_nodes", []))
-    links = [(l["src"], l["dst"], l["capacity"]) for l in topo["links"]]
-    if bug == "crash-big" and any(int(c.split("/")[0]) > 2**62 for _, _, c in links):
-        sys.exit("capacity does not fit in int64")
-    if bug == "hang" and len(compute) >= 5:
-        time.sleep(60)
-    adj = {}
-    for u, v, _ in links:
-        adj.setdefault(u, []).append(v)
-    trees = []
-    for r in compute:
-        parent = {r: None}
-        queue = deque([r])
-        while queue:
-            u = queue.popleft()
-            for v in adj.get(u, []):
-                if v not in parent:
-                    parent[v] = u
-                    queue.append(v)
-        edges = []
-        targets = [c for c in compute if c != r]
-        if bug == "missing-node" and len(compute) >= 4 and r == compute[0]:
-            targets = targets[:-1]
-        for c in targets:
-            path = [c]
-            while path[-1] != r and (path[-1] == c or path[-1] in switches):
-                path.append(parent[path[-1]])
-            path.reverse()
-            edges.append({"src": path[0], "dst": c, "path": path})
-        trees.append({"root": r, "multiplicity": 1, "direction": "out", "edges": edges})
-    out = {"format": "collcert-schedule/1", "collective": "allgather", "unit": "GB/s",
-           "compute_nodes": compute, "root": None, "weights": None,
-           "phases": [{"collective": "allgather", "k": 1, "U": "1", "trees": trees}]}
-    if bug != "no-output":
-        json.dump(out, open(sched_path, "w"))
-''')
 
 
 def toy_auditor(topology: Topology, path: str, fmt: str) -> SimpleNamespace:

@@ -23,8 +23,8 @@ from collcert.fuzz.parallel import Crashed, in_order, run_tasks
 from collcert.reference.model import Topology
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import TOY  # noqa: E402  (the toy generator with injectable bugs)
 from parallel_tasks import square_or_die  # noqa: E402
-from test_fuzz_driver import TOY  # noqa: E402  (the toy generator with injectable bugs)
 
 distributed = pytest.importorskip("distributed")
 

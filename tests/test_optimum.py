@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import networkx as nx
 import pytest
+from conftest import cycle_topology as random_topology
 
 from collcert import Topology, TopologyError, optimum, platforms
 from collcert.cli import main as cli_main
@@ -26,32 +27,6 @@ from collcert.reference.forestcoll import FlowWitness, Optimum
 # --------------------------------------------------------------------------- #
 # plain reference computations
 # --------------------------------------------------------------------------- #
-def random_topology(seed: int, n_nodes: int | None = None, n_switch: int | None = None,
-                    fractional: bool | None = None) -> Topology:
-    """A union of random directed cycles: one through every node, then a few more."""
-    rng = random.Random(seed)
-    n = n_nodes if n_nodes is not None else rng.randint(3, 12)
-    ns = n_switch if n_switch is not None else rng.randint(0, max(0, min(4, n - 2)))
-    frac = fractional if fractional is not None else rng.random() < 0.5
-    nodes = [f"v{i}" for i in range(n)]
-    compute, switches = nodes[: n - ns], nodes[n - ns:]
-
-    def cap() -> Fraction:
-        if frac:
-            return Fraction(rng.randint(1, 12), rng.choice([1, 2, 3, 4, 5]))
-        return Fraction(rng.randint(1, 10))
-
-    links = []
-    order = nodes[:]
-    rng.shuffle(order)
-    cycles = [order] + [rng.sample(nodes, rng.randint(2, n)) for _ in range(rng.randint(1, n))]
-    for cyc in cycles:
-        c = cap()
-        for i, u in enumerate(cyc):
-            links.append((u, cyc[(i + 1) % len(cyc)], c))
-    return Topology(compute, links, switches, name=f"random-{seed}")
-
-
 def all_cuts(t: Topology) -> Iterator[tuple[frozenset[str], int, Fraction]]:
     """(S, |S ∩ V_c| , B⁺(S)) for every S ⊂ V with S ≠ ∅, S ≠ V."""
     nodes = list(t.nodes)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_schedule_random import random_topology
+from conftest import tiered_topology as random_topology
 
 import collcert
 from collcert import Topology, platforms

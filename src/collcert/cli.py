@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import argparse
 import errno
-import importlib
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+from collcert.commands import COMMAND_MODULES, load_command
 
-COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "fuzz", "prove", "check",
-                   "broadcast_steady", "reduce_tree", "smoke", "import_topology",
-                   "list_platforms", "completion")
+EXIT_OK, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def is_bad_input(exc: BaseException) -> bool:
@@ -78,7 +75,7 @@ def build_parser(only: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name in COMMAND_MODULES if only is None else only:
         try:
-            module = importlib.import_module(f"collcert.commands.{name}")
+            module = load_command(name)
         except ImportError as exc:
             if not (exc.name or "").startswith("collcert.reference"):
                 raise

@@ -16,11 +16,11 @@ import json
 import sys
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 from collcert.reference.model import ScheduleError, fraction_str
 
-from ._common import load_topology, print_json
+from ._common import load_topology, print_json, write_output
 
 if TYPE_CHECKING:
     from collcert.reference.allreduce import LPSchedule
@@ -30,6 +30,32 @@ if TYPE_CHECKING:
 def run(args: argparse.Namespace) -> int:
     from collcert.reference.allreduce import lp_schedule
 
+    _refuse_options(args)
+    topo = load_topology(args.topology, strict=False)
+    started = time.monotonic()
+    s = lp_schedule(topo, engine=args.engine)
+    doc = s.to_json(certificates=not args.no_certificates)
+    program = None
+    if args.format == "msccl-xml":
+        s, program = _msccl(topo, s, args)
+        doc = s.to_json(certificates=False)
+    checked = _check(topo, s, doc, program) if args.check else None
+    text = json.dumps(doc, indent=1) + "\n" if program is None else program.text
+    if args.output == "-":
+        sys.stdout.write(text)
+    elif args.output:
+        write_output(args.output, text)
+    elapsed = time.monotonic() - started
+    out = sys.stderr if args.output == "-" else sys.stdout
+    if args.json:
+        print_json(_json_summary(topo, s, doc, program, checked, args, elapsed), out)
+    else:
+        _print_text(s, program, checked, args, out)
+    return 0
+
+
+def _refuse_options(args: argparse.Namespace) -> None:
+    """The options of ``collcert schedule`` that LP (5)'s schedule cannot honour."""
     if args.collective != "allreduce":
         raise ScheduleError(f"--method lp builds allreduce schedules (ForestColl's LP (5)); "
                             f"for {args.collective} use the default --method forestcoll")
@@ -44,70 +70,61 @@ def run(args: argparse.Namespace) -> int:
         if value is not None:
             raise ScheduleError(f"{flag} does not apply to --method lp: LP (5) chooses every "
                                 "root's share itself")
-    topo = load_topology(args.topology, strict=False)
-    started = time.monotonic()
-    s = lp_schedule(topo, engine=args.engine)
-    doc = s.to_json(certificates=not args.no_certificates)
-    checked = None
-    program = None
-    if args.format == "msccl-xml":
-        s, program = _msccl(topo, s, args)
-        doc = s.to_json(certificates=False)
-    if args.check:
-        from collcert.certify.forestcoll import check_schedule
-        from collcert.certify.model import Topo
 
-        verdict = check_schedule(Topo(topo.to_json()), doc)
-        if not verdict.ok or verdict.facts.get("time_per_unit") != s.time_per_unit:
-            raise RuntimeError("internal: collcert.certify rejects the LP schedule: "
-                               + "; ".join(verdict.all_reasons()[:3]))
-        checked = fraction_str(verdict.facts["time_per_unit"])
-        if program is not None:
-            _check_program(program.text)
-    text = json.dumps(doc, indent=1) + "\n" if program is None else program.text
-    if args.output == "-":
-        sys.stdout.write(text)
-    elif args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                fh.write(text)
-        except OSError as exc:
-            raise ScheduleError(f"cannot write {args.output}: {exc.strerror}") from None
-    elapsed = time.monotonic() - started
-    out = sys.stderr if args.output == "-" else sys.stdout
-    if args.json:
-        print_json({
-            "collective": "allreduce",
-            "method": "lp",
-            "topology": topo.content_hash(),
-            "topology_name": topo.name,
-            "unit": topo.unit,
-            "algbw": fraction_str(s.algbw),
-            "time_per_unit": fraction_str(s.time_per_unit),
-            "forestcoll_lp": fraction_str(s.lp.value),
-            "optimal": True,
-            "reduce_trees": len(s.reduce_trees),
-            "broadcast_trees": len(s.broadcast_trees),
-            "k": doc["phases"][0]["k"],
-            "shares": "lp" if program is None else program.shares,
-            "nchunksperloop": None if program is None else program.chunks,
-            "checked_time_per_unit": checked,
-            "output": args.output,
-            "format": args.format,
-            "seconds": round(elapsed, 3),
-        }, out)
-    else:
-        print(s.summary(), file=out)
-        if program is not None:
-            print(program.describe(), file=out)
-        if checked is not None:
-            print(f"collcert.certify recomputed the time from the trees: {checked} per unit.",
-                  file=out)
-        if args.output and args.output != "-":
-            print(f"Schedule written to {args.output} ({args.format}).", file=out)
-        elif not args.output:
-            print("Use -o FILE to save the schedule.", file=out)
-    return 0
+
+def _check(topo: Topology, s: LPSchedule, doc: dict[str, Any], program: _Program | None,
+           ) -> str:
+    """``--check``: the time collcert.certify recomputes from the trees (and the MSCCL
+    program run in its simulator); a rejection is an internal error."""
+    from collcert.certify.forestcoll import check_schedule
+    from collcert.certify.model import Topo
+
+    verdict = check_schedule(Topo(topo.to_json()), doc)
+    if not verdict.ok or verdict.facts.get("time_per_unit") != s.time_per_unit:
+        raise RuntimeError("internal: collcert.certify rejects the LP schedule: "
+                           + "; ".join(verdict.all_reasons()[:3]))
+    if program is not None:
+        _check_program(program.text)
+    return fraction_str(verdict.facts["time_per_unit"])
+
+
+def _json_summary(topo: Topology, s: LPSchedule, doc: dict[str, Any], program: _Program | None,
+                  checked: str | None, args: argparse.Namespace, elapsed: float,
+                  ) -> dict[str, Any]:
+    return {
+        "collective": "allreduce",
+        "method": "lp",
+        "topology": topo.content_hash(),
+        "topology_name": topo.name,
+        "unit": topo.unit,
+        "algbw": fraction_str(s.algbw),
+        "time_per_unit": fraction_str(s.time_per_unit),
+        "forestcoll_lp": fraction_str(s.lp.value),
+        "optimal": True,
+        "reduce_trees": len(s.reduce_trees),
+        "broadcast_trees": len(s.broadcast_trees),
+        "k": doc["phases"][0]["k"],
+        "shares": "lp" if program is None else program.shares,
+        "nchunksperloop": None if program is None else program.chunks,
+        "checked_time_per_unit": checked,
+        "output": args.output,
+        "format": args.format,
+        "seconds": round(elapsed, 3),
+    }
+
+
+def _print_text(s: LPSchedule, program: _Program | None, checked: str | None,
+                args: argparse.Namespace, out: TextIO) -> None:
+    print(s.summary(), file=out)
+    if program is not None:
+        print(program.describe(), file=out)
+    if checked is not None:
+        print(f"collcert.certify recomputed the time from the trees: {checked} per unit.",
+              file=out)
+    if args.output and args.output != "-":
+        print(f"Schedule written to {args.output} ({args.format}).", file=out)
+    elif not args.output:
+        print("Use -o FILE to save the schedule.", file=out)
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""Helpers shared by the CLI subcommands: loading topologies, progress, JSON output."""
+"""Helpers shared by the CLI subcommands: loading topologies, the options and output
+every command has the same way (``--json``, ``--progress``, ``-o``), progress bars."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any, TextIO
 
 from collcert.reference.model import (
     NumberError,
+    ScheduleError,
     Topology,
     TopologyError,
     check_size,
@@ -80,17 +82,7 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
     fmt = getattr(spec, "fmt", None)  # --from FORMAT (add_topology_argument)
     spec = DEFAULT_TOPOLOGY if spec is None else str(spec)
     if spec == "-":
-        text = read_stdin()
-        if not text.strip():
-            raise TopologyError("stdin is empty: pipe a topology JSON into the command "
-                                "(docs/topology.md)")
-        imported = _import(spec, fmt, text=text, solve=solve, strict=strict)
-        if imported is not None:
-            return imported
-        if text.lstrip()[:1] not in ("{", "["):
-            raise TopologyError(f"stdin: not a JSON topology (it starts with "
-                                f"{text.lstrip()[:20]!r}); see docs/topology.md")
-        return Topology.from_json(text, solve=solve, strict=strict)
+        return _from_stdin(fmt, solve=solve, strict=strict)
     m = _SPEC.match(spec)
     names = platform_names()
     is_platform = bool(m) and m.group(1) in names if m else False
@@ -102,48 +94,78 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
     if fmt is not None:
         raise TopologyError(f"--from {fmt}: {spec[:60]!r} is not a file")
     if not m or not is_platform:
-        shown = spec if len(spec) <= 60 else spec[:60] + "…"
-        hint = ""
-        name = spec.split(":", 1)[0]
-        if name in ("fig1", "fig5", "random"):
-            hint = (f"; {name} is a one-port platform of steady-state broadcast: "
-                    f"collcert broadcast-steady {shown} (docs/steady-broadcast.md)")
-        else:
-            import difflib
+        raise _not_a_topology(spec, names)
+    return _build_platform(spec, m.group(1), m.group(2), solve=solve)
 
-            close = difflib.get_close_matches(name[:60], names, n=1)
-            if close:
-                hint = f"; did you mean {close[0]}?"
-        raise TopologyError(
-            f"{shown!r} is neither a topology file nor a built-in platform; platforms are "
-            f"{', '.join(names)} (e.g. dgx_a100:2, mi250:2,8, torus:4x4){hint}"
-        )
+
+def _from_stdin(fmt: str | None, *, solve: bool, strict: bool) -> Topology:
+    """The topology piped into the command: JSON, or a format the importers read."""
+    text = read_stdin()
+    if not text.strip():
+        raise TopologyError("stdin is empty: pipe a topology JSON into the command "
+                            "(docs/topology.md)")
+    imported = _import("-", fmt, text=text, solve=solve, strict=strict)
+    if imported is not None:
+        return imported
+    if text.lstrip()[:1] not in ("{", "["):
+        raise TopologyError(f"stdin: not a JSON topology (it starts with "
+                            f"{text.lstrip()[:20]!r}); see docs/topology.md")
+    return Topology.from_json(text, solve=solve, strict=strict)
+
+
+def _not_a_topology(spec: str, names: list[str]) -> TopologyError:
+    """The error for a TOPOLOGY that is neither a file nor a platform, with a hint."""
+    shown = spec if len(spec) <= 60 else spec[:60] + "…"
+    hint = ""
+    name = spec.split(":", 1)[0]
+    if name in ("fig1", "fig5", "random"):
+        hint = (f"; {name} is a one-port platform of steady-state broadcast: "
+                f"collcert broadcast-steady {shown} (docs/steady-broadcast.md)")
+    else:
+        import difflib
+
+        close = difflib.get_close_matches(name[:60], names, n=1)
+        if close:
+            hint = f"; did you mean {close[0]}?"
+    return TopologyError(
+        f"{shown!r} is neither a topology file nor a built-in platform; platforms are "
+        f"{', '.join(names)} (e.g. dgx_a100:2, mi250:2,8, torus:4x4){hint}"
+    )
+
+
+def _platform_args(name: str, text: str | None) -> list[Any]:
+    """The arguments of ``NAME:ARG[,ARG...]``: integers, shapes such as 4x4, or words."""
+    args: list[Any] = []
+    for part in text.split(",") if text else []:
+        if "x" in part:
+            try:
+                args.append(tuple(int(p) for p in part.split("x")))
+            except ValueError:
+                raise TopologyError(
+                    f"platform {name}: {part[:40]!r} is not a shape such as 4x4"
+                ) from None
+        elif part.lstrip("+-").isdigit() and len(part) > 18:
+            raise TopologyError(f"platform {name}: the argument {part[:12]}… "
+                                f"({len(part)} digits) is too large")
+        else:
+            try:
+                args.append(int(part))
+            except ValueError:
+                args.append(part)
+    return args
+
+
+def _build_platform(spec: str, name: str, text: str | None, *, solve: bool) -> Topology:
+    """The built-in platform ``name`` of ``collcert.platforms``, its size checked first."""
     from collcert import platforms
 
-    builder = getattr(platforms, m.group(1))
-    args: list[Any] = []
-    if m.group(2):
-        for part in m.group(2).split(","):
-            if "x" in part:
-                try:
-                    args.append(tuple(int(p) for p in part.split("x")))
-                except ValueError:
-                    raise TopologyError(
-                        f"platform {m.group(1)}: {part[:40]!r} is not a shape such as 4x4"
-                    ) from None
-            elif part.lstrip("+-").isdigit() and len(part) > 18:
-                raise TopologyError(f"platform {m.group(1)}: the argument {part[:12]}… "
-                                    f"({len(part)} digits) is too large")
-            else:
-                try:
-                    args.append(int(part))
-                except ValueError:
-                    args.append(part)
+    builder = getattr(platforms, name)
+    args = _platform_args(name, text)
     try:
         inspect.signature(builder).bind(*args)
     except TypeError as exc:
-        raise TopologyError(f"platform {m.group(1)}: {exc}") from None
-    size = platforms.size_of(m.group(1), *args)
+        raise TopologyError(f"platform {name}: {exc}") from None
+    size = platforms.size_of(name, *args)
     if size is not None:  # None: invalid arguments, which the builder reports
         check_size(size, spec, solve=solve)
     try:
@@ -279,6 +301,35 @@ def count(n: int, word: str, plural: str | None = None) -> str:
 def print_json(obj: Any, stream: TextIO | None = None) -> None:
     json.dump(obj, stream or sys.stdout, indent=2)
     (stream or sys.stdout).write("\n")
+
+
+def print_result(args: argparse.Namespace, result: Any) -> None:
+    """A result with ``to_json()`` and ``summary()``: one JSON object with ``--json``,
+    else its summary."""
+    if args.json:
+        print_json(result.to_json())
+    else:
+        print(result.summary())
+
+
+def add_json_option(parser: Any, detail: str = "") -> None:
+    """``--json``: print one JSON object instead of text (``detail`` ends its help)."""
+    parser.add_argument("--json", action="store_true", help="print one JSON object" + detail)
+
+
+def add_progress_option(parser: Any, what: str = "show a progress bar") -> None:
+    """``--progress``: show :class:`Progress` bars when stderr is not a terminal too."""
+    parser.add_argument("--progress", action="store_true",
+                        help=f"{what} even when stderr is not a terminal")
+
+
+def write_output(path: str, text: str) -> None:
+    """Write a command's output file (``-o``); one that cannot be written is bad input."""
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as exc:
+        raise ScheduleError(f"cannot write {path}: {exc.strerror}") from None
 
 
 class Progress:

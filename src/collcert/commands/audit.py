@@ -19,7 +19,15 @@ from collcert.auditing import (
 from collcert.reference.model import ScheduleError
 
 from . import _sizes
-from ._common import add_topology_argument, load_topology, print_json, read_ranks, read_stdin
+from ._common import (
+    add_json_option,
+    add_topology_argument,
+    load_topology,
+    print_json,
+    print_result,
+    read_ranks,
+    read_stdin,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,9 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--ranks", metavar="FILE",
                    help="MSCCL only: which compute node runs each rank, one node id per line "
                    "or a JSON array (default: rank i is the i-th compute node of the topology)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object; algbw, time_per_unit and ratio are exact "
-                   '"p/q" strings')
+    add_json_option(p, '; algbw, time_per_unit and ratio are exact "p/q" strings')
     _sizes.add_size_arguments(p)
     g = p.add_argument_group(
         "claims (docs/auditing.md#claims)",
@@ -116,8 +122,5 @@ def _audit_steady(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     from .broadcast_steady import load_platform
 
     report = audit_steady(load_platform(args.topology), doc, name=args.schedule)
-    if args.json:
-        print_json(report.to_json())
-    else:
-        print(report.summary())
+    print_result(args, report)
     return 0 if report.valid else 1

@@ -18,7 +18,14 @@ from typing import Any
 from collcert.auditing import STEADY_FORMAT, steady_document
 from collcert.reference.model import ScheduleError, TopologyError
 
-from ._common import Progress, print_json, read_stdin
+from ._common import (
+    Progress,
+    add_json_option,
+    add_progress_option,
+    print_json,
+    read_stdin,
+    write_output,
+)
 
 BUILTINS = "fig1, fig5 (Legrand et al. 2003, Figs. 1 and 5), random:P[,SEED[,DEGREE]]"
 _RANDOM = re.compile(r"^random:(\d+)(?:,(\d+))?(?:,(\d+))?$")
@@ -55,13 +62,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--compare", action="store_true",
                    help="also find the best single tree (eq. (1)) and the best DAG by "
                    "exhaustive search (small platforms: at most 8 nodes for the DAG)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object (the schedule file, plus timings); exact "
-                   '"p/q" strings')
+    add_json_option(p, ' (the schedule file, plus timings); exact "p/q" strings')
     p.add_argument("-o", "--output", metavar="FILE",
                    help=f"write the schedule ({STEADY_FORMAT}) to FILE")
-    p.add_argument("--progress", action="store_true",
-                   help="show progress even when stderr is not a terminal")
+    add_progress_option(p, "show progress")
     p.set_defaults(func=run)
 
 
@@ -112,12 +116,7 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     doc = result.to_json()
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                json.dump(doc, fh, indent=1)
-                fh.write("\n")
-        except OSError as exc:
-            raise ScheduleError(f"cannot write {args.output}: {exc.strerror}") from None
+        write_output(args.output, json.dumps(doc, indent=1) + "\n")
     if args.json:
         out = dict(doc)
         if compare is not None:

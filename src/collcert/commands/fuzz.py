@@ -16,7 +16,14 @@ from pathlib import Path
 from collcert.reference.forestcoll import COLLECTIVES
 from collcert.reference.model import Topology, TopologyError
 
-from ._common import Progress, bounded_int, print_json, seconds
+from ._common import (
+    Progress,
+    add_json_option,
+    add_progress_option,
+    bounded_int,
+    print_json,
+    seconds,
+)
 
 MAX_FUZZ_NODES = 1000
 """Largest --max-nodes: fuzzing looks for small counterexamples, and some properties
@@ -94,9 +101,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "$COLLCERT_REGRESSIONS, else golden/regressions of a source checkout, else "
                    "./fuzz-failures)")
     c.add_argument("--no-save", action="store_true", help="report failures, save nothing")
-    c.add_argument("--json", action="store_true", help="print one JSON object")
-    c.add_argument("--progress", action="store_true", help="progress bar even when stderr "
-                   "is not a terminal")
+    add_json_option(c)
+    add_progress_option(c, "progress bar")
     _add_parallel_options(c)
     c.set_defaults(func=run_check)
 
@@ -126,9 +132,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "(default ./fuzz-failures)")
     r.add_argument("--no-shrink", action="store_true", help="save failures as found, "
                    "without shrinking them")
-    r.add_argument("--json", action="store_true", help="print one JSON object")
-    r.add_argument("--progress", action="store_true", help="progress bar even when stderr "
-                   "is not a terminal")
+    add_json_option(r)
+    add_progress_option(r, "progress bar")
     _add_parallel_options(r)
     r.set_defaults(func=run_run)
     p.set_defaults(func=lambda args: _missing_action(p))

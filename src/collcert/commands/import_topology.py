@@ -8,7 +8,7 @@ import sys
 
 from collcert.importers import FORMATS, MAX_BOXES
 
-from ._common import exact_number, print_json
+from ._common import add_json_option, exact_number, print_json
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -56,8 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--boxes", type=boxes, default=1, metavar="N",
                    help="N copies of the machine, every NIC on one non-blocking network "
                    "switch (default 1: NICs left out)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object: the report and the topology")
+    add_json_option(p, ": the report and the topology")
     p.set_defaults(func=run)
 
 

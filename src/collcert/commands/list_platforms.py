@@ -10,7 +10,7 @@ from typing import Any
 
 from collcert.reference.model import TopologyError
 
-from ._common import load_topology, platform_names, print_json
+from ._common import add_json_option, load_topology, platform_names, print_json
 
 # One line each, and an example spec (also what the sizes are shown for).
 ABOUT: dict[str, tuple[str, str]] = {
@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "comma-separated: dgx_a100:4, mi250:2,8, torus:4x4.",
     )
     p.add_argument("name", nargs="?", metavar="NAME", help="one platform, described in full")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

@@ -8,7 +8,14 @@ import time
 from collcert.reference.forestcoll import COLLECTIVES, optimum
 
 from . import _sizes
-from ._common import Progress, add_topology_argument, load_topology, print_json
+from ._common import (
+    Progress,
+    add_json_option,
+    add_progress_option,
+    add_topology_argument,
+    load_topology,
+    print_json,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -28,13 +35,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--root", help="root compute node (broadcast, reduce)")
     p.add_argument("--fixed-k", type=int, metavar="K",
                    help="best time with K trees per compute node (Zhao & Krishnamurthy 2023, §2.4)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(p)
     p.add_argument("--certificate", action="store_true",
                    help="print the JSON object with the flow witnesses (large; implies --json)")
     p.add_argument("--engine", default="auto", choices=("auto", "ortools", "exact"),
                    help="max-flow engine (default: ortools when capacities fit in int64)")
-    p.add_argument("--progress", action="store_true", help="show a progress bar even when "
-                   "stderr is not a terminal")
+    add_progress_option(p)
     p.add_argument("--no-symmetry", action="store_true",
                    help="one max-flow per compute node, not one per orbit of the topology's "
                    "box symmetry (by default used from 64 compute nodes on; the certificate "

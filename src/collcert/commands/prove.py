@@ -10,6 +10,7 @@ from collcert.reference.forestcoll import COLLECTIVES, optimum
 from collcert.reference.model import TopologyError, check_prove_size, fraction_str
 
 from ._common import (
+    add_json_option,
     add_topology_argument,
     count,
     load_topology,
@@ -60,7 +61,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "1/x* for allgather / reduce-scatter, algbw for broadcast / reduce")
     p.add_argument("--timeout", type=seconds, default=120.0, metavar="SECONDS",
                    help="Z3 time limit per question (default 120)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 

@@ -8,7 +8,7 @@ import re
 from collcert.reference.model import ScheduleError
 from collcert.smoke import MAX_ITERS  # torch itself is imported only when a run starts
 
-from ._common import bounded_int, load_topology, print_json, seconds
+from ._common import add_json_option, bounded_int, load_topology, print_result, seconds
 
 _SIZE = re.compile(r"^\s*(\d{1,20})\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 
@@ -70,8 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="gloo/nccl: stop the ranks after S (+30) seconds (default: 120)")
     p.add_argument("--seed", type=int, default=0,
                    help="single-gpu on the CPU: seed of the emulated streams' interleaving")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object (model algbw exact as \"p/q\")")
+    add_json_option(p, ' (model algbw exact as "p/q")')
     p.set_defaults(func=run)
 
 
@@ -83,8 +82,5 @@ def run(args: argparse.Namespace) -> int:
     report = smoke(args.schedule, topology=topology, backend=args.backend,
                    size=parse_size(args.size), iters=args.iters, fmt=args.format,
                    timeout=args.timeout, device=args.device, seed=args.seed)
-    if args.json:
-        print_json(report.to_json())
-    else:
-        print(report.summary())
+    print_result(args, report)
     return 0 if report.passed else 1
