@@ -23,12 +23,7 @@ import time
 
 from collcert.certify.broadcast import check_steady_broadcast
 from collcert.reference.broadcast import random_platform, solve_ssb
-from collcert.reference.broadcast.steady_schedule import (
-    Block,
-    PeriodicSchedule,
-    layout,
-    tree_packing,
-)
+from collcert.reference.broadcast.steady_schedule import schedule_trees, tree_packing
 from collcert.reference.model import show
 
 TARGET_S = 60.0
@@ -44,15 +39,7 @@ def run_case(nodes: int, seed: int, degree: int) -> tuple[dict[str, float], str]
     N, trees = tree_packing(sol)
     t["packing"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    ranges: dict = {}
-    first = 0
-    for lam, edges, depth in trees:
-        for u, v in edges:
-            ranges.setdefault((u, v), []).append(Block(depth[u], first, lam))
-        first += lam
-    tick, matchings, sigma, steps, loads = layout(sol, ranges, N)
-    sched = PeriodicSchedule("trees", N, loads, tick, matchings, sigma, steps,
-                             trees=[(lam, edges) for lam, edges, _ in trees])
+    sched = schedule_trees(sol, N, trees)
     t["colouring"] = time.perf_counter() - t0
     from collcert.reference.broadcast import SteadyBroadcast
 
@@ -64,8 +51,9 @@ def run_case(nodes: int, seed: int, degree: int) -> tuple[dict[str, float], str]
     if not verdict.ok:
         raise SystemExit(f"INVALID: {verdict.all_reasons()[:3]}")
     info = (f"TP {show(sol.throughput)}, {len(p.cost)} links, {sol.stats['rounds']} LP rounds, "
-            f"{sol.stats['cuts']} cuts, N {N}, {len(trees)} trees, {len(matchings)} matchings, "
-            f"stretch {sigma}, {sched.messages_per_period} msgs / period "
+            f"{sol.stats['cuts']} cuts, N {N}, {len(trees)} trees, "
+            f"{len(sched.matchings)} matchings, stretch {sched.sigma}, "
+            f"{sched.messages_per_period} msgs / period "
             f"{show(sched.period)}, replayed {verdict.facts['periods_replayed']} periods")
     return t, info
 

@@ -41,7 +41,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import Topology, TopologyError, fraction_str
-from ..solvers import LinearProgram
+from ..solvers import LinearProgram, solve_lp
 
 Node = Hashable
 Link = tuple[Node, Node]
@@ -195,11 +195,10 @@ class ForestCollLP:
 
 
 def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
-    """Solve LP (5) exactly (float simplex basis, exact proof: :func:`.lp.solve_lp`).
+    """Solve LP (5) exactly (float simplex basis, exact proof:
+    :func:`collcert.reference.solvers.solve_lp`).
 
     ``uniform``: the variant with equal shares (see :func:`build_lp5`)."""
-    from ..solvers import solve_lp
-
     started = time.perf_counter()
     estimate = lp5_size(t)
     if estimate > MAX_LP_NONZEROS:

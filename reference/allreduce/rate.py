@@ -39,7 +39,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import Link, Node, Topology, TopologyError, fraction_str
-from ..solvers import min_arborescence
+from ..solvers import LinearProgram, LPResult, lp_exact, min_arborescence
 from .cut_set import check_two_compute_nodes
 
 Progress = Callable[[int, int], None]
@@ -142,8 +142,6 @@ def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
     Leaving out the other columns is safe: the exact pricing that follows
     looks at every MAC-BC network again.
     """
-    from ..solvers import LinearProgram, LPResult, lp_exact
-
     t0 = time.perf_counter()
     cols: set[int]
     rows: set[int]

@@ -1,4 +1,4 @@
-"""Optimal steady-state broadcast under the one-port model (Legrand et al. 2003), with its certificate.
+"""The optimal one-port steady-state broadcast (Legrand et al. 2003), with its certificate.
 
 Legrand, Beaumont, Marchal, Robert: *Optimizing the steady-state throughput of
 Broadcasts on heterogeneous platforms* (INRIA RR-4871, 2003). A source sends
@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..model import fraction_str, show
+from ..model import TopologyError, fraction_str, show
 from .oneport import OnePortPlatform
-from .steady_lp import SSBSolution, solve_ssb, solve_ssbpdag
+from .steady_lp import SSBSolution, check_ssb_counts, solve_ssb, solve_ssbpdag
 from .steady_schedule import PeriodicSchedule, dag_schedule, schedule_json, tree_schedule
 
 FORMAT = "collcert-steady-broadcast/1"
@@ -159,12 +159,8 @@ def random_platform(nodes: int, seed: int = 0, degree: int = 3) -> OnePortPlatfo
     node) plus random links up to about ``degree`` out-links per node; costs drawn
     from {1/2, 1, 3/2, 2, 3, 4, 5}."""
     if nodes < 2:
-        from ..model import TopologyError
-
         raise TopologyError(f"random:{nodes}: a platform needs at least two nodes")
     want = min(max(degree, 1) * nodes, nodes * (nodes - 1))
-    from .steady_lp import check_ssb_counts
-
     check_ssb_counts(nodes, want, f"random:{nodes},{seed},{degree}")  # before generating it
     rng = random.Random(seed)
     names = [f"p{i}" for i in range(nodes)]

@@ -44,7 +44,6 @@ so its certificate is the same kind: T* = 1/TP, singleton cuts.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -129,23 +128,41 @@ class SSBSolution:
 def _cut_lp(p: OnePortPlatform, cuts: list[frozenset[Node]], T: Fraction | None = None,
             ) -> LinearProgram:
     """The cut form of SSB: min T (``T`` None), or, with T* given, min Σ c_e·n_e."""
-    lp = LinearProgram("min")
     if T is None:
-        lp.add_variable("T", 1)
-    for e in p.cost:
-        lp.add_variable(("n", e), 0 if T is None else p.cost[e])
+        lp = _rate_lp(p, "min", "T")
+    else:
+        lp = LinearProgram("min")
+        for e in p.cost:
+            lp.add_variable(("n", e), p.cost[e])
     for v in p.nodes:
-        for name, arcs in (("send", [(v, w) for w in p.out_adj[v]]),
-                           ("recv", [(u, v) for u in p.in_adj[v]])):
-            if not arcs:
-                continue
-            if T is None:
-                lp.add_row((name, v), {"T": 1, **{("n", e): -p.cost[e] for e in arcs}}, ">=", 0)
-            else:
-                lp.add_row((name, v), {("n", e): p.cost[e] for e in arcs}, "<=", T)
+        _port_rows(lp, p, v, T)
     for k, X in enumerate(cuts):
         _add_cut(lp, p, k, X)
     return lp
+
+
+def _rate_lp(p: OnePortPlatform, sense: str, var: str) -> LinearProgram:
+    """An LP whose objective is the variable ``var`` (T or TP), with a rate n_e per link."""
+    lp = LinearProgram(sense)
+    lp.add_variable(var, 1)
+    for e in p.cost:
+        lp.add_variable(("n", e))
+    return lp
+
+
+def _port_rows(lp: LinearProgram, p: OnePortPlatform, v: Node,
+               period: Fraction | int | None) -> None:
+    """The one-port rows of node v: its sends, and its receives, take at most the period,
+    Σ c_e·n_e ≤ ``period`` ((4)-(5) on rates, period 1), or, with ``period`` None, at
+    most the variable T ((11)-(16)). A node without such links has no row."""
+    for name, arcs in (("send", [(v, w) for w in p.out_adj[v]]),
+                       ("recv", [(u, v) for u in p.in_adj[v]])):
+        if not arcs:
+            continue
+        if period is None:
+            lp.add_row((name, v), {"T": 1, **{("n", e): -p.cost[e] for e in arcs}}, ">=", 0)
+        else:
+            lp.add_row((name, v), {("n", e): p.cost[e] for e in arcs}, "<=", period)
 
 
 def _add_cut(lp: LinearProgram, p: OnePortPlatform, k: int, X: frozenset[Node]) -> None:
@@ -249,8 +266,9 @@ def unit_flows(p: OnePortPlatform, s: Node, n: dict[Link, Fraction]) -> dict[Nod
         caps[(sigma, s)] = scale
         res = max_flow(caps, sigma, i, engine=ENGINE)
         if res.value != scale:
-            raise RuntimeError(f"internal: n carries only {fraction_str(Fraction(res.value, scale))}"
-                               f" of a unit flow from {s!r} to {i!r}")
+            carried = fraction_str(Fraction(res.value, scale))
+            raise RuntimeError(f"internal: n carries only {carried} of a unit flow from {s!r} "
+                               f"to {i!r}")
         out[i] = {e: Fraction(f, scale) for e, f in res.flow.items() if f and e[0] != sigma}
     return out
 
@@ -265,10 +283,7 @@ def solve_ssb_flows(platform: OnePortPlatform, source: object, *, literal: bool 
     """
     p = platform
     s = p.check_source(source)
-    lp = LinearProgram("min")
-    lp.add_variable("T", 1)
-    for e in p.cost:
-        lp.add_variable(("n", e))
+    lp = _rate_lp(p, "min", "T")
     for i in p.nodes:
         if i == s:
             continue
@@ -289,10 +304,7 @@ def solve_ssb_flows(platform: OnePortPlatform, source: object, *, literal: bool 
             if coefs:
                 lp.add_row(("cons", i, j), coefs, "=", 0)
     for v in p.nodes:
-        for name, arcs in (("send", [(v, w) for w in p.out_adj[v]]),
-                           ("recv", [(u, v) for u in p.in_adj[v]])):
-            if arcs:
-                lp.add_row((name, v), {"T": 1, **{("n", e): -p.cost[e] for e in arcs}}, ">=", 0)
+        _port_rows(lp, p, v, None)
     return solve_lp(lp).objective
 
 
@@ -310,17 +322,9 @@ def solve_ssbpdag(platform: OnePortPlatform, source: object) -> SSBSolution:
             f"cycle {' -> '.join(map(repr, cycle))}; drop --dag to solve SSB on the whole "
             "graph, or remove a link of the cycle")
     s = p.check_source(source)
-    lp = LinearProgram("max")
-    lp.add_variable("TP", 1)
-    for e in p.cost:
-        lp.add_variable(("n", e))
+    lp = _rate_lp(p, "max", "TP")
     for v in p.nodes:
-        if p.out_adj[v]:
-            lp.add_row(("send", v), {("n", (v, w)): p.cost[(v, w)] for w in p.out_adj[v]},
-                       "<=", 1)
-        if p.in_adj[v]:
-            lp.add_row(("recv", v), {("n", (u, v)): p.cost[(u, v)] for u in p.in_adj[v]},
-                       "<=", 1)
+        _port_rows(lp, p, v, 1)
         if v != s:
             lp.add_row(("get", v), {"TP": -1, **{("n", (u, v)): 1 for u in p.in_adj[v]}}, "=", 0)
     res = solve_lp(lp)
@@ -343,10 +347,3 @@ def tree_throughput(platform: OnePortPlatform, edges: list[Link]) -> Fraction:
     for u, v in edges:
         load[u] = load.get(u, Fraction(0)) + platform.cost[(u, v)]
     return 1 / max(load.values())
-
-
-def lcm(values: list[int]) -> int:
-    out = 1
-    for v in values:
-        out = out * v // math.gcd(out, v)
-    return out

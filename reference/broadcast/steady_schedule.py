@@ -1,4 +1,4 @@
-"""Periodic steady-state broadcast schedules from an exact LP optimum (Legrand et al. 2003, §4.3, §5.3-5.4).
+"""Periodic broadcast schedules from an exact LP optimum (Legrand et al. 2003, §4.3, §5.3-5.4).
 
 **Trees (any graph, §5.3-5.4).** With N the lcm of the denominators of n and
 x, the multigraph with N·n_e parallel copies of each link has N edge-disjoint
@@ -6,8 +6,8 @@ spanning arborescences rooted at the source (Lemmas 2-3, Thm 4: every unit
 flow x_i becomes N units). They are found as a *weighted* packing (Thm 5):
 arborescences T_l with integer weights λ_l, Σ λ_l = N and
 m_e = Σ_l λ_l χ_e(T_l) ≤ N·n_e, by the batch algorithm of
-:func:`collcert.reference.forestcoll.packing.pack_trees` (Zhao & Krishnamurthy 2023, Alg 2: each batch is a
-tree with a multiplicity, a polynomial number of them). One period carries a
+:func:`collcert.reference.forestcoll.pack_trees` (Zhao & Krishnamurthy 2023, Alg 2:
+each batch is a tree with a multiplicity, a polynomial number of them). One period carries a
 batch of N messages (λ_l of them down tree T_l); a node at depth d of T_l
 receives the batch injected d − 1 periods before and forwards it one period
 later, so a message is always forwarded in a later period than it arrived.
@@ -19,7 +19,7 @@ before, its parents sending consecutive slices of q·n_{k,j} messages.
 
 **One period (Lemma 1, §5.4.2).** Link e carries m_e messages per period,
 taking m_e·c_e; in ticks of 1/L (L the lcm of the costs' denominators) that is
-an integer w_e. :func:`collcert.reference.solvers.edge_colouring.colour` splits the w_e
+an integer w_e. :func:`collcert.reference.solvers.colour` splits the w_e
 into matchings M_i with integer durations μ_i, Σμ_i = the largest port load
 (= N·T* at the LP optimum, Lemma 6 with equality). Step i lasts μ_i ticks and
 link e ∈ M_i sends μ_i/u_e of its messages (u_e = L·c_e ticks per message).
@@ -42,9 +42,9 @@ from fractions import Fraction
 from typing import Any
 
 from ..forestcoll import pack_trees
-from ..model import lcm_of_denominators
+from ..model import fraction_str, lcm_of_denominators
 from ..solvers import colour
-from .steady_lp import ENGINE, SSBSolution, lcm
+from .steady_lp import ENGINE, SSBSolution
 
 Node = Hashable
 Link = tuple[Node, Node]
@@ -107,7 +107,7 @@ def layout(sol: SSBSolution, ranges: dict[Link, list[Block]], N: int) -> tuple[
     L = lcm_of_denominators([cost[e] for e in loads])
     u = {e: int(cost[e] * L) for e in loads}
     matchings = colour({e: loads[e] * u[e] for e in loads})
-    sigma = lcm([u[e] // math.gcd(u[e], mu) for mu, edges in matchings for e in edges])
+    sigma = math.lcm(*(u[e] // math.gcd(u[e], mu) for mu, edges in matchings for e in edges))
     queues = {e: [Block(b.lag, sigma * b.first, sigma * b.count) for b in ranges[e] if b.count]
               for e in loads}
     steps: list[Step] = []
@@ -151,6 +151,14 @@ def tree_packing(sol: SSBSolution) -> tuple[int, list[tuple[int, list[Link], dic
 def tree_schedule(sol: SSBSolution) -> PeriodicSchedule:
     """The §5.4 periodic schedule over the weighted broadcast trees."""
     N, trees = tree_packing(sol)
+    return schedule_trees(sol, N, trees)
+
+
+def schedule_trees(sol: SSBSolution, N: int,
+                   trees: list[tuple[int, list[Link], dict[Node, int]]]) -> PeriodicSchedule:
+    """The §5.4 periodic schedule over weighted trees (λ_l, edges, depth) whose weights
+    sum to N (:func:`tree_packing`): tree l carries messages first_l .. first_l + λ_l − 1
+    of a batch, a node at depth d forwarding the batch injected d periods before."""
     ranges: dict[Link, list[Block]] = {}
     first = 0
     for lam, edges, depth in trees:
@@ -210,8 +218,7 @@ def dag_schedule(sol: SSBSolution) -> PeriodicSchedule:
 
 def schedule_json(sched: PeriodicSchedule) -> dict[str, Any]:
     """The parts of the schedule file that describe the periodic schedule."""
-    from ..model import fraction_str as fs
-
+    fs = fraction_str
     out: dict[str, Any] = {
         "period": fs(sched.period),
         "messages_per_period": sched.messages_per_period,

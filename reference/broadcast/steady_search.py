@@ -1,4 +1,4 @@
-"""Exhaustive searches on small platforms: the best single tree and the best DAG (Legrand et al. 2003, §3).
+"""Exhaustive searches: the best single tree and the best DAG (Legrand et al. 2003, §3).
 
 Legrand et al. 2003, §3.1 shows on its Fig. 1 platform that one broadcast tree (2/3),
 the best DAG (4/5) and the whole graph (1) give different throughputs; §3.2
@@ -71,7 +71,8 @@ def best_tree(platform: OnePortPlatform, source: object,
         if visited[0] > limit:
             raise TopologyError(
                 f"the best single tree needs more than {limit} search steps on this platform "
-                "(the problem is NP-complete, Legrand et al. 2003, Thm 1); --compare is for small platforms")
+                "(the problem is NP-complete, Legrand et al. 2003, Thm 1); --compare is for "
+                "small platforms")
         if best[0] is not None and worst >= best[0]:  # type: ignore[operator]
             return
         if k == len(order):

@@ -1,4 +1,4 @@
-"""The allreduce trees of ForestColl's LP (5) (Zhao et al. 2026, App. G) as an MSCCL program, exactly.
+"""ForestColl's LP (5) allreduce trees (Zhao et al. 2026, App. G) as an exact MSCCL program.
 
 The schedule is :func:`collcert.reference.allreduce.lp_schedule`'s; it is compiled
 as :mod:`.msccl_export` compiles every tree schedule (Zhao et al. 2026, §6.1), from

@@ -43,6 +43,7 @@ no MSCCL counterpart: such an edge is sent from its G* source like any other.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
@@ -143,8 +144,8 @@ def plan_xml(plan: Plan, channels: int | None = None, name: str | None = None,
             break
     raise ScheduleError(f"the MSCCL runtime could not load this program: {last}. MSCCL runs "
                         "one threadblock per peer and channel with a fixed step budget "
-                        "(Zhao et al. 2026, §6.3 names this its scalability limit); try more --msccl-channels "
-                        f"(or leave it out), {advice}")
+                        "(Zhao et al. 2026, §6.3 names this its scalability limit); try more "
+                        f"--msccl-channels (or leave it out), {advice}")
 
 
 def _analyse(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
@@ -462,8 +463,6 @@ def _at(buf: tuple[str, int], packed: dict[int, int]) -> int:
 
 def write_text(text: str, path: str) -> None:
     """Write ``text`` to ``path`` ('-': stdout); ScheduleError when it cannot be written."""
-    import sys
-
     if path == "-":
         sys.stdout.write(text)
         return

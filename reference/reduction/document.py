@@ -1,10 +1,12 @@
 """The ``collcert-reduction/1`` document of a reduction schedule (docs/reduction-trees.md).
 
-One JSON object describes the problem (n, the costs, the model, a limit),
-the schedule (``parent`` and ``send_time`` per machine, 1-based, machine 1 the
-sink) and the claims (``makespan``, ``lower_bound``, ``upper_bound``), all
-exact numbers as ``"p/q"`` strings. ``collcert.certify.reduction.simulate``
-reads it back and recomputes the makespan from the tree and dates alone.
+One JSON object describes the problem of Canon & Antoniu 2012 (n, the costs,
+the model, a limit), the schedule (``parent`` and ``send_time`` per machine,
+1-based, machine 1 the sink; Alg 1-3 or a strategy) and the claims
+(``makespan``, ``lower_bound``, ``upper_bound``: the bounds of Lemma 5, Prop 6
+and the derived ones of :mod:`.length_bounds`), all exact numbers as ``"p/q"``
+strings. ``collcert.certify.reduction.check_reduction`` reads it back and
+recomputes the makespan from the tree and dates alone.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ def dates_text(values: list[int | None], scale: int) -> list[str | None]:
 
 
 def problem_bounds(s: ReductionSchedule) -> list[Bound]:
+    """The bounds that apply to the problem the schedule solves."""
     return bounds(s.n, s.transfer, s.compute, max_transfers=s.max_transfers,
                   max_reducers=s.max_reducers, overlap=s.model == "overlap")
 

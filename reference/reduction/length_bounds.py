@@ -1,4 +1,4 @@
-"""Bounds on the length of associative reductions (Canon & Antoniu, RR-7898).
+"""Bounds on the length of associative reductions (Canon & Antoniu 2012, Lemma 5, Props 6 and 8).
 
 Every bound comes with where it is from: a result of the paper, or
 **derived** here with its one-line proof. Upper bounds on the optimum come

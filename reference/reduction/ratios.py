@@ -1,4 +1,4 @@
-"""Approximation ratios of the binomial and Fibonacci strategies (RR-7898 §7.3, Figure 2).
+"""Approximation ratios of the binomial and Fibonacci strategies (Canon & Antoniu 2012, §7.3).
 
 A strategy builds the tree of Algorithm 1 under fixed costs - (d, c) = (1, 0)
 for the binomial strategy, (1, 1) for the Fibonacci strategy - and the tree

@@ -1,4 +1,4 @@
-"""Associative reduction trees: the optimal algorithms of Canon & Antoniu.
+"""Associative reduction trees: the optimal algorithms of Canon & Antoniu 2012 (Alg 1-3).
 
 "Scheduling Associative Reductions with Homogeneous Costs when Overlapping
 Communications and Computations" (L.-C. Canon, G. Antoniu, INRIA RR-7898,
@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..model import CollcertError, parse_number
+from ..model import CollcertError, TopologyError, check_budget, parse_number
 
 
 class ReductionError(CollcertError, ValueError):
@@ -60,8 +60,6 @@ BYTES_PER_MACHINE = 500
 
 
 def _check_memory(n: int) -> None:
-    from ..model import TopologyError, check_budget
-
     try:
         check_budget(f"n = {n}", BYTES_PER_MACHINE * n,
                      f"a reduction schedule of {n} machines (its tree, dates and independent "
