@@ -47,7 +47,7 @@ FAILING = ("invalid", "crash", "timeout")
 
 Auditor = Callable[[Topology, str, str], Any]
 """``audit(topology, schedule_path, fmt)`` returning an object with ``.valid``,
-``.reasons`` and ``.algbw`` (``collcert.auditing.auditor.AuditReport``)."""
+``.reasons`` and ``.algbw`` (``collcert.auditing.AuditReport``)."""
 
 
 def default_auditor() -> Auditor:

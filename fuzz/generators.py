@@ -333,7 +333,7 @@ def directed_cycles(
     asymmetric capacities on a symmetric topology, which stays Eulerian."""
     cap = _cap(capacities)
     nodes = list(topology.nodes)
-    links = [(u, v, c) for (u, v), c in topology.capacity.items()]
+    links: list[tuple[Any, Any, Any]] = [(u, v, c) for (u, v), c in topology.capacity.items()]
     for _ in range(src.integer(min_cycles, max_cycles)):
         length = src.integer(2, max_length)
         walk = [src.choice(nodes)]

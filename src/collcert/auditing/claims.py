@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from collcert.certify.model import InputError, frac_str, number
 
 if TYPE_CHECKING:
-    from .auditor import AuditReport
+    from .report import AuditReport
 
 _PREFIX = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15,
            "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50}
