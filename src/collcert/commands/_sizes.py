@@ -146,7 +146,7 @@ def _emit(args: argparse.Namespace, topo: Topology, collective: str, root: Any,
     if (args.sizes or not args.plot) and not args.json:  # --alpha alone: the default table
         print(format_table(rows, comments, with_bound=model is not None))
     if args.plot:
-        from collcert.drawing.sizeplot import Series, plot_algbw
+        from collcert.drawing import Series, plot_algbw
 
         marks = [r.size for r in rows]
         series = []

@@ -171,7 +171,7 @@ def draw_hook(args: argparse.Namespace) -> bool:
     doc = steady_document(getattr(args, "schedule", None))
     if doc is None:
         return False
-    from collcert.drawing.steady_broadcast import draw_steady
+    from collcert.drawing import draw_steady
 
     platform = load_platform(args.topology)
     draw_steady(platform, doc, args.output)

@@ -70,9 +70,13 @@ def run(args: argparse.Namespace) -> int:
 
     if is_reduction_file(args.topology):
         return draw_file(args.topology, args.output)
-    from collcert.drawing import check_output, require_matplotlib
-    from collcert.drawing.model import cut_info, read_schedule_for_drawing
-    from collcert.drawing.network import draw_network
+    from collcert.drawing import (
+        check_output,
+        cut_info,
+        draw_network,
+        read_schedule_for_drawing,
+        require_matplotlib,
+    )
 
     check_output(args.output)
     require_matplotlib()

@@ -1,50 +1,44 @@
-"""Pictures: topologies with their bottleneck cut, schedule trees and link loads
-(:mod:`.network`), and algbw-versus-size plots (:mod:`.sizeplot`).
+"""Pictures: topologies with their bottleneck cut, schedule trees and link loads,
+steady-state broadcast schedules, and algbw-versus-size plots.
 
-Needs matplotlib (``pip install 'collcert[draw]'``); :func:`require_matplotlib`
+Needs matplotlib (``pip install 'collcert[draw]'``), imported only when a picture
+is made: importing this package does not import it, and :func:`require_matplotlib`
 turns its absence into a clear :class:`DrawError` (exit status 2).
+
+Modules:
+
+``common``            :class:`DrawError`, :func:`require_matplotlib`, :func:`check_output`
+                      (the format from the file name), :func:`save`
+``model``             what a picture shows, computed exactly before anything is drawn:
+                      :func:`cut_info` (the bottleneck cut S*), :func:`read_schedule_for_drawing`
+                      (a schedule file checked as ``collcert audit`` checks it, with its loads)
+``layout``            where every node goes: boxes, rings, grids, layers; one node per box
+``network``           :func:`draw_network`: the cut, one tree, or every link's load
+``sheet``             the figure's size for a network picture, and its legend band
+``treeplot``          one schedule tree drawn as a tree (the right panel of ``--tree``)
+``steady_broadcast``  :func:`draw_steady`: a steady-state broadcast schedule (Legrand et al.
+                      2003), its trees and one period
+``sizeplot``          :func:`plot_algbw`: algbw against message size (``--plot``)
 """
 
-from __future__ import annotations
+from .common import DrawError, check_output, require_matplotlib, save
+from .model import CutInfo, DrawnSchedule, DrawnTree, cut_info, read_schedule_for_drawing
+from .network import draw_network
+from .sizeplot import Series, plot_algbw
+from .steady_broadcast import draw_steady
 
-from typing import Any
-
-from collcert.reference.model import CollcertError
-
-
-class DrawError(CollcertError):
-    """A picture cannot be made (matplotlib missing, bad output file, bad input)."""
-
-
-def require_matplotlib() -> Any:
-    """``matplotlib.pyplot`` on the non-interactive Agg backend, or DrawError."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise DrawError("drawing needs matplotlib, which is not installed: "
-                        "pip install 'collcert[draw]'") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def check_output(path: str) -> str:
-    """The picture format from the file name (.png, .svg or .pdf), or DrawError."""
-    import os
-
-    ext = os.path.splitext(path)[1].lower()
-    if ext not in (".png", ".svg", ".pdf"):
-        raise DrawError(f"{path}: use a .png, .svg or .pdf file name (the extension picks the "
-                        "format)")
-    return ext[1:]
-
-
-def save(fig: Any, path: str, dpi: int = 150) -> None:
-    plt = require_matplotlib()
-    try:
-        fig.savefig(path, dpi=dpi)
-    except OSError as exc:
-        raise DrawError(f"cannot write {path}: {exc.strerror or exc}") from None
-    finally:
-        plt.close(fig)
+__all__ = [
+    "CutInfo",
+    "DrawError",
+    "DrawnSchedule",
+    "DrawnTree",
+    "Series",
+    "check_output",
+    "cut_info",
+    "draw_network",
+    "draw_steady",
+    "plot_algbw",
+    "read_schedule_for_drawing",
+    "require_matplotlib",
+    "save",
+]

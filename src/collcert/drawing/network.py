@@ -19,15 +19,15 @@ switches summed.
 from __future__ import annotations
 
 import math
-import textwrap
 from fractions import Fraction
 from typing import Any
 
 from collcert.reference.model import Link, Node, Topology, decimal_str, fraction_str
 
-from . import DrawError, require_matplotlib, save
-from .layout import Layout, aggregate, group_loads, layout
+from .common import DrawError, require_matplotlib, save
+from .layout import Aggregate, Layout, aggregate, group_loads, layout
 from .model import CutInfo, DrawnSchedule, DrawnTree
+from .sheet import place_legend, plan_sheet
 from .treeplot import draw_tree_panel
 
 AGGREGATE_ABOVE = 256
@@ -63,33 +63,17 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
         if not 0 <= tree < len(schedule.trees):
             raise DrawError(f"--tree {tree}: the schedule has trees 0..{len(schedule.trees) - 1}")
         chosen = schedule.trees[tree]
-    x0, x1, y0, y1 = lay.extent()
-    if agg:
-        x0, x1, y0, y1 = x0 - 1.5, x1 + 1.5, y0 - 1.5, y1 + 1.5
-    span = max(x1 - x0, y1 - y0, 1.0)
-    width = min(max(7.0, 0.75 * span + 4), 17.0)
-    aspect = (y1 - y0 + 1) / (x1 - x0 + 1)
-    drawing = max(3.5, min(width * aspect, 15.0))
     caption = []
     if cut is not None:
         caption.append(cut.text)
     if loads and schedule is not None:
         caption.append(_busiest(schedule, len(t.capacity)))
-    extra = 0.0
+    sheet = plan_sheet(t, lay, agg, caption, chosen)
     if chosen is not None:
-        leaves = max(2, sum(1 for v in t.compute_nodes
-                            if not any(s == v for s, _, _ in chosen.edges)))
-        extra = min(max(5.0, 0.55 * leaves + 2.0), 14.0)
-    chars = int(12.5 * (width + extra))
-    lines = [ln for c in caption for ln in textwrap.wrap(c, chars)]
-    cap_h = 0.17 * len(lines) + 0.1  # caption band at the bottom, inches
-    leg_h = 0.75  # legend band above it (resized below once the legend's rows are known)
-    height = drawing + 0.6 + cap_h + leg_h
-    if chosen is not None:
-        fig, (ax, ax_tree) = plt.subplots(1, 2, figsize=(width + extra, height),
-                                          gridspec_kw={"width_ratios": [width, extra]})
+        fig, (ax, ax_tree) = plt.subplots(1, 2, figsize=(sheet.width + sheet.extra, sheet.height),
+                                          gridspec_kw={"width_ratios": [sheet.width, sheet.extra]})
     else:
-        fig, ax = plt.subplots(figsize=(width + (1.3 if loads else 0.0), height))
+        fig, ax = plt.subplots(figsize=(sheet.width + (1.3 if loads else 0.0), sheet.height))
         ax_tree = None
     ax.set_aspect("equal")
     ax.set_axis_off()
@@ -107,25 +91,11 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
         bar.set_label("busy: % of the schedule's time the link carries data")
     if ax_tree is not None and chosen is not None:
         draw_tree_panel(ax_tree, t, chosen, lay.box_of, detail_labels=t.num_compute <= 40,
-                        chars=int(10 * extra))
+                        chars=int(10 * sheet.extra))
     ax.set_title(title, fontsize=11, loc="left")
-    if lines:
-        fig.text(0.01, 0.01, "\n".join(lines), fontsize=8.5, ha="left", va="bottom")
-    # The legend goes in its own band between the drawing and the caption: a legend hung
-    # below the axes is not always counted by tight_layout and then covers the caption.
-    ncol = max(1, min(4, len(handles), int(width / 3.3)))
-    rows = -(-len(handles) // ncol)
-    band = 0.22 * rows + 0.2
-    if abs(band - leg_h) > 0.01:
-        height += band - leg_h
-        fig.set_figheight(height)
-    ax.set_anchor("S")  # spare height (equal aspect) above the drawing, not above the legend
-    for _ in range(2):  # twice: the first pass starts from default margins, which an
-        fig.tight_layout(rect=(0, (cap_h + band) / height, 1, 1))  # equal-aspect box skews
-    ax.apply_aspect()  # the drawing's real box (equal aspect may shrink it within its slot)
-    box = ax.get_position()
-    fig.legend(handles=handles, loc="upper center", fontsize=8, frameon=False, ncol=ncol,
-               bbox_to_anchor=(box.x0 + box.width / 2, max(box.y0, (cap_h + band) / height)))
+    if sheet.lines:
+        fig.text(0.01, 0.01, "\n".join(sheet.lines), fontsize=8.5, ha="left", va="bottom")
+    place_legend(fig, ax, handles, sheet)
     save(fig, path)
     return what
 
@@ -383,36 +353,8 @@ def _draw_aggregate(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
                     schedule: DrawnSchedule | None, chosen: DrawnTree | None, loads: bool,
                     handles: list[Any]) -> str:
     ag = aggregate(t, lay)
-    fills: dict[str, str] = {}
-    partial: list[str] = []
-    if cut is not None:
-        for b in lay.boxes:
-            inside = sum(1 for v in b.compute if v in cut.nodes)
-            if inside == len(b.compute):
-                fills[b.name] = SHADE
-            elif inside:
-                fills[b.name] = "#fbe6e6"
-                partial.append(f"{b.name}: {inside} of {len(b.compute)} GPUs in S*")
-    from matplotlib.patches import FancyBboxPatch
-
-    n = len(ag.nodes)
-    r = lay.boxes[0].radius if lay.boxes else 1.0
-    half = r * (0.9 if n < 40 else 1.25)
-    for b in lay.boxes:
-        x, y = b.center
-        ax.add_patch(FancyBboxPatch((x - half, y - half), 2 * half, 2 * half,
-                                    boxstyle=f"round,pad={0.15 * half}",
-                                    facecolor=fills.get(b.name, "#eef1f7"),
-                                    edgecolor="#555f73", linewidth=0.9, zorder=4))
-        font = 8 if n <= 40 else 6 if n <= 80 else 4.5
-        ax.text(x, y, f"{b.name}\n{len(b.compute)} GPUs" if n <= 80 else b.name,
-                ha="center", va="center", fontsize=font, zorder=5)
-    for w in lay.global_switches:
-        x, y = ag.pos[str(w)]
-        face = SHADE if cut is not None and w in cut.nodes else "white"
-        ax.scatter([x], [y], s=220, marker="s", facecolor=face, edgecolor=NODE_EDGE, zorder=4)
-        ax.annotate(str(w), (x, y), textcoords="offset points", xytext=(0, 9), ha="center",
-                    fontsize=8, zorder=5)
+    fills, partial = _box_fills(lay, cut)
+    _draw_boxes(ax, lay, ag, fills, cut)
     busy = None
     if loads and schedule is not None:
         load = group_loads(ag, schedule.loads)
@@ -437,17 +379,7 @@ def _draw_aggregate(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
                    shrink=8)
         handles.append(_proxy("line", "tree path between boxes", TREE_COLOUR))
     elif cut is not None:
-        crossing = [(ag.group[u], ag.group[v]) for u, v in cut.links
-                    if ag.group[u] != ag.group[v]]
-        for u, v in set(crossing):
-            _arrow(ax, ag.pos[u], ag.pos[v], CUT_COLOUR, 2.0, shrink=8, z=5)
-        handles.append(_proxy("line", "cut link between boxes", CUT_COLOUR))
-        inner = [(u, v) for u, v in cut.links if ag.group[u] == ag.group[v]]
-        if inner:
-            listed = ", ".join(f"{u} → {v} ({_fmt(t.capacity[(u, v)])} {t.unit})"
-                               for u, v in inner[:4])
-            more = f" and {len(inner) - 4} more" if len(inner) > 4 else ""
-            partial.append(f"cut links inside boxes: {listed}{more}")
+        partial += _aggregate_cut(ax, t, ag, cut, handles)
     if partial:
         ax.text(0.0, -0.02, "; ".join(partial[:6]), transform=ax.transAxes, fontsize=8,
                 color=CUT_COLOUR, va="top", wrap=True)
@@ -462,3 +394,60 @@ def _draw_aggregate(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
     ax.margins(0.05)
     return f"one node per box ({len(lay.boxes)} boxes)"
 
+
+def _box_fills(lay: Layout, cut: CutInfo | None) -> tuple[dict[str, str], list[str]]:
+    """Each box's colour (inside the cut S*, partly inside) and a note per box partly in it."""
+    fills: dict[str, str] = {}
+    partial: list[str] = []
+    if cut is not None:
+        for b in lay.boxes:
+            inside = sum(1 for v in b.compute if v in cut.nodes)
+            if inside == len(b.compute):
+                fills[b.name] = SHADE
+            elif inside:
+                fills[b.name] = "#fbe6e6"
+                partial.append(f"{b.name}: {inside} of {len(b.compute)} GPUs in S*")
+    return fills, partial
+
+
+def _draw_boxes(ax: Any, lay: Layout, ag: Aggregate, fills: dict[str, str],
+                cut: CutInfo | None) -> None:
+    """One rounded square per box, named, and the global switches around them."""
+    from matplotlib.patches import FancyBboxPatch
+
+    n = len(ag.nodes)
+    r = lay.boxes[0].radius if lay.boxes else 1.0
+    half = r * (0.9 if n < 40 else 1.25)
+    for b in lay.boxes:
+        x, y = b.center
+        ax.add_patch(FancyBboxPatch((x - half, y - half), 2 * half, 2 * half,
+                                    boxstyle=f"round,pad={0.15 * half}",
+                                    facecolor=fills.get(b.name, "#eef1f7"),
+                                    edgecolor="#555f73", linewidth=0.9, zorder=4))
+        font = 8 if n <= 40 else 6 if n <= 80 else 4.5
+        ax.text(x, y, f"{b.name}\n{len(b.compute)} GPUs" if n <= 80 else b.name,
+                ha="center", va="center", fontsize=font, zorder=5)
+    for w in lay.global_switches:
+        x, y = ag.pos[str(w)]
+        face = SHADE if cut is not None and w in cut.nodes else "white"
+        ax.scatter([x], [y], s=220, marker="s", facecolor=face, edgecolor=NODE_EDGE, zorder=4)
+        ax.annotate(str(w), (x, y), textcoords="offset points", xytext=(0, 9), ha="center",
+                    fontsize=8, zorder=5)
+
+
+def _aggregate_cut(ax: Any, t: Topology, ag: Aggregate, cut: CutInfo,
+                   handles: list[Any]) -> list[str]:
+    """The cut's links between boxes, drawn; returns a note on those inside boxes (none
+    drawn: a box is one node)."""
+    crossing = [(ag.group[u], ag.group[v]) for u, v in cut.links
+                if ag.group[u] != ag.group[v]]
+    for u, v in set(crossing):
+        _arrow(ax, ag.pos[u], ag.pos[v], CUT_COLOUR, 2.0, shrink=8, z=5)
+    handles.append(_proxy("line", "cut link between boxes", CUT_COLOUR))
+    inner = [(u, v) for u, v in cut.links if ag.group[u] == ag.group[v]]
+    if not inner:
+        return []
+    listed = ", ".join(f"{u} → {v} ({_fmt(t.capacity[(u, v)])} {t.unit})"
+                       for u, v in inner[:4])
+    more = f" and {len(inner) - 4} more" if len(inner) > 4 else ""
+    return [f"cut links inside boxes: {listed}{more}"]

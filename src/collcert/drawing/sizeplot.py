@@ -9,7 +9,7 @@ from fractions import Fraction
 
 from collcert.reference.execution import AlphaBeta
 
-from . import check_output, require_matplotlib, save
+from .common import DrawError, check_output, require_matplotlib, save
 
 
 @dataclass
@@ -45,8 +45,6 @@ def plot_algbw(path: str, series: Sequence[Series], title: str, note: str = "") 
 
     sizes = [m for s in series for m in s.marks if m > 0]
     if not sizes:
-        from . import DrawError
-
         raise DrawError("nothing to plot: every size is 0 bytes")
     lo, hi = min(sizes), max(sizes)
     fig, ax = plt.subplots(figsize=(8, 5))
