@@ -79,93 +79,117 @@ def assemble(machines: list[Machine], *, name: str, boxes: int = 1,
     """The topology of ``machines`` (several hosts of one file) or of ``boxes`` copies of
     one machine, NICs joined by one non-blocking network switch ``net``."""
     origin = machines[0].origin
-    notes: list[str] = []
-    if boxes > 1 and len(machines) > 1:
+    hosts = len(machines) > 1
+    if boxes > 1 and hosts:
         raise TopologyError(f"{origin} already describes {len(machines)} hosts; --boxes "
                             "replicates a file of one host")
     copies: list[tuple[str, Machine]]
-    if len(machines) > 1:
+    if hosts:
         copies = [(f"h{i}.", m) for i, m in enumerate(machines)]
     elif boxes > 1:
         copies = [(f"b{i}.", machines[0]) for i in range(boxes)]
     else:
         copies = [("", machines[0])]
     multi = len(copies) > 1
-    compute: list[str] = []
-    switches: list[str] = []
-    info: dict[str, str] = {}
-    links: dict[Pair, Fraction] = {}
-
-    def add(u: str, v: str, bw: Fraction) -> None:
-        key = _pair(u, v)
-        links[key] = links.get(key, Fraction(0)) + bw
-
+    parts = _Parts()
+    notes: list[str] = []
     if multi:
-        switches.append("net")
-        info["net"] = "the network joining the boxes' NICs (one non-blocking switch)"
+        parts.switches.append("net")
+        parts.info["net"] = "the network joining the boxes' NICs (one non-blocking switch)"
     for prefix, m in copies:
-        if not m.gpus:
-            where = f" on host {prefix[:-1]}" if prefix else ""
-            raise TopologyError(f"{origin}: no GPU found{where}; a topology needs GPUs "
-                                "(compute nodes)")
-        shared = m.nvlink_switches if len(machines) > 1 else set()
-
-        def p(node: str, prefix: str = prefix, shared: set[str] = shared) -> str:
-            """Hosts of one file share their NVSwitch fabric (a multi-node NVLink
-            domain); copies made by --boxes each have their own."""
-            return node if node in shared else prefix + node
-
-        compute += [p(g) for g in m.gpus]
-        switches += [p(s) for s in m.switches if p(s) not in switches]
-        for node, text in m.info.items():
-            info[p(node)] = text
-        for table in (m.links, m.nvlinks):
-            for (u, v), bw in table.items():
-                add(p(u), p(v), bw)
+        # Hosts of one file share their NVSwitch fabric (a multi-node NVLink domain);
+        # copies made by --boxes each have their own.
+        parts.add_copy(prefix, m, m.nvlink_switches if hosts else set(), origin)
         if multi:
-            if not m.nics:
-                raise TopologyError(
-                    f"{origin}: {'host ' + prefix[:-1] if len(machines) > 1 else 'the box'} has "
-                    "no NIC, so the boxes cannot reach each other; import a file that lists "
-                    "the NICs (NCCL's dump does), or use one box")
-            for nic, own in m.nics.items():
-                speed = nic_bw if nic_bw is not None else own
-                if speed is None:
-                    raise TopologyError(
-                        f"{origin}: {m.info[nic]} gives no speed (a hand-written file lists NICs "
-                        "as bare PCI devices): pass --nic-bw GBPS, each NIC's bandwidth each "
-                        "way, e.g. 25 for 200 Gb/s InfiniBand HDR, 50 for 400 Gb/s NDR")
-                add(prefix + nic, "net", speed)
+            parts.join_nics(prefix, m, nic_bw, hosts, origin)
     if multi:
-        kind = "hosts" if len(machines) > 1 else "copies of the box"
+        kind = "hosts" if hosts else "copies of the box"
         speeds = sorted({nic_bw} if nic_bw is not None else
                         {bw for _, m in copies for bw in m.nics.values() if bw is not None})
         notes.append(f"{len(copies)} {kind}, every NIC joined to one non-blocking network "
                      f"switch 'net' at its speed ({', '.join(gb(s) for s in speeds)})")
-    else:
+    elif machines[0].nics:
         nics = machines[0].nics
-        if nics:
-            notes.append(f"{len(nics)} NIC{'s' if len(nics) > 1 else ''} left out: one box has "
-                         "no network peer (--boxes N models N boxes joined by their NICs)")
-            gone = {n for n in nics}
-            links = {k: v for k, v in links.items() if not gone & set(k)}
-            switches = [s for s in switches if s not in gone]
-    dropped = _prune(switches, links)
+        notes.append(f"{len(nics)} NIC{'s' if len(nics) > 1 else ''} left out: one box has "
+                     "no network peer (--boxes N models N boxes joined by their NICs)")
+        parts.drop(set(nics))
+    dropped = _prune(parts.switches, parts.links)
     if dropped:
         notes.append(f"{dropped} switch node{'s that lead' if dropped > 1 else ' that leads'} to "
                      "no GPU dropped (PCIe bridges with nothing below, NVSwitches of absent GPUs)")
-    check_size(Size(len(compute), len(compute) + len(switches), 2 * len(links)), origin,
-               solve=solve)
-    directed = []
-    for (u, v), bw in sorted(links.items()):
-        directed.append((u, v, bw))
-        directed.append((v, u, bw))
-    try:
-        topo = Topology(compute, directed, switches, name=name, unit="GB/s", strict=strict)
-    except TopologyError as exc:
-        raise TopologyError(f"{origin}: the imported machine is not a usable topology: {exc}"
-                            ) from None
-    return Assembled(topo, notes, {k: info[k] for k in topo.nodes if k in info})
+    topo = parts.topology(name, origin, strict, solve)
+    return Assembled(topo, notes, {k: parts.info[k] for k in topo.nodes if k in parts.info})
+
+
+@dataclass
+class _Parts:
+    """The nodes and links of the assembled topology, gathered copy by copy; ``links``
+    map an unordered pair to GB/s each way."""
+
+    compute: list[str] = field(default_factory=list)
+    switches: list[str] = field(default_factory=list)
+    info: dict[str, str] = field(default_factory=dict)
+    links: dict[Pair, Fraction] = field(default_factory=dict)
+
+    def link(self, u: str, v: str, bw: Fraction) -> None:
+        key = _pair(u, v)
+        self.links[key] = self.links.get(key, Fraction(0)) + bw
+
+    def add_copy(self, prefix: str, m: Machine, shared: set[str], origin: str) -> None:
+        """Machine ``m``'s nodes and links, their ids prefixed (the ``shared`` ones not)."""
+        if not m.gpus:
+            where = f" on host {prefix[:-1]}" if prefix else ""
+            raise TopologyError(f"{origin}: no GPU found{where}; a topology needs GPUs "
+                                "(compute nodes)")
+
+        def p(node: str) -> str:
+            return node if node in shared else prefix + node
+
+        self.compute += [p(g) for g in m.gpus]
+        self.switches += [p(s) for s in m.switches if p(s) not in self.switches]
+        for node, text in m.info.items():
+            self.info[p(node)] = text
+        for table in (m.links, m.nvlinks):
+            for (u, v), bw in table.items():
+                self.link(p(u), p(v), bw)
+
+    def join_nics(self, prefix: str, m: Machine, nic_bw: Fraction | None, hosts: bool,
+                  origin: str) -> None:
+        """Every NIC of copy ``prefix`` linked to the network switch ``net`` at its speed
+        (``nic_bw`` when given)."""
+        if not m.nics:
+            raise TopologyError(
+                f"{origin}: {'host ' + prefix[:-1] if hosts else 'the box'} has "
+                "no NIC, so the boxes cannot reach each other; import a file that lists "
+                "the NICs (NCCL's dump does), or use one box")
+        for nic, own in m.nics.items():
+            speed = nic_bw if nic_bw is not None else own
+            if speed is None:
+                raise TopologyError(
+                    f"{origin}: {m.info[nic]} gives no speed (a hand-written file lists NICs "
+                    "as bare PCI devices): pass --nic-bw GBPS, each NIC's bandwidth each "
+                    "way, e.g. 25 for 200 Gb/s InfiniBand HDR, 50 for 400 Gb/s NDR")
+            self.link(prefix + nic, "net", speed)
+
+    def drop(self, gone: set[str]) -> None:
+        """Remove the switches ``gone`` and their links."""
+        self.links = {k: v for k, v in self.links.items() if not gone & set(k)}
+        self.switches = [s for s in self.switches if s not in gone]
+
+    def topology(self, name: str, origin: str, strict: bool, solve: bool) -> Topology:
+        """The Eulerian topology: every link both ways with the same capacity."""
+        check_size(Size(len(self.compute), len(self.compute) + len(self.switches),
+                        2 * len(self.links)), origin, solve=solve)
+        directed = []
+        for (u, v), bw in sorted(self.links.items()):
+            directed.append((u, v, bw))
+            directed.append((v, u, bw))
+        try:
+            return Topology(self.compute, directed, self.switches, name=name, unit="GB/s",
+                            strict=strict)
+        except TopologyError as exc:
+            raise TopologyError(f"{origin}: the imported machine is not a usable topology: "
+                                f"{exc}") from None
 
 
 def _prune(switches: list[str], links: dict[Pair, Fraction]) -> int:

@@ -193,8 +193,10 @@ def add_nvlinks(machine: Machine, gpus: list[str], counts: dict[tuple[int, int],
 
 def to_machine(mx: Matrix, *, speeds: str, nvlink_bw: Fraction | None,
                notes: list[str]) -> Machine:
+    """The machine the matrix shows: a CPU per NUMA node, the GPUs and NICs below it
+    (through a PCIe switch where PIX/PXB say they share one), and the NVLinks; every
+    speed assumed is appended to ``notes``."""
     m = Machine(mx.origin)
-    n = len(mx.labels)
     name = {}
     k = 0
     for i, label in enumerate(mx.labels):
@@ -203,41 +205,78 @@ def to_machine(mx: Matrix, *, speeds: str, nvlink_bw: Fraction | None,
         else:
             name[i] = f"nic{k}"
             k += 1
-    # NUMA nodes: devices joined by anything but SYS share one; NUMA Affinity merges too.
-    parent = list(range(n))
+    cpu_of = _add_cpus(m, mx, notes)
+    for i in range(len(mx.labels)):
+        if mx.is_gpu(i):
+            m.add_gpu(name[i], f"{mx.labels[i]} of the matrix")
+        else:
+            label = mx.nic_names.get(mx.labels[i], mx.labels[i])
+            m.add_switch(name[i], f"NIC {label} (speed not in the matrix)")
+            m.nics[name[i]] = None
+    _add_pcie(m, mx, name, cpu_of, speeds, notes)
+    gpus = [name[i] for i in mx.gpus]
+    if nvlink_bw is not None:
+        bw = nvlink_bw
+        notes.append(f"NVLink: {sp.gb(bw)} per link each way (--nvlink-bw)")
+    else:
+        bw, text = sp.nvlink(None, speeds)
+        if mx.nvlinks():
+            notes.append(text)
+    add_nvlinks(m, gpus, mx.nvlinks(), {g: bw for g in gpus}, notes, mx.origin)
+    return m
 
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
+
+class _Sets:
+    """Disjoint sets of the matrix's devices, by position (union-find)."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+
+    def find(self, x: int) -> int:
+        while self.parent[x] != x:
+            self.parent[x] = self.parent[self.parent[x]]
+            x = self.parent[x]
         return x
 
-    def union(a: int, b: int) -> None:
-        parent[find(a)] = find(b)
+    def union(self, a: int, b: int) -> None:
+        self.parent[self.find(a)] = self.find(b)
 
+
+def _numa_sets(mx: Matrix) -> _Sets:
+    """Devices of one NUMA node: those joined by anything but SYS share one; NUMA
+    Affinity merges too."""
+    n = len(mx.labels)
+    sets = _Sets(n)
     for i in range(n):
         for j in range(i):
             if mx.cells[i][j] in ("NODE", "PHB", "PXB", "PIX"):
-                union(i, j)
+                sets.union(i, j)
     for i in range(n):
         for j in range(i):
             if _NV.match(mx.cells[i][j]) and (mx.numa[i] is None or mx.numa[j] is None):
-                union(i, j)  # NVLink hides the PCIe relation: assume one NUMA node
+                sets.union(i, j)  # NVLink hides the PCIe relation: assume one NUMA node
     by_numa: dict[int, int] = {}
     for i, node in enumerate(mx.numa):
         if node is not None:
             if node in by_numa:
-                union(i, by_numa[node])
+                sets.union(i, by_numa[node])
             by_numa[node] = i
-    groups = sorted({find(i) for i in range(n)})
+    return sets
+
+
+def _add_cpus(m: Machine, mx: Matrix, notes: list[str]) -> dict[int, str]:
+    """A CPU node per NUMA node, the CPUs joined pairwise; returns each device's CPU."""
+    n = len(mx.labels)
+    sets = _numa_sets(mx)
+    groups = sorted({sets.find(i) for i in range(n)})
     cpu_of: dict[int, str] = {}
     for c, root in enumerate(groups):
-        numas = sorted({mx.numa[i] for i in range(n) if find(i) == root
+        numas = sorted({mx.numa[i] for i in range(n) if sets.find(i) == root
                         and mx.numa[i] is not None}, key=lambda x: x or 0)
         cpu = f"cpu{numas[0]}" if len(numas) == 1 and f"cpu{numas[0]}" not in m.info else f"cpu#{c}"
         m.add_switch(cpu, "CPU (NUMA node " + (str(numas[0]) if numas else "unknown") + ")")
         for i in range(n):
-            if find(i) == root:
+            if sets.find(i) == root:
                 cpu_of[i] = cpu
     cpus = [s for s in m.switches]
     for a in range(len(cpus)):
@@ -246,29 +285,23 @@ def to_machine(mx: Matrix, *, speeds: str, nvlink_bw: Fraction | None,
     if len(cpus) > 1:
         notes.append(f"between CPUs: {sp.gb(sp.CPU_UNKNOWN)} each way (CPU kind unknown; "
                      "NCCL's figure for AMD, between Intel Skylake's 10 and Sapphire Rapids' 22)")
-    # PCIe switches: devices joined by PIX or PXB.
-    pparent = list(range(n))
+    return cpu_of
 
-    def pfind(x: int) -> int:
-        while pparent[x] != x:
-            x = pparent[x]
-        return x
 
+def _add_pcie(m: Machine, mx: Matrix, name: dict[int, str], cpu_of: dict[int, str],
+              speeds: str, notes: list[str]) -> None:
+    """The PCIe links: devices joined by PIX or PXB share one PCIe switch below their
+    CPU, the others hang from their CPU directly."""
+    n = len(mx.labels)
+    sets = _Sets(n)
     for i in range(n):
         for j in range(i):
-            if mx.cells[i][j] in ("PIX", "PXB") and pfind(i) != pfind(j):
-                pparent[pfind(i)] = pfind(j)
+            if mx.cells[i][j] in ("PIX", "PXB"):
+                sets.union(i, j)
     pcie = sp.pcie("16 GT/s", 16, speeds)
     members: dict[int, list[int]] = {}
     for i in range(n):
-        members.setdefault(pfind(i), []).append(i)
-    for i in range(n):
-        if mx.is_gpu(i):
-            m.add_gpu(name[i], f"{mx.labels[i]} of the matrix")
-        else:
-            label = mx.nic_names.get(mx.labels[i], mx.labels[i])
-            m.add_switch(name[i], f"NIC {label} (speed not in the matrix)")
-            m.nics[name[i]] = None
+        members.setdefault(sets.find(i), []).append(i)
     sw = 0
     for _root, group in sorted(members.items()):
         if len(group) == 1:
@@ -284,13 +317,3 @@ def to_machine(mx: Matrix, *, speeds: str, nvlink_bw: Fraction | None,
     notes.append(f"PCIe: every link {sp.gb(pcie)} each way (16 GT/s x16, PCIe Gen4, {speeds}; "
                  "the matrix gives no PCIe speed); devices joined by PIX or PXB share one "
                  "PCIe switch")
-    gpus = [name[i] for i in mx.gpus]
-    if nvlink_bw is not None:
-        bw = nvlink_bw
-        notes.append(f"NVLink: {sp.gb(bw)} per link each way (--nvlink-bw)")
-    else:
-        bw, text = sp.nvlink(None, speeds)
-        if mx.nvlinks():
-            notes.append(text)
-    add_nvlinks(m, gpus, mx.nvlinks(), {g: bw for g in gpus}, notes, mx.origin)
-    return m
