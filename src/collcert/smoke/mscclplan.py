@@ -70,99 +70,143 @@ def plan_from_program(prog: Program, inplace: bool | None = None) -> Plan:
     return plan
 
 
+RECEIVES = ("r", "rcs", "rrc", "rrs", "rrcs")  # steps that take the next message
+REDUCES = ("rrc", "rrs", "rrcs")  # receives that add srcbuf
+FORWARDS = ("rcs", "rrs", "rrcs")  # receives that send on what they got
+
+
 def _run(prog: Program, plan: Plan, al: Callable[[int, str, int], tuple[str, int]]) -> None:
-    ops = plan.ops
-    queues: dict[tuple[int, int, int], deque[tuple[int, int]]] = {}  # -> (msg, cnt)
+    """Run ``prog`` on the host, appending its steps to ``plan.ops`` in the order they ran
+    and what stops it to ``plan.problems``."""
+    problem = _unreleased_wait(prog)
+    if problem is not None:
+        plan.problems.append(problem)
+        return
+    executor = _Executor(prog, plan, al)
+    executor.run()
+    left = sum(len(q) for q in executor.queues.values())
+    if left and not plan.problems:
+        plan.problems.append(f"{left} sent message(s) are never received")
+
+
+def _unreleased_wait(prog: Program) -> str | None:
+    """The first wait that no step of the awaited threadblock signals: it spins forever."""
     by_id = {(tb.gpu, tb.tbid): tb for tb in prog.tbs}
-    pc = {key: 0 for key in by_id}
-    flag = {key: -1 for key in by_id}
-    msg = 0
-    for tb in prog.tbs:  # a wait nothing releases spins forever
+    for tb in prog.tbs:
         for op in tb.ops:
             for t, s in op.waits:
                 other = by_id.get((tb.gpu, t))
                 if other is None or not any(o.signals and o.flag >= s for o in other.ops):
-                    plan.problems.append(f"deadlock: {op.where(tb.gpu, tb.tbid)} waits for "
-                                         f"gpu {tb.gpu} tb {t} step {s}, which nothing "
-                                         "signals")
-                    return
+                    return (f"deadlock: {op.where(tb.gpu, tb.tbid)} waits for gpu {tb.gpu} tb "
+                            f"{t} step {s}, which nothing signals")
+    return None
 
-    def region(g: int, buf: str, off: int, cnt: int, where: str) -> Region | None:
-        b, o = al(g, buf, off)
-        size = plan.buffers[g].get(b, 0)
+
+class _Executor:
+    """The MSCCL runtime on the host: each threadblock's next step and signal flag, the
+    messages in flight on each connection (sender, receiver, channel); every step that
+    runs becomes an operation of the plan."""
+
+    def __init__(self, prog: Program, plan: Plan,
+                 al: Callable[[int, str, int], tuple[str, int]]) -> None:
+        self.prog = prog
+        self.plan = plan
+        self.alias = al
+        self.queues: dict[tuple[int, int, int], deque[tuple[int, int]]] = {}  # -> (msg, cnt)
+        keys = [(tb.gpu, tb.tbid) for tb in prog.tbs]
+        self.pc = {key: 0 for key in keys}
+        self.flag = {key: -1 for key in keys}
+        self.msg = 0
+
+    def run(self) -> None:
+        """Sweep the threadblocks, each as far as it can go, until all are done or none
+        can move (a deadlock) or a step is wrong."""
+        plan = self.plan
+        active = [tb for tb in self.prog.tbs if tb.ops]
+        while active and not plan.problems:
+            moved = False
+            still = []
+            for tb in active:
+                key = (tb.gpu, tb.tbid)
+                while self.pc[key] < len(tb.ops) and not plan.problems:
+                    if not self.step(tb):
+                        break
+                    moved = True
+                if self.pc[key] < len(tb.ops):
+                    still.append(tb)
+            active = still
+            if not moved and active and not plan.problems:
+                stuck = ", ".join(tb.ops[self.pc[(tb.gpu, tb.tbid)]].where(tb.gpu, tb.tbid)
+                                  for tb in active[:3])
+                plan.problems.append(f"deadlock: no step can run; waiting: {stuck}"
+                                     + (f" and {len(active) - 3} more" if len(active) > 3
+                                        else ""))
+
+    def step(self, tb: Threadblock) -> bool:
+        """Run the next step of ``tb`` if it can run now, and move ``tb`` past it (its
+        flag set if the step signals); False when it waits (for a flag or a message) or
+        is wrong (a problem is then recorded)."""
+        key = (tb.gpu, tb.tbid)
+        st = tb.ops[self.pc[key]]
+        if any(self.flag[(tb.gpu, t)] < s for t, s in st.waits):
+            return False
+        g, k, where = tb.gpu, st.kind, st.where(tb.gpu, tb.tbid)
+        if k in RECEIVES:
+            q = self.queues.get((tb.recv, g, tb.chan))
+            if not q:
+                return False
+            m, cnt = q.popleft()
+            if cnt != st.cnt:
+                self.plan.problems.append(f"{where}: receives {st.cnt} chunks but the "
+                                          f"matching send from gpu {tb.recv} sends {cnt}")
+                return False
+            red = (self.region(g, st.srcbuf, st.srcoff, st.cnt, where) if k in REDUCES
+                   else None)
+            dst = (self.temp(g, st.cnt) if k == "rrs"
+                   else self.region(g, st.dstbuf, st.dstoff, st.cnt, where))
+            if dst is None or (red is None and k in REDUCES):
+                return False
+            self.plan.ops.append(Op("recv", g, tb.recv, dst=dst, red=red, msg=m, note=where))
+            if k in FORWARDS:
+                self.send(tb, dst, st.cnt, where)
+        elif k == "s":
+            src = self.region(g, st.srcbuf, st.srcoff, st.cnt, where)
+            if src is None:
+                return False
+            self.send(tb, src, st.cnt, where)
+        elif k in ("cpy", "re") and st.cnt:
+            dst = self.region(g, st.dstbuf, st.dstoff, st.cnt, where)
+            for off in (st.reductions if k == "re" else [st.srcoff]):
+                src = self.region(g, st.srcbuf, off, st.cnt, where)
+                if src is None or dst is None:
+                    return False
+                self.plan.ops.append(Op("copy" if k == "cpy" else "reduce", g, src=src,
+                                        dst=dst, note=where))
+        if self.plan.problems:
+            return False
+        self.pc[key] += 1
+        if st.signals:
+            self.flag[key] = max(self.flag[key], st.flag)
+        return True
+
+    def region(self, g: int, buf: str, off: int, cnt: int, where: str) -> Region | None:
+        """``buf[off:+cnt]`` of gpu ``g`` (aliased in place), or None and a problem when it
+        lies outside the buffer."""
+        b, o = self.alias(g, buf, off)
+        size = self.plan.buffers[g].get(b, 0)
         if b not in ("i", "o", "s") or off < 0 or o < 0 or o + cnt > size:
-            plan.problems.append(f"{where}: {buf}[{off}:{off + cnt}] lies outside gpu {g}'s "
-                                 f"{buf} buffer")
+            self.plan.problems.append(f"{where}: {buf}[{off}:{off + cnt}] lies outside gpu "
+                                      f"{g}'s {buf} buffer")
             return None
         return Region(b, o, cnt)
 
-    def send(tb: Threadblock, src: Region, cnt: int, where: str) -> None:
-        nonlocal msg
-        ops.append(Op("send", tb.gpu, tb.send, src=src, msg=msg, note=where))
-        queues.setdefault((tb.gpu, tb.send, tb.chan), deque()).append((msg, cnt))
-        msg += 1
+    def send(self, tb: Threadblock, src: Region, cnt: int, where: str) -> None:
+        self.plan.ops.append(Op("send", tb.gpu, tb.send, src=src, msg=self.msg, note=where))
+        self.queues.setdefault((tb.gpu, tb.send, tb.chan), deque()).append((self.msg, cnt))
+        self.msg += 1
 
-    def temp(g: int, cnt: int) -> Region:
-        off = plan.buffers[g]["t"]
-        plan.buffers[g]["t"] = off + cnt
+    def temp(self, g: int, cnt: int) -> Region:
+        """Fresh scratch space on gpu ``g`` (what an rrs step sends on)."""
+        off = self.plan.buffers[g]["t"]
+        self.plan.buffers[g]["t"] = off + cnt
         return Region("t", off, cnt)
-
-    active = [tb for tb in prog.tbs if tb.ops]
-    while active and not plan.problems:
-        moved = False
-        still = []
-        for tb in active:
-            key = (tb.gpu, tb.tbid)
-            while pc[key] < len(tb.ops) and not plan.problems:
-                st = tb.ops[pc[key]]
-                if any(flag[(tb.gpu, t)] < s for t, s in st.waits):
-                    break
-                g, k, where = tb.gpu, st.kind, st.where(tb.gpu, tb.tbid)
-                if k in ("r", "rcs", "rrc", "rrs", "rrcs"):
-                    q = queues.get((tb.recv, g, tb.chan))
-                    if not q:
-                        break
-                    m, cnt = q.popleft()
-                    if cnt != st.cnt:
-                        plan.problems.append(f"{where}: receives {st.cnt} chunks but the "
-                                             f"matching send from gpu {tb.recv} sends {cnt}")
-                        break
-                    red = (region(g, st.srcbuf, st.srcoff, st.cnt, where)
-                           if k in ("rrc", "rrs", "rrcs") else None)
-                    dst = (temp(g, st.cnt) if k == "rrs"
-                           else region(g, st.dstbuf, st.dstoff, st.cnt, where))
-                    if dst is None or (red is None and k in ("rrc", "rrs", "rrcs")):
-                        break
-                    ops.append(Op("recv", g, tb.recv, dst=dst, red=red, msg=m, note=where))
-                    if k in ("rcs", "rrs", "rrcs"):
-                        send(tb, dst, st.cnt, where)
-                elif k == "s":
-                    src = region(g, st.srcbuf, st.srcoff, st.cnt, where)
-                    if src is None:
-                        break
-                    send(tb, src, st.cnt, where)
-                elif k in ("cpy", "re") and st.cnt:
-                    dst = region(g, st.dstbuf, st.dstoff, st.cnt, where)
-                    for off in (st.reductions if k == "re" else [st.srcoff]):
-                        src = region(g, st.srcbuf, off, st.cnt, where)
-                        if src is None or dst is None:
-                            break
-                        ops.append(Op("copy" if k == "cpy" else "reduce", g, src=src, dst=dst,
-                                      note=where))
-                if plan.problems:
-                    break
-                pc[key] += 1
-                if st.signals:
-                    flag[key] = max(flag[key], st.flag)
-                moved = True
-            if pc[key] < len(tb.ops):
-                still.append(tb)
-        active = still
-        if not moved and active and not plan.problems:
-            stuck = ", ".join(tb.ops[pc[(tb.gpu, tb.tbid)]].where(tb.gpu, tb.tbid)
-                              for tb in active[:3])
-            plan.problems.append(f"deadlock: no step can run; waiting: {stuck}"
-                                 + (f" and {len(active) - 3} more" if len(active) > 3 else ""))
-    left = sum(len(q) for q in queues.values())
-    if left and not plan.problems:
-        plan.problems.append(f"{left} sent message(s) are never received")
