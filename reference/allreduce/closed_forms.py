@@ -12,7 +12,7 @@ Theorem 1 (an upper bound on R*, network coding allowed) and ``r_lp`` the
 MAC-BC LP value R_LP of Theorem 2 (a lower bound on R*, achieved by
 reduce-then-broadcast trees). The paper's equations are missing from its
 text; the formulas here are rebuilt from its prose and proofs and are tested
-against the LP (tests/test_allreduce_forms.py).
+against the LP (tests/test_allreduce_golden.py).
 """
 
 from __future__ import annotations
