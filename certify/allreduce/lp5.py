@@ -39,92 +39,122 @@ def _n(*parts: object) -> str:
 
 def lp5(g: Graph) -> dict[str, Any]:
     """LP (5) of ``g`` as check_lp data."""
-    comp = g.compute
-    is_switch = set(g.switches)
-    if is_switch:
-        arcs = []
-        for a in comp:
-            reached: set[Node] = set()
-            frontier = [a]
-            visited = {a}
-            while frontier:
-                u = frontier.pop()
-                for (p, q) in g.cap:
-                    if p == u and q not in visited:
-                        visited.add(q)
-                        if q in is_switch:
-                            frontier.append(q)
-                        else:
-                            reached.add(q)
-            arcs += [(a, b) for b in comp if b in reached]
-    else:
-        arcs = list(g.cap)
-    rows: list[dict[str, Any]] = []
-
-    def row(name: str, coefs: dict[str, int], sense: str, rhs: Fraction | int = 0) -> None:
-        rows.append({"name": name, "coefs": coefs, "sense": sense, "rhs": rhs})
-
-    if not is_switch:
-        for (u, v), c in g.cap.items():
-            row(_n("link", u, v), {_n("cre", u, v): 1, _n("cbc", u, v): 1}, "<=", c)
-    else:
-        for u, v in arcs:
-            row(_n("logical", u, v), {_n("cre", u, v): 1, _n("cbc", u, v): 1, _n("b", u, v): -1},
-                "<=")
-        on_link: dict[tuple[Node, Node], dict[str, int]] = {e: {} for e in g.cap}
-        for a in comp:
-            net: dict[Node, dict[str, int]] = {v: {} for v in g.nodes}
-            for (u, v) in g.cap:
-                if v == a or (u != a and u not in is_switch):
-                    continue
-                var = _n("g", a, u, v)
-                on_link[(u, v)][var] = 1
-                net[v][var] = 1
-                if u in is_switch:
-                    net[u][var] = -1
-            for w in g.switches:
-                row(_n("conserve", a, w), net[w], "=")
-            for b in comp:
-                if b != a and (a, b) in arcs:
-                    row(_n("deliver", a, b), {**net[b], _n("b", a, b): -1}, "=")
-        for e, c in g.cap.items():
-            row(_n("link", *e), on_link[e], "<=", c)
-    minus_x = {_n("x", v): -1 for v in comp}
-    for t in comp:  # broadcast: s -> t
-        node: dict[Node, dict[str, int]] = {v: {} for v in comp}
-        for u, v in arcs:
-            f = _n("fb", t, u, v)
-            row(_n("fbcap", t, u, v), {f: 1, _n("cbc", u, v): -1}, "<=")
-            node[v][f] = 1
-            node[u][f] = -1
-        for v in comp:
-            f = _n("fb", t, None, v)
-            node[v][f] = 1
-            row(_n("fbx", t, v), {f: 1, _n("x", v): -1}, "<=")
-        for v in comp:
-            if v == t:
-                row(_n("fbsink", t), {**node[v], **minus_x}, ">=")
-            else:
-                row(_n("fbnode", t, v), node[v], ">=")
-    for t in comp:  # reduce: t -> s
-        node = {v: {} for v in comp}
-        into_s: dict[str, int] = {}
-        for u, v in arcs:
-            f = _n("fr", t, u, v)
-            row(_n("frcap", t, u, v), {f: 1, _n("cre", u, v): -1}, "<=")
-            node[v][f] = 1
-            node[u][f] = -1
-        for v in comp:
-            f = _n("fr", t, v, None)
-            node[v][f] = -1
-            into_s[f] = 1
-            row(_n("frx", t, v), {f: 1, _n("x", v): -1}, "<=")
-        for v in comp:
-            if v != t:
-                row(_n("frnode", t, v), node[v], ">=")
-        row(_n("frsink", t), {**into_s, **minus_x}, ">=")
-    return {"sense": "max", "objective": {_n("x", v): 1 for v in comp}, "rows": rows,
+    arcs = _logical_arcs(g)
+    rows = _capacity_rows(g, arcs)
+    for t in g.compute:  # broadcast: s -> t
+        rows += _broadcast_rows(g, arcs, t)
+    for t in g.compute:  # reduce: t -> s
+        rows += _reduce_rows(g, arcs, t)
+    return {"sense": "max", "objective": {_n("x", v): 1 for v in g.compute}, "rows": rows,
             "free": []}
+
+
+Row = dict[str, Any]
+
+
+def _row(name: str, coefs: dict[str, int], sense: str, rhs: Fraction | int = 0) -> Row:
+    return {"name": name, "coefs": coefs, "sense": sense, "rhs": rhs}
+
+
+def _logical_arcs(g: Graph) -> list[tuple[Node, Node]]:
+    """The links; with switches, every pair α→β of compute nodes joined through switches."""
+    if not g.switches:
+        return list(g.cap)
+    is_switch = set(g.switches)
+    arcs = []
+    for a in g.compute:
+        reached: set[Node] = set()
+        frontier = [a]
+        visited = {a}
+        while frontier:
+            u = frontier.pop()
+            for (p, q) in g.cap:
+                if p == u and q not in visited:
+                    visited.add(q)
+                    if q in is_switch:
+                        frontier.append(q)
+                    else:
+                        reached.add(q)
+        arcs += [(a, b) for b in g.compute if b in reached]
+    return arcs
+
+
+def _capacity_rows(g: Graph, arcs: list[tuple[Node, Node]]) -> list[Row]:
+    """c^RE + c^BC within each link; with switches, within each logical arc's b', and the
+    b' carried by one flow per source α over switches, all within each link."""
+    if not g.switches:
+        return [_row(_n("link", u, v), {_n("cre", u, v): 1, _n("cbc", u, v): 1}, "<=", c)
+                for (u, v), c in g.cap.items()]
+    is_switch = set(g.switches)
+    rows = [_row(_n("logical", u, v),
+                 {_n("cre", u, v): 1, _n("cbc", u, v): 1, _n("b", u, v): -1}, "<=")
+            for u, v in arcs]
+    on_link: dict[tuple[Node, Node], dict[str, int]] = {e: {} for e in g.cap}
+    for a in g.compute:
+        net: dict[Node, dict[str, int]] = {v: {} for v in g.nodes}
+        for (u, v) in g.cap:
+            if v == a or (u != a and u not in is_switch):
+                continue
+            var = _n("g", a, u, v)
+            on_link[(u, v)][var] = 1
+            net[v][var] = 1
+            if u in is_switch:
+                net[u][var] = -1
+        for w in g.switches:
+            rows.append(_row(_n("conserve", a, w), net[w], "="))
+        for b in g.compute:
+            if b != a and (a, b) in arcs:
+                rows.append(_row(_n("deliver", a, b), {**net[b], _n("b", a, b): -1}, "="))
+    for e, c in g.cap.items():
+        rows.append(_row(_n("link", *e), on_link[e], "<=", c))
+    return rows
+
+
+def _arc_flow(g: Graph, arcs: list[tuple[Node, Node]], kind: str, t: Node,
+              cap: str) -> tuple[list[Row], dict[Node, dict[str, int]]]:
+    """The flow ``kind`` of ``t`` on the logical arcs, each within the variable ``cap`` of
+    its arc: its rows and, per node, the flow's coefficients (+1 in, −1 out)."""
+    rows = []
+    node: dict[Node, dict[str, int]] = {v: {} for v in g.compute}
+    for u, v in arcs:
+        f = _n(kind, t, u, v)
+        rows.append(_row(_n(kind + "cap", t, u, v), {f: 1, _n(cap, u, v): -1}, "<="))
+        node[v][f] = 1
+        node[u][f] = -1
+    return rows, node
+
+
+def _broadcast_rows(g: Graph, arcs: list[tuple[Node, Node]], t: Node) -> list[Row]:
+    """The broadcast flow from s to t: arcs s→v ≤ x_v, logical arcs ≤ c^BC, Σ_in ≥ Σ_out at
+    the other nodes and Σ_in − Σ_out ≥ Σ x at t."""
+    rows, node = _arc_flow(g, arcs, "fb", t, "cbc")
+    for v in g.compute:
+        f = _n("fb", t, None, v)
+        node[v][f] = 1
+        rows.append(_row(_n("fbx", t, v), {f: 1, _n("x", v): -1}, "<="))
+    minus_x = {_n("x", v): -1 for v in g.compute}
+    for v in g.compute:
+        if v == t:
+            rows.append(_row(_n("fbsink", t), {**node[v], **minus_x}, ">="))
+        else:
+            rows.append(_row(_n("fbnode", t, v), node[v], ">="))
+    return rows
+
+
+def _reduce_rows(g: Graph, arcs: list[tuple[Node, Node]], t: Node) -> list[Row]:
+    """The reduce flow from t to s, the mirror: logical arcs ≤ c^RE, arcs v→s ≤ x_v."""
+    rows, node = _arc_flow(g, arcs, "fr", t, "cre")
+    into_s: dict[str, int] = {}
+    for v in g.compute:
+        f = _n("fr", t, v, None)
+        node[v][f] = -1
+        into_s[f] = 1
+        rows.append(_row(_n("frx", t, v), {f: 1, _n("x", v): -1}, "<="))
+    for v in g.compute:
+        if v != t:
+            rows.append(_row(_n("frnode", t, v), node[v], ">="))
+    rows.append(_row(_n("frsink", t), {**into_s, **{_n("x", v): -1 for v in g.compute}}, ">="))
+    return rows
 
 
 def check_forestcoll_lp(topology: Mapping[str, Any] | Graph, cert: Mapping[str, Any],

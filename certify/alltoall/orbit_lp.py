@@ -90,11 +90,41 @@ def check_flows_and_lengths(topo: Topo, cert: Mapping[str, Any], v: Verdict) -> 
     size: dict[Node, int] = {}
     for c in topo.compute:
         size[orbit[c]] = size.get(orbit[c], 0) + 1
+    link_orbit = automorphisms.link_orbits(topo, perms)
+    flows = _representative_flows(topo, cert, lam, orbit, size, link_orbit, v)
+    if flows is None or not _within_capacities(topo, flows[0], link_orbit, v):
+        return None
+    length = _invariant_lengths(topo, cert, perms, v)
+    if length is None:
+        return None
+    total_dist = Fraction(0)
+    for orb, r in flows[1].items():
+        dist = _distances(topo, length, r)
+        total_dist += size[orb] * sum((dist[t] for t in topo.compute if t != r), Fraction(0))
+    if total_dist <= 0:
+        v.fail("the lengths make some pair's distance 0: they bound nothing")
+        return None
+    bound = sum((c * length.get(e, Fraction(0)) for e, c in topo.cap.items()), Fraction(0))
+    bound /= total_dist
+    if bound != lam:
+        v.fail(f"the lengths bound λ by Σ c·ℓ / Σ dist = {frac_str(bound)}, not λ = "
+               f"{frac_str(lam)}")
+        return None
+    return lam
+
+
+def _representative_flows(
+    topo: Topo, cert: Mapping[str, Any], lam: Fraction, orbit: Mapping[Node, Node],
+    size: Mapping[Node, int], link_orbit: Mapping[Link, Link], v: Verdict,
+) -> tuple[dict[Link, Fraction], dict[Node, Node]] | None:
+    """One flow per orbit of compute nodes, each sending (N−1)·λ from its representative
+    and delivering λ to every other compute node: the load of all their images on each
+    link orbit (keyed by the orbit's representative link) and each orbit's representative
+    node; None when a flow fails ``v``."""
     raw = cert.get("flows")
     if not isinstance(raw, list):
         raise InputError("the certificate needs 'flows': one flow per orbit of compute nodes")
     n = len(topo.compute)
-    link_orbit = automorphisms.link_orbits(topo, perms)
     load: dict[Link, Fraction] = {}
     sources: dict[Node, Node] = {}  # orbit -> its representative
     for i, rec in enumerate(raw):
@@ -125,6 +155,12 @@ def check_flows_and_lengths(topo: Topo, cert: Mapping[str, Any], v: Verdict) -> 
     if missing:
         v.fail(f"no flow from compute node {missing[0]!r} or any node of its orbit")
         return None
+    return load, sources
+
+
+def _within_capacities(topo: Topo, load: Mapping[Link, Fraction],
+                       link_orbit: Mapping[Link, Link], v: Verdict) -> bool:
+    """The load of a link orbit, shared by its |O_e| links, is at most their capacity."""
     members: dict[Link, int] = {}
     for e in topo.cap:
         members[link_orbit[e]] = members.get(link_orbit[e], 0) + 1
@@ -132,7 +168,13 @@ def check_flows_and_lengths(topo: Topo, cert: Mapping[str, Any], v: Verdict) -> 
         if total / members[key] > topo.cap[key]:
             v.fail(f"the flows overload {key[0]!r} -> {key[1]!r} (and its orbit): "
                    f"{frac_str(total / members[key])} > {frac_str(topo.cap[key])}")
-            return None
+            return False
+    return True
+
+
+def _invariant_lengths(topo: Topo, cert: Mapping[str, Any], perms: list[dict[Node, Node]],
+                       v: Verdict) -> dict[Link, Fraction] | None:
+    """The link lengths ℓ ≥ 0, the same on a link and its image under every generator."""
     length = _arc_list(topo, cert.get("lengths"), "lengths", v)
     if length is None:
         return None
@@ -143,17 +185,4 @@ def check_flows_and_lengths(topo: Topo, cert: Mapping[str, Any], v: Verdict) -> 
                 v.fail(f"the length of {a!r} -> {b!r} differs from that of its image under "
                        f"automorphisms[{g}]")
                 return None
-    total_dist = Fraction(0)
-    for orb, r in sources.items():
-        dist = _distances(topo, length, r)
-        total_dist += size[orb] * sum((dist[t] for t in topo.compute if t != r), Fraction(0))
-    if total_dist <= 0:
-        v.fail("the lengths make some pair's distance 0: they bound nothing")
-        return None
-    bound = sum((c * length.get(e, Fraction(0)) for e, c in topo.cap.items()), Fraction(0))
-    bound /= total_dist
-    if bound != lam:
-        v.fail(f"the lengths bound λ by Σ c·ℓ / Σ dist = {frac_str(bound)}, not λ = "
-               f"{frac_str(lam)}")
-        return None
-    return lam
+    return length

@@ -141,10 +141,22 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
     if T <= 0:
         raise InputError(f"lp T_star is {frac_str(T)}: the time per message must be positive")
     n = _link_values(topo, cert.get("n", []), "lp n")
-    s = source
     for e, val in n.items():
         if val < 0:
             v.fail(f"primal: n on {e[0]!r} -> {e[1]!r} is {frac_str(val)} < 0")
+    _check_ports(topo, n, T, v)
+    _check_unit_flows(topo, source, cert, n, v)
+    bound = _check_dual(topo, source, cert, v)
+    if v.ok and bound != T:
+        v.fail(f"the dual bound Σ y = {frac_str(bound)} differs from T* = {frac_str(T)}: "
+               "the optimum is not proven")
+    v.facts.update({"T_star": T, "bound": bound, "n": n})
+    return v
+
+
+def _check_ports(topo: OnePortTopo, n: Mapping[Link, Fraction], T: Fraction,
+                 v: Verdict) -> None:
+    """Both ports of every node busy at most T* per message: Σ c·n ≤ T* out and in."""
     for node in topo.nodes:
         out = sum((topo.cost[(node, w)] * n.get((node, w), Fraction(0))
                    for w in topo.out_adj[node]), Fraction(0))
@@ -154,9 +166,13 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
             if load > T:
                 v.fail(f"primal: the {port} port of {node!r} is busy {frac_str(load)} per "
                        f"message, more than T* = {frac_str(T)}")
-    flows = _items(cert.get("x", []), "lp x")
+
+
+def _check_unit_flows(topo: OnePortTopo, s: Node, cert: Mapping[str, Any],
+                      n: Mapping[Link, Fraction], v: Verdict) -> None:
+    """One unit flow x_i from the source to every other node, within n (SSB (7)-(10))."""
     seen: set[Node] = set()
-    for k, item in enumerate(flows):
+    for k, item in enumerate(_items(cert.get("x", []), "lp x")):
         if not isinstance(item, Mapping):
             raise InputError(f"lp x[{k}] is not an object with dest and flow")
         i = topo.node(item.get("dest"), f"lp x[{k}] dest")
@@ -164,29 +180,39 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
             raise InputError(f"lp x[{k}]: destination {i!r} is the source or listed twice")
         seen.add(i)
         x = _link_values(topo, item.get("flow", []), f"lp x[{k}] flow")
-        net: dict[Node, Fraction] = {}  # inflow − outflow, on the nodes the flow touches
-        for (a, b), val in x.items():
-            if val < 0:
-                v.fail(f"primal: x for {i!r} on {a!r} -> {b!r} is negative")
-            if b == s or a == i:
-                v.fail(f"primal: x for {i!r} uses {a!r} -> {b!r}, an arc into the source or "
-                       "out of the destination (SSB's flows must not: see docs)")
-            if val > n.get((a, b), Fraction(0)):
-                v.fail(f"primal: x for {i!r} on {a!r} -> {b!r} is {frac_str(val)} > n = "
-                       f"{frac_str(n.get((a, b), Fraction(0)))} (constraint (10))")
-            net[b] = net.get(b, Fraction(0)) + val
-            net[a] = net.get(a, Fraction(0)) - val
-        for w in [s, i] + [w for w in net if w not in (s, i)]:
-            bal = net.get(w, Fraction(0))
-            want = Fraction(-1) if w == s else Fraction(1) if w == i else Fraction(0)
-            if bal != want:
-                v.fail(f"primal: the flow to {i!r} has net inflow {frac_str(bal)} at {w!r}, "
-                       f"not {frac_str(want)} (constraints (7)-(9))")
+        _check_unit_flow(s, i, x, n, v)
     missing = [w for w in topo.nodes if w != s and w not in seen]
     if missing:
         v.fail(f"primal: no flow x for destination{'s' if len(missing) > 1 else ''} "
                + ", ".join(map(repr, missing[:10])))
-    # ---- dual: port prices and cut weights
+
+
+def _check_unit_flow(s: Node, i: Node, x: Mapping[Link, Fraction],
+                     n: Mapping[Link, Fraction], v: Verdict) -> None:
+    """x carries one unit from s to i on arcs neither into s nor out of i, each ≤ n."""
+    net: dict[Node, Fraction] = {}  # inflow − outflow, on the nodes the flow touches
+    for (a, b), val in x.items():
+        if val < 0:
+            v.fail(f"primal: x for {i!r} on {a!r} -> {b!r} is negative")
+        if b == s or a == i:
+            v.fail(f"primal: x for {i!r} uses {a!r} -> {b!r}, an arc into the source or "
+                   "out of the destination (SSB's flows must not: see docs)")
+        if val > n.get((a, b), Fraction(0)):
+            v.fail(f"primal: x for {i!r} on {a!r} -> {b!r} is {frac_str(val)} > n = "
+                   f"{frac_str(n.get((a, b), Fraction(0)))} (constraint (10))")
+        net[b] = net.get(b, Fraction(0)) + val
+        net[a] = net.get(a, Fraction(0)) - val
+    for w in [s, i] + [w for w in net if w not in (s, i)]:
+        bal = net.get(w, Fraction(0))
+        want = Fraction(-1) if w == s else Fraction(1) if w == i else Fraction(0)
+        if bal != want:
+            v.fail(f"primal: the flow to {i!r} has net inflow {frac_str(bal)} at {w!r}, "
+                   f"not {frac_str(want)} (constraints (7)-(9))")
+
+
+def _check_dual(topo: OnePortTopo, s: Node, cert: Mapping[str, Any], v: Verdict) -> Fraction:
+    """Port prices α, β ≥ 0 with Σ ≤ 1 and cut weights y_X ≥ 0 (X ∌ s) whose cuts
+    entered by each link weigh at most c·(α_j + β_k); returns Σ y_X (Lemma 7)."""
     dual = cert.get("dual")
     if not isinstance(dual, Mapping):
         raise InputError("lp dual must be an object with send, recv and cuts")
@@ -226,11 +252,7 @@ def check_lp(topo: OnePortTopo, source: Node, cert: Mapping[str, Any]) -> Verdic
         if load > cap:
             v.fail(f"dual: the cuts entered by {a!r} -> {b!r} weigh {frac_str(load)} > "
                    f"c·(send price of {a!r} + receive price of {b!r}) = {frac_str(cap)}")
-    if v.ok and bound != T:
-        v.fail(f"the dual bound Σ y = {frac_str(bound)} differs from T* = {frac_str(T)}: "
-               "the optimum is not proven")
-    v.facts.update({"T_star": T, "bound": bound, "n": n})
-    return v
+    return bound
 
 
 def check_packing(topo: OnePortTopo, source: Node, doc: Mapping[str, Any], T: Fraction,
@@ -252,35 +274,10 @@ def check_packing(topo: OnePortTopo, source: Node, doc: Mapping[str, Any], T: Fr
             raise InputError(f"packing loads: {e[0]!r} -> {e[1]!r} has {frac_str(raw_m)}, not "
                              "a whole number of messages")
         loads[e] = int(raw_m)
-    s = source
     if method == "trees":
-        counted: dict[Link, int] = {}
-        total = 0
-        for k, tree in enumerate(_items(doc.get("trees"), "trees")):
-            if not isinstance(tree, Mapping):
-                raise InputError(f"trees[{k}] is not an object with weight and edges")
-            lam = integer(tree.get("weight"), f"trees[{k}] weight", 1)
-            edges = [topo.link(p, f"trees[{k}] edge") for p in _items(tree.get("edges"),
-                                                                     f"trees[{k}] edges")]
-            _check_arborescence(topo, s, edges, f"trees[{k}]", v)
-            total += lam
-            for e in edges:
-                counted[e] = counted.get(e, 0) + lam
-        if total != N:
-            v.fail(f"the tree weights add up to {total}, not N = {N}")
-        if {e: m for e, m in counted.items() if m} != {e: m for e, m in loads.items() if m}:
-            v.fail("packing loads are not Σ λ over the trees using each link (eq. (17))")
+        _check_trees(topo, source, doc, N, loads, v)
     elif method == "dag":
-        hs = packing.get("heights")
-        if not isinstance(hs, Mapping):
-            raise InputError("packing heights must be an object node -> height")
-        h = {topo.node(key, "packing heights key"): integer(hv, f"height of {key}", 0)
-             for key, hv in hs.items()}
-        if h.get(s) != 0:
-            v.fail("the source's height must be 0")
-        for (tail, head), load in loads.items():
-            if load and not h.get(tail, -1) < h.get(head, -1):
-                v.fail(f"heights do not rise along the used link {tail!r} -> {head!r}")
+        _check_heights(topo, source, packing, loads, v)
     else:
         raise InputError(f"method {method!r} is not 'trees' or 'dag'")
     for e, m in loads.items():
@@ -288,11 +285,55 @@ def check_packing(topo: OnePortTopo, source: Node, doc: Mapping[str, Any], T: Fr
             v.fail(f"link {e[0]!r} -> {e[1]!r} carries {m} messages per batch, more than "
                    f"N·n = {frac_str(N * n.get(e, Fraction(0)))}")
     for node in topo.nodes:
-        if node != s:
+        if node != source:
             got = sum(loads.get((j, node), 0) for j in topo.in_adj[node])
             if got != N:
                 v.fail(f"{node!r} receives {got} messages per batch, not N = {N} (eq. (18))")
-    # ---- matchings
+    tick = _check_matchings(topo, doc, packing, loads, N * T, v)
+    v.facts.update({"N": N, "loads": loads, "tick": tick})
+    return v
+
+
+def _check_trees(topo: OnePortTopo, s: Node, doc: Mapping[str, Any], N: int,
+                 loads: Mapping[Link, int], v: Verdict) -> None:
+    """Weighted spanning arborescences from s, Σλ = N, whose loads are ``loads`` (eq. (17))."""
+    counted: dict[Link, int] = {}
+    total = 0
+    for k, tree in enumerate(_items(doc.get("trees"), "trees")):
+        if not isinstance(tree, Mapping):
+            raise InputError(f"trees[{k}] is not an object with weight and edges")
+        lam = integer(tree.get("weight"), f"trees[{k}] weight", 1)
+        edges = [topo.link(p, f"trees[{k}] edge") for p in _items(tree.get("edges"),
+                                                                 f"trees[{k}] edges")]
+        _check_arborescence(topo, s, edges, f"trees[{k}]", v)
+        total += lam
+        for e in edges:
+            counted[e] = counted.get(e, 0) + lam
+    if total != N:
+        v.fail(f"the tree weights add up to {total}, not N = {N}")
+    if {e: m for e, m in counted.items() if m} != {e: m for e, m in loads.items() if m}:
+        v.fail("packing loads are not Σ λ over the trees using each link (eq. (17))")
+
+
+def _check_heights(topo: OnePortTopo, s: Node, packing: Mapping[str, Any],
+                   loads: Mapping[Link, int], v: Verdict) -> None:
+    """The DAG method: heights with h(s) = 0, rising along every used link."""
+    hs = packing.get("heights")
+    if not isinstance(hs, Mapping):
+        raise InputError("packing heights must be an object node -> height")
+    h = {topo.node(key, "packing heights key"): integer(hv, f"height of {key}", 0)
+         for key, hv in hs.items()}
+    if h.get(s) != 0:
+        v.fail("the source's height must be 0")
+    for (tail, head), load in loads.items():
+        if load and not h.get(tail, -1) < h.get(head, -1):
+            v.fail(f"heights do not rise along the used link {tail!r} -> {head!r}")
+
+
+def _check_matchings(topo: OnePortTopo, doc: Mapping[str, Any], packing: Mapping[str, Any],
+                     loads: Mapping[Link, int], NT: Fraction, v: Verdict) -> Fraction:
+    """Matchings of whole ticks that give every link exactly m·c and last N·T* in all
+    (eq. (19), Lemma 6); returns the tick."""
     tick = number(packing.get("tick"), "packing tick")
     if tick <= 0:
         raise InputError("packing tick must be positive")
@@ -320,11 +361,10 @@ def check_packing(topo: OnePortTopo, source: Node, doc: Mapping[str, Any], T: Fr
             v.fail(f"the matchings give {e[0]!r} -> {e[1]!r} "
                    f"{frac_str(covered.get(e, Fraction(0)))} time units per batch, its "
                    f"messages need m·c = {frac_str(want)} (eq. (19))")
-    if total_mu != N * T:
-        v.fail(f"the matchings last Σμ = {frac_str(total_mu)}, not N·T* = {frac_str(N * T)} "
+    if total_mu != NT:
+        v.fail(f"the matchings last Σμ = {frac_str(total_mu)}, not N·T* = {frac_str(NT)} "
                "(Lemma 6 holds with equality at the optimum)")
-    v.facts.update({"N": N, "loads": loads, "tick": tick})
-    return v
+    return tick
 
 
 def _check_arborescence(topo: OnePortTopo, s: Node, edges: list[Link], label: str,

@@ -111,6 +111,12 @@ def read_period(topo: OnePortTopo, doc: Mapping[str, Any], v: Verdict) -> tuple[
     return T, M, placed, steps
 
 
+# receipts[(node, batch)]: (lo, hi, start, cost): message lo+i arrives start + (i+1)·cost
+Receipts = dict[tuple[Node, int], list[tuple[int, int, Fraction, Fraction]]]
+# a forwarded block: (node, batch, lo, hi, start, cost): message lo+i leaves start + i·cost
+Forward = tuple[Node, int, int, int, Fraction, Fraction]
+
+
 def check_events(topo: OnePortTopo, source: Node, doc: Mapping[str, Any],
                  window: int = WINDOW) -> Verdict:
     """Replay the period (module doc). ``facts``: ``period``, ``messages_per_period``,
@@ -128,9 +134,30 @@ def check_events(topo: OnePortTopo, source: Node, doc: Mapping[str, Any],
     R = max_lag + 1 + window
     if R * len(placed) > MAX_REPLAYED_BLOCKS:
         raise InputError(f"replaying {R} periods of {len(placed)} blocks is too large to check")
-    # receipts[(node, batch)]: (lo, hi, start, cost): message lo+i arrives start + (i+1)·cost
-    receipts: dict[tuple[Node, int], list[tuple[int, int, Fraction, Fraction]]] = {}
-    forwards: list[tuple[Node, int, int, int, Fraction, Fraction]] = []
+    receipts, forwards = _replay(topo, source, placed, T, R)
+    _check_received_once(receipts, v)
+    if not v.ok:  # overlapping receipts would make the walk below quadratic
+        return v
+    _check_causality(receipts, forwards, v)
+    completion = _completions(topo, source, receipts, M, window, v)
+    v.facts.update({"warmup_periods": max_lag, "periods_replayed": R})
+    if v.ok:
+        gaps = {c1 - c0 for c0, c1 in zip(completion, completion[1:])}
+        if gaps != {T}:  # pragma: no cover - a periodic replay shifts every batch by T
+            v.fail(f"batches complete at {', '.join(map(frac_str, completion))}: not one per "
+                   "period")
+        else:
+            v.facts["measured_throughput"] = Fraction(M) / (completion[1] - completion[0])
+            v.facts["latency"] = completion[0]
+    return v
+
+
+def _replay(topo: OnePortTopo, source: Node, placed: list[Placed], T: Fraction,
+            R: int) -> tuple[Receipts, list[Forward]]:
+    """Every block of R periods: what each node receives of each batch, and what nodes
+    other than the source forward (blocks of batches < 0, the warm-up, are skipped)."""
+    receipts: Receipts = {}
+    forwards: list[Forward] = []
     for r in range(R):
         base = r * T
         for lag, first, count, at, a, b in placed:
@@ -141,14 +168,23 @@ def check_events(topo: OnePortTopo, source: Node, doc: Mapping[str, Any],
             receipts.setdefault((b, batch), []).append((first, first + count, base + at, c))
             if a != source:
                 forwards.append((a, batch, first, first + count, base + at, c))
-    for key, got in receipts.items():
+    for got in receipts.values():
         got.sort()
+    return receipts, forwards
+
+
+def _check_received_once(receipts: Receipts, v: Verdict) -> None:
+    """No node receives a message of a batch twice."""
+    for key, got in receipts.items():
         for (_, hi0, _, _), (lo1, hi1, _, _) in zip(got, got[1:]):
             if lo1 < hi0:
                 v.fail(f"{key[0]!r} receives messages {lo1}..{min(hi0, hi1) - 1} of batch "
                        f"{key[1]} twice (each message must reach a node once)")
-    if not v.ok:  # overlapping receipts would make the walk below quadratic
-        return v
+
+
+def _check_causality(receipts: Receipts, forwards: list[Forward], v: Verdict) -> None:
+    """Every forwarded message arrived no later than it leaves, checked at both ends of
+    each overlap of a forwarded block with a received one (times are linear in between)."""
     starts = {key: [g[0] for g in got] for key, got in receipts.items()}
     ends = {key: [g[1] for g in got] for key, got in receipts.items()}
     # the walk below visits each (forward, overlapped receipt) pair once: count them first
@@ -183,6 +219,12 @@ def check_events(topo: OnePortTopo, source: Node, doc: Mapping[str, Any],
                     break
             pos = piece_end
             k += 1
+
+
+def _completions(topo: OnePortTopo, source: Node, receipts: Receipts, M: int, window: int,
+                 v: Verdict) -> list[Fraction]:
+    """When each of the first ``window`` batches has reached every node; a node that
+    misses a message of one fails ``v``."""
     completion: list[Fraction] = []
     for batch in range(window):
         last = Fraction(0)
@@ -200,16 +242,7 @@ def check_events(topo: OnePortTopo, source: Node, doc: Mapping[str, Any],
                 v.fail(f"{w!r} never receives message {pos} of batch {batch} "
                        f"({M} messages per batch)")
         completion.append(last)
-    v.facts.update({"warmup_periods": max_lag, "periods_replayed": R})
-    if v.ok:
-        gaps = {c1 - c0 for c0, c1 in zip(completion, completion[1:])}
-        if gaps != {T}:  # pragma: no cover - a periodic replay shifts every batch by T
-            v.fail(f"batches complete at {', '.join(map(frac_str, completion))}: not one per "
-                   "period")
-        else:
-            v.facts["measured_throughput"] = Fraction(M) / (completion[1] - completion[0])
-            v.facts["latency"] = completion[0]
-    return v
+    return completion
 
 
 def check_steady_broadcast(topology: Mapping[str, Any], doc: Mapping[str, Any]) -> Verdict:

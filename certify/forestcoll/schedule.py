@@ -36,8 +36,11 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
+from ..allreduce import check_forestcoll_lp
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
+from .optimum import check_optimum
 from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
+from .splitting import check_splitting
 from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
 
 MAX_BITS = 4000  # k × Σ weights: times stay far below Python's 4300-digit printing limit
@@ -187,54 +190,18 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
     if got != want:
         v.fail(f"a {sched.collective} schedule needs phases {list(want)}, this one has "
                f"{list(got)}")
+    roots, w_int, w_sum = _roots(topo, sched)
     total = Fraction(0)
     combined: dict[Link, Fraction] = {}  # overlap: data per unit of M on each link, all phases
     phase_times: list[Fraction] = []
     bottlenecks: list[str] = []
     for phase in sched.phases:
         pv = Verdict(phase.label)
-        if sched.root is not None:
-            roots = [sched.root]
-            w_int = {sched.root: 1}
-            w_sum = 1
-        else:
-            w_int, w_sum = _int_weights(topo, sched.weights)
-            roots = [c for c in topo.compute if w_int[c] > 0]
-        den = phase.k * w_sum
-        if den.bit_length() > MAX_BITS:
-            sums = " × (the weights' sum over their common denominator)" if sched.weights else ""
-            raise InputError(f"{phase.label}: k{sums} has {den.bit_length()} bits; collcert "
-                             f"reports times exactly only up to {MAX_BITS} bits (a real schedule "
-                             "needs a few hundred)")
-        load: dict[Link, int] = {}
-        plain = _PlainPaths(topo)
-        for tree in phase.trees:
-            if tree.multiplicity > phase.k:  # invalid anyway; its loads would be absurd
-                pv.fail(f"{tree.label} has multiplicity {tree.multiplicity}, more than k = "
-                        f"{phase.k}: it would carry more than all of its root's data")
-                continue
-            if tree.direction != DIRECTION[phase.collective]:
-                pv.fail(f"{tree.label} is an {tree.direction}-tree, but a "
-                        f"{phase.collective} phase needs {DIRECTION[phase.collective]}-trees")
-                continue
-            if not check_shape(topo, tree, pv):
-                continue
-            amount = tree.multiplicity * w_int.get(tree.root, 0)
-            if not plain.add(tree, amount):
-                _check_paths(topo, tree, pv, load, amount)
-        plain.loads(load)
-        what = ("shard" if phase.collective in ("allgather", "reduce-scatter") else "data")
-        check_multiplicities(topo, phase.trees, phase.k, roots, pv, what)
-        certs = phase.certificates or (sched.certificates if len(sched.phases) == 1 else {})
-        if certificates and certs.get("gstar") is not None:
-            _check_gstar(topo, phase, certs, sched.root, pv)
-        time = Fraction(0)
-        worst: Link | None = None
-        for e, amount in load.items():
-            t = Fraction(amount * topo.scale, den * topo.icap[e])
-            if t > time:
-                time, worst = t, e
-            if sched.overlap:
+        den = _denominator(phase, w_sum, bool(sched.weights))
+        load = _check_trees(topo, sched, phase, roots, w_int, pv, certificates)
+        time, worst = _busiest(topo, load, den)
+        if sched.overlap:
+            for e, amount in load.items():
                 combined[e] = combined.get(e, Fraction(0)) + Fraction(amount, den)
         phase_times.append(time)
         total += time
@@ -248,28 +215,15 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         v.absorb(pv, f"{phase.label}: " if len(sched.phases) > 1 else "")
     v.facts["phase_times"] = [frac_str(t) for t in phase_times]
     if sched.overlap:  # pipelined phases share each link: time is the busiest link's total
-        total = max((amount / topo.cap[e] for e, amount in combined.items()), default=Fraction(0))
-        worst_all = max(combined, key=lambda e: combined[e] / topo.cap[e], default=None)
-        if worst_all is not None:
-            bottlenecks = [f"{worst_all[0]} -> {worst_all[1]} carries "
-                           f"{frac_str(combined[worst_all])} per unit of data in all phases "
-                           f"together at capacity {frac_str(topo.cap[worst_all])}"]
+        total, bottlenecks = _overlapped(topo, combined, bottlenecks)
     v.facts["bottleneck"] = bottlenecks
     if total == 0:
         v.fail("the schedule moves no data over any link")
         return v
     v.facts["time_per_unit"] = total
     v.facts["algbw"] = 1 / total
-    if certificates and isinstance(sched.certificates.get("optimum"), Mapping):
-        from .optimum import check_optimum
-
-        ov = check_optimum(topo, sched.certificates["optimum"])
-        v.absorb(ov, "embedded optimum certificate: ")
-        if ov.ok and "algbw" in ov.facts:
-            v.facts["certified_optimum_algbw"] = ov.facts["algbw"]
-    lp5 = sched.certificates.get("forestcoll_lp")
-    if certificates and isinstance(lp5, Mapping):  # `schedule -c allreduce --method lp`
-        _check_lp5(topology if isinstance(topology, Mapping) else _as_dict(topo), lp5, v)
+    if certificates:
+        _check_embedded(topology, topo, sched, v)
     for key, val in sched.claimed.items():
         mine = v.facts[key]
         if val != mine:
@@ -278,11 +232,97 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
     return v
 
 
+def _roots(topo: Topo, sched: Schedule) -> tuple[list[Node], dict[Node, int], int]:
+    """The roots whose data the schedule moves, each root's share as an integer, and
+    their sum (broadcast / reduce: the one root; else the weights, or 1 each)."""
+    if sched.root is not None:
+        return [sched.root], {sched.root: 1}, 1
+    w_int, w_sum = _int_weights(topo, sched.weights)
+    return [c for c in topo.compute if w_int[c] > 0], w_int, w_sum
+
+
+def _denominator(phase: Phase, w_sum: int, weighted: bool) -> int:
+    """k × Σ weights: every load of the phase is an integer over it (InputError past
+    :data:`MAX_BITS`)."""
+    den = phase.k * w_sum
+    if den.bit_length() > MAX_BITS:
+        sums = " × (the weights' sum over their common denominator)" if weighted else ""
+        raise InputError(f"{phase.label}: k{sums} has {den.bit_length()} bits; collcert "
+                         f"reports times exactly only up to {MAX_BITS} bits (a real schedule "
+                         "needs a few hundred)")
+    return den
+
+
+def _check_trees(topo: Topo, sched: Schedule, phase: Phase, roots: list[Node],
+                 w_int: Mapping[Node, int], pv: Verdict, certificates: bool) -> dict[Link, int]:
+    """One phase's trees: shapes, paths, multiplicities and the G* certificates; returns
+    the data on each link (integers over :func:`_denominator`)."""
+    load: dict[Link, int] = {}
+    plain = _PlainPaths(topo)
+    for tree in phase.trees:
+        if tree.multiplicity > phase.k:  # invalid anyway; its loads would be absurd
+            pv.fail(f"{tree.label} has multiplicity {tree.multiplicity}, more than k = "
+                    f"{phase.k}: it would carry more than all of its root's data")
+            continue
+        if tree.direction != DIRECTION[phase.collective]:
+            pv.fail(f"{tree.label} is an {tree.direction}-tree, but a "
+                    f"{phase.collective} phase needs {DIRECTION[phase.collective]}-trees")
+            continue
+        if not check_shape(topo, tree, pv):
+            continue
+        amount = tree.multiplicity * w_int.get(tree.root, 0)
+        if not plain.add(tree, amount):
+            _check_paths(topo, tree, pv, load, amount)
+    plain.loads(load)
+    what = ("shard" if phase.collective in ("allgather", "reduce-scatter") else "data")
+    check_multiplicities(topo, phase.trees, phase.k, roots, pv, what)
+    certs = phase.certificates or (sched.certificates if len(sched.phases) == 1 else {})
+    if certificates and certs.get("gstar") is not None:
+        _check_gstar(topo, phase, certs, sched.root, pv)
+    return load
+
+
+def _busiest(topo: Topo, load: Mapping[Link, int], den: int) -> tuple[Fraction, Link | None]:
+    """The phase's time per unit of data, max_e load_e / c_e, and the first link that
+    attains it (None when the phase moves nothing)."""
+    time = Fraction(0)
+    worst: Link | None = None
+    for e, amount in load.items():
+        t = Fraction(amount * topo.scale, den * topo.icap[e])
+        if t > time:
+            time, worst = t, e
+    return time, worst
+
+
+def _overlapped(topo: Topo, combined: Mapping[Link, Fraction],
+                bottlenecks: list[str]) -> tuple[Fraction, list[str]]:
+    """The time of phases that run at once: the busiest link's load of all phases
+    together; and its bottleneck (the phases' own when nothing moves)."""
+    total = max((amount / topo.cap[e] for e, amount in combined.items()), default=Fraction(0))
+    worst_all = max(combined, key=lambda e: combined[e] / topo.cap[e], default=None)
+    if worst_all is not None:
+        bottlenecks = [f"{worst_all[0]} -> {worst_all[1]} carries "
+                       f"{frac_str(combined[worst_all])} per unit of data in all phases "
+                       f"together at capacity {frac_str(topo.cap[worst_all])}"]
+    return total, bottlenecks
+
+
+def _check_embedded(topology: Mapping[str, Any] | Topo, topo: Topo, sched: Schedule,
+                    v: Verdict) -> None:
+    """The optimum (checker 2) and LP (5) certificates the schedule carries, if any."""
+    if isinstance(sched.certificates.get("optimum"), Mapping):
+        ov = check_optimum(topo, sched.certificates["optimum"])
+        v.absorb(ov, "embedded optimum certificate: ")
+        if ov.ok and "algbw" in ov.facts:
+            v.facts["certified_optimum_algbw"] = ov.facts["algbw"]
+    lp5 = sched.certificates.get("forestcoll_lp")
+    if isinstance(lp5, Mapping):  # `schedule -c allreduce --method lp`
+        _check_lp5(topology if isinstance(topology, Mapping) else _as_dict(topo), lp5, v)
+
+
 def _check_lp5(topology: Mapping[str, Any], cert: Mapping[str, Any], v: Verdict) -> None:
     """The embedded LP (5) certificate: checked, and its value is the best algbw of any tree
     all-reduce (Zhao et al. 2026, App. G), so this schedule's algbw cannot exceed it."""
-    from ..allreduce import check_forestcoll_lp
-
     lv = check_forestcoll_lp(topology, cert)
     v.absorb(lv, "embedded LP (5) certificate: ")
     best = lv.facts.get("forestcoll_lp")
@@ -323,8 +363,6 @@ def _check_gstar(topo: Topo, phase: Phase, certs: Mapping[str, Any], root: Node 
     in-trees of reduce-scatter and reduce): its edges, walks and flows are in
     transposed direction.
     """
-    from .splitting import check_splitting
-
     transposed = certs.get("on") == "transposed"
     on = topo.transposed() if transposed else topo
     caps = _gstar_caps(on, certs)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NoReturn
 from xml.parsers import expat
 
 from .base import InputError
@@ -74,65 +75,20 @@ def parse(text: str | bytes, origin: str = "XML", *, max_elements: int = MAX_ELE
         raise InputError(f"{origin}: {size} bytes is more than the {MAX_BYTES} collcert reads")
     caps = dict(max_per_tag or {})
     if caps:  # cheap pre-count in C: refuse obviously oversized input before building it
-        sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
-        for tag, cap in caps.items():
-            seen = sum(sample.count(f"<{tag}{c}") for c in " \t\r\n/>")
-            if seen > cap:
-                raise InputError(f"{origin}: more than {cap} <{tag}> elements ({seen}); "
-                                 "collcert does not audit schedules this big")
+        _check_tag_counts(text, origin, caps)
     _check_memory(text, origin, max_elements)
     parser = expat.ParserCreate()
     try:
         parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
     except AttributeError:  # pragma: no cover - every CPython build has it
         pass
-    stack: list[Element] = []
-    root: list[Element] = []
-    count = [0]
-    per_tag: dict[str, int] = {}
-
-    def refuse(what: str) -> None:
-        raise _Refused(f"{origin}: line {parser.CurrentLineNumber}: {what}")
-
-    def start(tag: str, attrs: dict[str, str]) -> None:
-        count[0] += 1
-        if count[0] > max_elements:
-            refuse(f"more than {max_elements} elements; collcert does not read files this big")
-        if tag in caps:
-            per_tag[tag] = per_tag.get(tag, 0) + 1
-            if per_tag[tag] > caps[tag]:
-                refuse(f"more than {caps[tag]} <{tag}> elements; collcert does not audit "
-                       "schedules this big")
-        if len(stack) >= max_depth:
-            refuse(f"elements nested deeper than {max_depth} levels")
-        if len(attrs) > MAX_ATTRS or attrs and max(map(len, attrs.values())) > MAX_ATTR_LEN:
-            refuse(f"<{tag}> has too many or too long attributes")
-        el = Element(tag, attrs, parser.CurrentLineNumber)  # expat gives a new dict each time
-        if stack:
-            stack[-1].children.append(el)
-        else:
-            root.append(el)
-        stack.append(el)
-
-    def end(tag: str) -> None:
-        stack.pop()
-
-    def doctype(*_: object) -> None:
-        refuse("DOCTYPE declarations are not accepted (they can define entities); remove it")
-
-    def entity(*_: object) -> None:
-        refuse("entity declarations are not accepted; remove them")
-
-    def external(*_: object) -> int:
-        refuse("external entities are not accepted")
-        return 0
-
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.StartDoctypeDeclHandler = doctype
-    parser.EntityDeclHandler = entity
-    parser.UnparsedEntityDeclHandler = entity
-    parser.ExternalEntityRefHandler = external
+    tree = _Tree(parser, origin, max_elements, max_depth, caps)
+    parser.StartElementHandler = tree.start
+    parser.EndElementHandler = tree.end
+    parser.StartDoctypeDeclHandler = tree.doctype
+    parser.EntityDeclHandler = tree.entity
+    parser.UnparsedEntityDeclHandler = tree.entity
+    parser.ExternalEntityRefHandler = tree.external
     try:
         parser.Parse(text, True)
     except _Refused as exc:
@@ -142,6 +98,70 @@ def parse(text: str | bytes, origin: str = "XML", *, max_elements: int = MAX_ELE
                          f"{exc.offset}: {expat.ErrorString(exc.code)}") from None
     except RecursionError:  # pragma: no cover - depth is capped
         raise InputError(f"{origin}: nested too deeply") from None
-    if not root:
+    if not tree.root:
         raise InputError(f"{origin}: no XML element found")
-    return root[0]
+    return tree.root[0]
+
+
+def _check_tag_counts(text: str | bytes, origin: str, caps: Mapping[str, int]) -> None:
+    """Refuse a text with more start tags of a capped element than its cap."""
+    sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    for tag, cap in caps.items():
+        seen = sum(sample.count(f"<{tag}{c}") for c in " \t\r\n/>")
+        if seen > cap:
+            raise InputError(f"{origin}: more than {cap} <{tag}> elements ({seen}); "
+                             "collcert does not audit schedules this big")
+
+
+class _Tree:
+    """The element tree expat's callbacks build, refusing what passes the caps as it grows,
+    and any DOCTYPE or entity declaration."""
+
+    def __init__(self, parser: expat.XMLParserType, origin: str, max_elements: int,
+                 max_depth: int, caps: Mapping[str, int]) -> None:
+        self.parser = parser
+        self.origin = origin
+        self.max_elements = max_elements
+        self.max_depth = max_depth
+        self.caps = caps
+        self.stack: list[Element] = []
+        self.root: list[Element] = []
+        self.count = 0
+        self.per_tag: dict[str, int] = {}
+
+    def refuse(self, what: str) -> NoReturn:
+        raise _Refused(f"{self.origin}: line {self.parser.CurrentLineNumber}: {what}")
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        self.count += 1
+        if self.count > self.max_elements:
+            self.refuse(f"more than {self.max_elements} elements; collcert does not read "
+                        "files this big")
+        if tag in self.caps:
+            self.per_tag[tag] = self.per_tag.get(tag, 0) + 1
+            if self.per_tag[tag] > self.caps[tag]:
+                self.refuse(f"more than {self.caps[tag]} <{tag}> elements; collcert does not "
+                            "audit schedules this big")
+        if len(self.stack) >= self.max_depth:
+            self.refuse(f"elements nested deeper than {self.max_depth} levels")
+        if len(attrs) > MAX_ATTRS or attrs and max(map(len, attrs.values())) > MAX_ATTR_LEN:
+            self.refuse(f"<{tag}> has too many or too long attributes")
+        el = Element(tag, attrs, self.parser.CurrentLineNumber)  # expat: a new dict each time
+        if self.stack:
+            self.stack[-1].children.append(el)
+        else:
+            self.root.append(el)
+        self.stack.append(el)
+
+    def end(self, tag: str) -> None:
+        self.stack.pop()
+
+    def doctype(self, *_: object) -> None:
+        self.refuse("DOCTYPE declarations are not accepted (they can define entities); "
+                    "remove it")
+
+    def entity(self, *_: object) -> None:
+        self.refuse("entity declarations are not accepted; remove them")
+
+    def external(self, *_: object) -> int:
+        self.refuse("external entities are not accepted")

@@ -16,9 +16,10 @@ F from s to t proves every s-t cut has capacity ≥ F.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
-from ..model import InputError, Link, Node, Topo, Verdict
+from ..model import InputError, Link, Node, Topo, Verdict, frac_str
 
 SOURCE = None
 
@@ -73,8 +74,8 @@ def check_flow(
     if careful:
         fast = _careful_table(topo, link_num, link_den, source, source_num, source_den)
         net = [0] * (s_idx + 1)
-        ok = _careful_pass(verdict, label, topo, arcs, multiplier, link_num, link_den, source,
-                           source_num, source_den, fast, bytearray(len(fast)), net)
+        ok = _CarefulPass(verdict, label, topo, multiplier, link_num, link_den, source,
+                          source_num, source_den, fast, net).run(arcs)
     src_i = s_idx if source is None else index[source]
     sink_i = index[sink]
     value, into_sink = net[src_i], net[sink_i]
@@ -151,90 +152,106 @@ class _Unusual(Exception):
 _IDS = (str, int, type(None))  # exact types a node reference may have for a direct look-up
 
 
-def _careful_pass(
-    verdict: Verdict, label: str, topo: Topo, arcs: list[Any], multiplier: int,
-    link_num: Mapping[Link, int], link_den: int, source: Node | None,
-    source_num: Mapping[Node, int] | None, source_den: int,
-    fast: Mapping[tuple[object, object], Info], used: bytearray, net: list[int],
-) -> bool:
-    """The arc-by-arc check with exact messages; fills ``net``; returns whether all passed."""
-    ok = True
-    index = topo.node_index
-    s_idx = len(topo.nodes)
-    extra_seen: set[tuple[int, int]] = set()
+class _CarefulPass:
+    """The arc-by-arc check with exact messages: every failure is named in ``verdict``,
+    the amounts are booked in ``net`` (per node index, the super source last)."""
 
-    def carry(ui: int, vi: int, a: int, cap: int, den: int) -> bool:
+    def __init__(
+        self, verdict: Verdict, label: str, topo: Topo, multiplier: int,
+        link_num: Mapping[Link, int], link_den: int, source: Node | None,
+        source_num: Mapping[Node, int] | None, source_den: int,
+        fast: Mapping[tuple[object, object], Info], net: list[int],
+    ) -> None:
+        self.verdict, self.label, self.topo, self.multiplier = verdict, label, topo, multiplier
+        self.link_num, self.link_den = link_num, link_den
+        self.source, self.source_num, self.source_den = source, source_num, source_den
+        self.fast = fast
+        self.used = bytearray(len(fast))  # one byte per arc of the table: listed already?
+        self.extra_seen: set[tuple[int, int]] = set()  # other arcs listed already
+        self.net = net
+
+    def run(self, arcs: list[Any]) -> bool:
+        """Check every arc; whether all passed."""
+        ok = True
+        for i, arc in enumerate(arcs):
+            try:
+                ru, rv, a = arc
+            except (TypeError, ValueError):
+                raise InputError(f"{self.label}: flow[{i}] is not [u, v, amount]") from None
+            info = self.fast.get((ru, rv)) if type(ru) in _IDS and type(rv) in _IDS else None
+            if info is not None and type(a) is int and a >= 0:
+                cap, ui, vi, den, aid = info
+                if self.used[aid]:
+                    self.verdict.fail(f"{self.label}: arc {_name(self.topo, ui)} -> "
+                                      f"{_name(self.topo, vi)} is listed twice")
+                    ok = False
+                    continue
+                self.used[aid] = 1
+            else:  # slow path: names by string form, unknown arcs, bad amounts
+                found = self.unusual(i, ru, rv, a)
+                if found is None:
+                    ok = False
+                    continue
+                ui, vi, cap, den = found
+            ok = self.carry(ui, vi, a, cap, den) and ok
+        return ok
+
+    def carry(self, ui: int, vi: int, a: int, cap: int, den: int) -> bool:
         """Book ``a/multiplier`` on arc ui→vi of capacity ``cap/den``; False if over it."""
-        net[ui] += a
-        net[vi] -= a
-        if a * den <= cap * multiplier:
+        self.net[ui] += a
+        self.net[vi] -= a
+        m = self.multiplier
+        if a * den <= cap * m:
             return True
-        verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries "
-                     f"{_q(a, multiplier)} over its capacity {_q(cap, den)}, by "
-                     f"{_q(a * den - cap * multiplier, multiplier * den)}")
+        self.verdict.fail(f"{self.label}: arc {_name(self.topo, ui)} -> "
+                          f"{_name(self.topo, vi)} carries {_q(a, m)} over its capacity "
+                          f"{_q(cap, den)}, by {_q(a * den - cap * m, m * den)}")
         return False
 
-    for i, arc in enumerate(arcs):
-        try:
-            ru, rv, a = arc
-        except (TypeError, ValueError):
-            raise InputError(f"{label}: flow[{i}] is not [u, v, amount]") from None
-        info = fast.get((ru, rv)) if type(ru) in _IDS and type(rv) in _IDS else None
-        if info is not None and type(a) is int and a >= 0:
-            cap, ui, vi, den, aid = info
-            if used[aid]:
-                verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} is listed "
-                             "twice")
-                ok = False
-                continue
-            used[aid] = 1
-            ok = carry(ui, vi, a, cap, den) and ok
-            continue
-        # slow path: names by string form, unknown arcs, bad amounts
+    def unusual(self, i: int, ru: object, rv: object, a: object,
+                ) -> tuple[int, int, int, int] | None:
+        """An arc the table does not name as written: its (tail, head, capacity numerator,
+        denominator), marked as listed; None when it fails the verdict (not an arc, a
+        negative amount, listed twice). InputError for what is not a flow at all."""
+        label, topo = self.label, self.topo
         if isinstance(a, bool) or not isinstance(a, int):
             raise InputError(f"{label}: flow[{i}] amount {a!r} is not an integer")
         if rv is None:
             raise InputError(f"{label}: flow[{i}] enters a super sink this network lacks")
         v = topo.node(rv, f"{label}: flow[{i}] head")
-        vi = index[v]
+        vi = topo.node_index[v]
         if ru is None:
-            if source is not None or source_num is None:
-                verdict.fail(f"{label}: arc s -> {v!r} leaves a super source this network lacks")
-                ok = False
-                continue
-            limit = source_num.get(v)
+            if self.source is not None or self.source_num is None:
+                self.verdict.fail(f"{label}: arc s -> {v!r} leaves a super source this "
+                                  "network lacks")
+                return None
+            limit = self.source_num.get(v)
             if limit is None:
-                verdict.fail(f"{label}: the super source has no arc to {v!r}")
-                ok = False
-                continue
-            ui, cap, den = s_idx, limit, source_den
-            info = fast.get((None, v))
+                self.verdict.fail(f"{label}: the super source has no arc to {v!r}")
+                return None
+            ui, cap, den = len(topo.nodes), limit, self.source_den
+            info = self.fast.get((None, v))
         else:
             u = topo.node(ru, f"{label}: flow[{i}] tail")
-            ui = index[u]
-            lim = link_num.get((u, v))
+            ui = topo.node_index[u]
+            lim = self.link_num.get((u, v))
             if lim is None:
-                verdict.fail(f"{label}: arc {u!r} -> {v!r} is not a link of the network")
-                ok = False
-                continue
-            cap, den = lim, link_den
-            info = fast.get((u, v))
+                self.verdict.fail(f"{label}: arc {u!r} -> {v!r} is not a link of the network")
+                return None
+            cap, den = lim, self.link_den
+            info = self.fast.get((u, v))
         if a < 0:
-            verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries a "
-                         f"negative amount {a}/{multiplier}")
-            ok = False
-            continue
-        if (info is not None and used[info[4]]) or (ui, vi) in extra_seen:
-            verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} is listed twice")
-            ok = False
-            continue
-        extra_seen.add((ui, vi))
+            self.verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} carries a "
+                              f"negative amount {a}/{self.multiplier}")
+            return None
+        if (info is not None and self.used[info[4]]) or (ui, vi) in self.extra_seen:
+            self.verdict.fail(f"{label}: arc {_name(topo, ui)} -> {_name(topo, vi)} is "
+                              "listed twice")
+            return None
+        self.extra_seen.add((ui, vi))
         if info is not None:
-            used[info[4]] = 1
-        ok = carry(ui, vi, a, cap, den) and ok
-    return ok
-
-
+            self.used[info[4]] = 1
+        return ui, vi, cap, den
 
 
 def _fast_table(
@@ -260,15 +277,8 @@ def _name(topo: Topo, i: int) -> str:
     return "s" if i == len(topo.nodes) else repr(topo.nodes[i])
 
 
-def _arc(u: Node | None, v: Node) -> str:
-    return f"{'s' if u is None else repr(u)} -> {v!r}"
-
-
 def _q(num: int, den: int) -> str:
-    from fractions import Fraction
-
-    f = Fraction(num, den)
-    return str(f.numerator) if f.denominator == 1 else f"{f.numerator}/{f.denominator}"
+    return frac_str(Fraction(num, den))
 
 
 def flow_fields(record: Any, label: str) -> tuple[object, object, int, object]:
