@@ -29,7 +29,7 @@ with a reason, zero capacities meaning no link, and a graph may have no links at
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
@@ -82,6 +82,17 @@ class Graph:
         return sum((c for (u, v), c in self.cap.items() if u in s and v not in s), Fraction(0))
 
 
+def _objects(raw: object, name: str, not_array: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """The entries of the certificate's array ``name`` (InputError ``not_array`` if ``raw``
+    is not one), each an object (InputError for the first that is not, when reached)."""
+    if not isinstance(raw, list):
+        raise InputError(not_array)
+    for i, rec in enumerate(raw):
+        if not isinstance(rec, Mapping):
+            raise InputError(f"{name}[{i}] is not an object")
+        yield i, rec
+
+
 def _graph(topology: Mapping[str, Any] | Graph) -> Graph:
     return topology if isinstance(topology, Graph) else Graph(topology)
 
@@ -111,12 +122,8 @@ def check_cut_set(topology: Mapping[str, Any] | Graph, cert: Mapping[str, Any]) 
         m = integer(cert.get("multiplier", 1), "multiplier", 1)
         v0 = g.compute[0]
         need = {(v0, c) for c in g.compute[1:]} | {(c, v0) for c in g.compute[1:]}
-        flows = cert.get("flows")
-        if not isinstance(flows, list):
-            raise InputError("a positive cut-set bound needs 'flows'")
-        for i, rec in enumerate(flows):
-            if not isinstance(rec, Mapping):
-                raise InputError(f"flows[{i}] is not an object")
+        for i, rec in _objects(cert.get("flows"), "flows",
+                               "a positive cut-set bound needs 'flows'"):
             src = g.node(rec.get("source"), f"flows[{i}] source")
             dst = g.node(rec.get("sink"), f"flows[{i}] sink")
             got = _flow_value(g, rec.get("flow"), m, src, dst, v, f"flow {src!r} -> {dst!r}")
@@ -177,12 +184,7 @@ def check_mac_bc_lp(topology: Mapping[str, Any] | Graph, cert: Mapping[str, Any]
     claimed = number(cert.get("value"), "MAC-BC LP value")
     load: dict[Link, Fraction] = {}
     primal = Fraction(0)
-    columns = cert.get("columns", [])
-    if not isinstance(columns, list):
-        raise InputError("'columns' must be an array")
-    for i, col in enumerate(columns):
-        if not isinstance(col, Mapping):
-            raise InputError(f"columns[{i}] is not an object")
+    for i, col in _objects(cert.get("columns", []), "columns", "'columns' must be an array"):
         root = g.node(col.get("root"), f"columns[{i}] root")
         w = number(col.get("weight"), f"columns[{i}] weight")
         if w < 0:

@@ -1,7 +1,8 @@
 """Checker: the alltoall optimum from flows of representatives and link lengths.
 
 The certificate (``"method": "symmetric flows"``) lists ``automorphisms``
-(generators, verified by :mod:`.automorphisms`; none means the trivial group),
+(generators, verified by :mod:`collcert.certify.symmetry.automorphisms`; none means the
+trivial group),
 ``flows`` (``{"source": r, "flow": [[u, v, amount], …]}``, one source per orbit
 of compute nodes), ``lambda`` and ``lengths`` (``[[u, v, ℓ], …]``, absent
 links have ℓ = 0). H is the group the generators generate; the checker computes

@@ -166,11 +166,12 @@ def _steps(tb: Element, gid: int, tid: int, origin: str) -> list[Step]:
         if kind not in KINDS:
             raise InputError(f"{origin}: {st.where()}: unknown step type {kind!r}")
         steps.append(Step(
-            idx, kind, st.attrs.get("srcbuf", "i"), _int(st, "srcoff", 0, -1, MAX_CHUNKS),
-            st.attrs.get("dstbuf", "o"), _int(st, "dstoff", 0, -1, MAX_CHUNKS),
-            _int(st, "cnt", 1, 0, MAX_CHUNKS), _int(st, "depid", -1, -1, 100_000),
-            _int(st, "deps", -1, -1, MAX_STEPS), _int(st, "hasdep", 0, -10**9, 10**9),
-            st.line))
+            kind=kind, srcbuf=st.attrs.get("srcbuf", "i"),
+            srcoff=_int(st, "srcoff", 0, -1, MAX_CHUNKS), dstbuf=st.attrs.get("dstbuf", "o"),
+            dstoff=_int(st, "dstoff", 0, -1, MAX_CHUNKS), cnt=_int(st, "cnt", 1, 0, MAX_CHUNKS),
+            index=idx, depid=_int(st, "depid", -1, -1, 100_000),
+            deps=_int(st, "deps", -1, -1, MAX_STEPS), hasdep=_int(st, "hasdep", 0, -10**9, 10**9),
+            line=st.line))
     return steps
 
 

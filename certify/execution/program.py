@@ -17,16 +17,23 @@ RECVS = ("r", "rcs", "rrc", "rrs", "rrcs")
 
 
 @dataclass
-class Step:
-    """One ``<step>`` as written."""
+class Move:
+    """What a step does with chunks: its kind and the slices of the buffers (``i``, ``o``,
+    ``s``) it reads and writes, ``cnt`` chunks from each offset."""
 
-    index: int
     kind: str
     srcbuf: str
     srcoff: int
     dstbuf: str
     dstoff: int
     cnt: int
+
+
+@dataclass
+class Step(Move):
+    """One ``<step>`` as written."""
+
+    index: int
     depid: int
     deps: int
     hasdep: int
@@ -34,16 +41,11 @@ class Step:
 
 
 @dataclass
-class Op:
+class Op(Move):
     """One executor transmission: a real step, with the ``nop`` dependencies before it
-    folded in and, for ``re``, the steps fused with it."""
+    folded in and, for ``re``, the steps fused with it (the source offset and count are
+    then the last fused step's; ``reductions`` lists every source offset)."""
 
-    kind: str
-    srcbuf: str
-    srcoff: int
-    dstbuf: str
-    dstoff: int
-    cnt: int
     waits: list[tuple[int, int]]  # (threadblock, step): flag of tb must be ≥ step
     signals: bool  # hasdep: sets this threadblock's flag when done
     flag: int  # the value it sets: the executor's step counter

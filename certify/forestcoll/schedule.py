@@ -40,7 +40,7 @@ from ..allreduce import check_forestcoll_lp
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
 from .optimum import check_optimum
 from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
-from .splitting import check_splitting
+from .splitting import check_splitting, gstar_capacities
 from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
 
 MAX_BITS = 4000  # k × Σ weights: times stay far below Python's 4300-digit printing limit
@@ -397,11 +397,4 @@ def _gstar_caps(topo: Topo, certs: Mapping[str, Any]) -> dict[Link, int]:
     raw = certs.get("gstar")
     if not isinstance(raw, Mapping) or not isinstance(raw.get("capacities"), list):
         raise InputError("certificates.gstar must be {U, k, capacities: [[u, v, int], …]}")
-    caps: dict[Link, int] = {}
-    for i, item in enumerate(raw["capacities"]):
-        if not isinstance(item, list) or len(item) != 3:
-            raise InputError(f"certificates.gstar.capacities[{i}] is not [u, v, int]")
-        u = topo.compute_node(item[0], f"gstar capacities[{i}]")
-        w = topo.compute_node(item[1], f"gstar capacities[{i}]")
-        caps[(u, w)] = caps.get((u, w), 0) + integer(item[2], f"gstar capacities[{i}]", 0)
-    return caps
+    return gstar_capacities(topo, raw["capacities"], "certificates.gstar.capacities")

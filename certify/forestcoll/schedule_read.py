@@ -112,8 +112,8 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
     if len(phases_raw) > MAX_PHASES:
         raise InputError(f"the schedule has {len(phases_raw)} phases; at most {MAX_PHASES} "
                          "are accepted")
-    budget = [MAX_TREES, MAX_EDGES]
-    phases = [_read_phase(topo, p, i, budget) for i, p in enumerate(phases_raw)]
+    reader = _Reader(topo)
+    phases = [_read_phase(reader, p, i) for i, p in enumerate(phases_raw)]
     claimed: dict[str, Fraction] = {}
     raw_claim = data.get("claimed")
     if isinstance(raw_claim, Mapping):
@@ -136,7 +136,40 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
     return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap)
 
 
-def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
+class _Reader:
+    """What reading one schedule keeps: the topology's node look-up, cached (a schedule
+    names the same few nodes millions of times), and how many more trees and edges it may
+    have before it is refused as beyond what collcert audits."""
+
+    def __init__(self, topo: Topo) -> None:
+        self.topo = topo
+        self.cache: dict[tuple[type, object], Node] = {}
+        self.trees_left = MAX_TREES
+        self.edges_left = MAX_EDGES
+
+    def node(self, ref: object, where: str) -> Node:
+        key = (type(ref), ref) if isinstance(ref, str | int) else None
+        if key is not None and key in self.cache:
+            return self.cache[key]
+        got = self.topo.node(ref, where)
+        if key is not None:
+            self.cache[key] = got
+        return got
+
+    def take_trees(self, count: int) -> None:
+        self.trees_left -= count
+        if self.trees_left < 0:
+            raise InputError(f"the schedule has more than {MAX_TREES} trees; that is beyond "
+                             "what collcert audits (a 1024-GPU schedule needs far fewer)")
+
+    def take_edges(self, count: int, what: str) -> None:
+        self.edges_left -= count
+        if self.edges_left < 0:
+            raise InputError(f"the schedule has more than {MAX_EDGES} {what}; that is "
+                             "beyond what collcert audits")
+
+
+def _read_phase(reader: _Reader, raw: Any, i: int) -> Phase:
     label = f"phase {i}"
     if not isinstance(raw, Mapping):
         raise InputError(f"{label} is not an object")
@@ -149,64 +182,10 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
     trees_raw = raw.get("trees")
     if not isinstance(trees_raw, list):
         raise InputError(f"{label} needs a 'trees' array")
-    budget[0] -= len(trees_raw)
-    if budget[0] < 0:
-        raise InputError(f"the schedule has more than {MAX_TREES} trees; that is beyond what "
-                         "collcert audits (a 1024-GPU schedule needs far fewer)")
-    cache: dict[tuple[type, object], Node] = {}
-
-    def node(ref: object, where: str) -> Node:
-        key = (type(ref), ref) if isinstance(ref, str | int) else None
-        if key is not None and key in cache:
-            return cache[key]
-        got = topo.node(ref, where)
-        if key is not None:
-            cache[key] = got
-        return got
-
-    walks = _read_walks(raw.get("walks"), label, node, budget)
-    trees: list[Tree] = []
-    for j, t in enumerate(trees_raw):
-        where = f"{label} tree {j}"
-        if not isinstance(t, Mapping):
-            raise InputError(f"{where} is not an object")
-        root = node(t.get("root"), f"{where} root")
-        if root not in topo.compute_set:
-            raise InputError(f"{where} root {root!r} is a switch, not a compute node")
-        where = f"{label} tree {j} (root {root!r}" + (
-            f", index {t['index']})" if isinstance(t.get("index"), int) else ")")
-        mult = integer(t.get("multiplicity", 1), f"{where} multiplicity", 1)
-        direction = t.get("direction", DIRECTION[coll])
-        if direction not in ("out", "in"):
-            raise InputError(f"{where}: direction {direction!r} is not 'out' or 'in'")
-        edges_raw = t.get("edges")
-        if not isinstance(edges_raw, list):
-            raise InputError(f"{where} needs an 'edges' array")
-        budget[1] -= len(edges_raw)
-        if budget[1] < 0:
-            raise InputError(f"the schedule has more than {MAX_EDGES} tree edges; that is "
-                             "beyond what collcert audits")
-        if walks is not None:  # compact trees: indices into the phase's walks
-            trees.append(Tree(root, mult, direction, _walk_refs(walks, edges_raw, where), where))
-            continue
-        edges: list[Edge] = []
-        if topo.string_ids:
-            fast = _fast_edges(topo.lookup, edges_raw)
-            if fast is not None:
-                trees.append(Tree(root, mult, direction, fast, where))
-                continue
-        for m, e in enumerate(edges_raw):
-            ew = f"{where} edge {m}"
-            if not isinstance(e, Mapping):
-                raise InputError(f"{ew} is not an object with src, dst, path")
-            src = node(e.get("src"), f"{ew} src")
-            dst = node(e.get("dst"), f"{ew} dst")
-            path_raw = e.get("path", [e.get("src"), e.get("dst")])
-            if not isinstance(path_raw, list) or not 1 <= len(path_raw) <= MAX_PATH:
-                raise InputError(f"{ew}: path must be an array of 2 to {MAX_PATH} node ids")
-            path = [node(p, f"{ew} path") for p in path_raw]
-            edges.append(Edge(src, dst, path))
-        trees.append(Tree(root, mult, direction, edges, where))
+    reader.take_trees(len(trees_raw))
+    walks = _read_walks(raw.get("walks"), label, reader)
+    trees = [_read_tree(reader, t, f"{label} tree {j}", DIRECTION[coll], walks)
+             for j, t in enumerate(trees_raw)]
     certs = raw.get("certificates") or {}
     if not isinstance(certs, Mapping):
         raise InputError(f"{label}: 'certificates' must be an object")
@@ -215,17 +194,53 @@ def _read_phase(topo: Topo, raw: Any, i: int, budget: list[int]) -> Phase:
     return Phase(coll, k, u, trees, label, certs, claimed_time)
 
 
-def _read_walks(raw: Any, label: str, node: Any, budget: list[int]) -> list[Edge] | None:
+def _read_tree(reader: _Reader, t: Any, where: str, direction_of_phase: str,
+               walks: list[Edge] | None) -> Tree:
+    """One tree: its root (a compute node), multiplicity, direction and edges, written out
+    or (a compact phase) as indices into the phase's walks."""
+    if not isinstance(t, Mapping):
+        raise InputError(f"{where} is not an object")
+    root = reader.node(t.get("root"), f"{where} root")
+    if root not in reader.topo.compute_set:
+        raise InputError(f"{where} root {root!r} is a switch, not a compute node")
+    where += f" (root {root!r}" + (
+        f", index {t['index']})" if isinstance(t.get("index"), int) else ")")
+    mult = integer(t.get("multiplicity", 1), f"{where} multiplicity", 1)
+    direction = t.get("direction", direction_of_phase)
+    if direction not in ("out", "in"):
+        raise InputError(f"{where}: direction {direction!r} is not 'out' or 'in'")
+    edges_raw = t.get("edges")
+    if not isinstance(edges_raw, list):
+        raise InputError(f"{where} needs an 'edges' array")
+    reader.take_edges(len(edges_raw), "tree edges")
+    if walks is not None:  # compact trees: indices into the phase's walks
+        return Tree(root, mult, direction, _walk_refs(walks, edges_raw, where), where)
+    if reader.topo.string_ids:
+        fast = _fast_edges(reader.topo.lookup, edges_raw)
+        if fast is not None:
+            return Tree(root, mult, direction, fast, where)
+    edges: list[Edge] = []
+    for m, e in enumerate(edges_raw):
+        ew = f"{where} edge {m}"
+        if not isinstance(e, Mapping):
+            raise InputError(f"{ew} is not an object with src, dst, path")
+        src = reader.node(e.get("src"), f"{ew} src")
+        dst = reader.node(e.get("dst"), f"{ew} dst")
+        path_raw = e.get("path", [e.get("src"), e.get("dst")])
+        if not isinstance(path_raw, list) or not 1 <= len(path_raw) <= MAX_PATH:
+            raise InputError(f"{ew}: path must be an array of 2 to {MAX_PATH} node ids")
+        edges.append(Edge(src, dst, [reader.node(p, f"{ew} path") for p in path_raw]))
+    return Tree(root, mult, direction, edges, where)
+
+
+def _read_walks(raw: Any, label: str, reader: _Reader) -> list[Edge] | None:
     """A compact phase's table of walks (docs/schedule-format.md), one Edge each;
     None when the phase has none (explicit edges)."""
     if raw is None:
         return None
     if not isinstance(raw, list):
         raise InputError(f"{label}: 'walks' must be an array of {{src, dst, path}} objects")
-    budget[1] -= len(raw)
-    if budget[1] < 0:
-        raise InputError(f"the schedule has more than {MAX_EDGES} walks and tree edges; that "
-                         "is beyond what collcert audits")
+    reader.take_edges(len(raw), "walks and tree edges")
     out = []
     for m, e in enumerate(raw):
         where = f"{label} walk {m}"
@@ -234,8 +249,9 @@ def _read_walks(raw: Any, label: str, node: Any, budget: list[int]) -> list[Edge
         path_raw = e.get("path")
         if not isinstance(path_raw, list) or not 2 <= len(path_raw) <= MAX_PATH:
             raise InputError(f"{where}: path must be an array of 2 to {MAX_PATH} node ids")
-        out.append(Edge(node(e.get("src"), f"{where} src"), node(e.get("dst"), f"{where} dst"),
-                        [node(p, f"{where} path") for p in path_raw]))
+        out.append(Edge(reader.node(e.get("src"), f"{where} src"),
+                        reader.node(e.get("dst"), f"{where} dst"),
+                        [reader.node(p, f"{where} path") for p in path_raw]))
     return out
 
 

@@ -46,13 +46,7 @@ def check_splitting(
         raise InputError("certificates.gstar must be {U, k, capacities: [[u, v, int], …]}")
     u_factor = number(raw.get("U"), "gstar U")
     k = integer(raw.get("k"), "gstar k", 1)
-    caps: dict[Link, int] = {}
-    for i, item in enumerate(raw["capacities"]):
-        if not isinstance(item, list) or len(item) != 3:
-            raise InputError(f"gstar capacities[{i}] is not [u, v, int]")
-        a = topo.compute_node(item[0], f"gstar capacities[{i}]")
-        b = topo.compute_node(item[1], f"gstar capacities[{i}]")
-        caps[(a, b)] = caps.get((a, b), 0) + integer(item[2], f"gstar capacities[{i}]", 0)
+    caps = gstar_capacities(topo, raw["capacities"], "gstar capacities")
     v.facts["gstar_edges"] = len(caps)
     _routing(topo, certificates.get("routing"), caps, u_factor, v)
     sup = dict(supply) if supply is not None else {c: k for c in topo.compute}
@@ -83,6 +77,19 @@ def check_splitting(
             v.fail(f"G* flow to {c!r}: value {frac_str(value) if m == 1 else value}/{m} is "
                    f"below Σ k_u = {need}, so G* cannot hold the trees (Zhao & Krishnamurthy 2023, Thm 5)")
     return v
+
+
+def gstar_capacities(topo: Topo, items: list[Any], label: str) -> dict[Link, int]:
+    """G*'s edges ``[[u, v, units], …]`` as {(u, v): units} (parallel entries summed);
+    ``label`` names the list in the message for an entry that is not a triple."""
+    caps: dict[Link, int] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, list) or len(item) != 3:
+            raise InputError(f"{label}[{i}] is not [u, v, int]")
+        a = topo.compute_node(item[0], f"gstar capacities[{i}]")
+        b = topo.compute_node(item[1], f"gstar capacities[{i}]")
+        caps[(a, b)] = caps.get((a, b), 0) + integer(item[2], f"gstar capacities[{i}]", 0)
+    return caps
 
 
 def _routing(

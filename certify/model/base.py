@@ -386,3 +386,15 @@ def content_hash(topo: Topo) -> str:
     }
     blob = json.dumps(canon, sort_keys=True, separators=(",", ":")).encode()
     return "sha256:" + hashlib.sha256(blob).hexdigest()
+
+
+def other_topology(topo: Topo, cert: Mapping[str, Any]) -> str | None:
+    """Why ``cert`` cannot be checked against ``topo``: it names another topology by its
+    hash (``"topology": "sha256:…"``); None when it names this one, or none."""
+    claimed = cert.get("topology")
+    if not (isinstance(claimed, str) and claimed.startswith("sha256:")):
+        return None
+    mine = content_hash(topo)
+    if claimed == mine:
+        return None
+    return f"the certificate is for topology {claimed[:19]}…, not this one ({mine[:19]}…)"

@@ -15,6 +15,10 @@ link lengths l ≥ 0 with Σ_e c(e)·l(e) > 0, every routing of time T has
 below. When ``lower == time`` the routing is optimal. The optimal dual of the
 minimum-congestion LP gives such lengths (LP duality: the bound then meets
 the optimum), as do the links a routing saturates when they form a cut.
+
+The shortest distances are this module's own Dijkstra (:func:`_dijkstra`, in
+integers), which repeats the one ``collcert.auditing.routing`` routes with on
+purpose: a checker does not import the code whose results it checks.
 """
 
 from __future__ import annotations
