@@ -107,7 +107,9 @@ class OnePortTopo:
         return "sha256:" + hashlib.sha256(blob).hexdigest()
 
 
-def _items(value: object, where: str) -> list[Any]:
+def entries(value: object, where: str) -> list[Any]:
+    """The array ``value`` of a schedule file (InputError if it is not one, or has more than
+    :data:`MAX_ITEMS` entries); the replay of :mod:`.oneport_events` reads its arrays so too."""
     if not isinstance(value, list):
         raise InputError(f"{where} must be an array")
     if len(value) > MAX_ITEMS:
@@ -118,7 +120,7 @@ def _items(value: object, where: str) -> list[Any]:
 def _link_values(topo: OnePortTopo, rows: object, where: str, exact: bool = True,
                  ) -> dict[Link, Fraction]:
     out: dict[Link, Fraction] = {}
-    for k, row in enumerate(_items(rows, where)):
+    for k, row in enumerate(entries(rows, where)):
         if not isinstance(row, list) or len(row) != 3:
             raise InputError(f"{where}[{k}] is not [src, dst, value]")
         e = topo.link(row[:2], f"{where}[{k}]")
@@ -172,7 +174,7 @@ def _check_unit_flows(topo: OnePortTopo, s: Node, cert: Mapping[str, Any],
                       n: Mapping[Link, Fraction], v: Verdict) -> None:
     """One unit flow x_i from the source to every other node, within n (SSB (7)-(10))."""
     seen: set[Node] = set()
-    for k, item in enumerate(_items(cert.get("x", []), "lp x")):
+    for k, item in enumerate(entries(cert.get("x", []), "lp x")):
         if not isinstance(item, Mapping):
             raise InputError(f"lp x[{k}] is not an object with dest and flow")
         i = topo.node(item.get("dest"), f"lp x[{k}] dest")
@@ -231,10 +233,10 @@ def _check_dual(topo: OnePortTopo, s: Node, cert: Mapping[str, Any], v: Verdict)
         v.fail(f"dual: the port prices add up to {frac_str(total)} > 1")
     entering: dict[Link, Fraction] = {e: Fraction(0) for e in topo.cost}
     bound = Fraction(0)
-    for k, cut in enumerate(_items(dual.get("cuts", []), "lp dual cuts")):
+    for k, cut in enumerate(entries(dual.get("cuts", []), "lp dual cuts")):
         if not isinstance(cut, Mapping):
             raise InputError(f"lp dual cuts[{k}] is not an object with nodes and weight")
-        X = {topo.node(w, f"lp dual cuts[{k}] node") for w in _items(cut.get("nodes"),
+        X = {topo.node(w, f"lp dual cuts[{k}] node") for w in entries(cut.get("nodes"),
                                                                      f"lp dual cuts[{k}] nodes")}
         y = number(cut.get("weight"), f"lp dual cuts[{k}] weight")
         if not X or s in X or y < 0:
@@ -299,11 +301,11 @@ def _check_trees(topo: OnePortTopo, s: Node, doc: Mapping[str, Any], N: int,
     """Weighted spanning arborescences from s, Σλ = N, whose loads are ``loads`` (eq. (17))."""
     counted: dict[Link, int] = {}
     total = 0
-    for k, tree in enumerate(_items(doc.get("trees"), "trees")):
+    for k, tree in enumerate(entries(doc.get("trees"), "trees")):
         if not isinstance(tree, Mapping):
             raise InputError(f"trees[{k}] is not an object with weight and edges")
         lam = integer(tree.get("weight"), f"trees[{k}] weight", 1)
-        edges = [topo.link(p, f"trees[{k}] edge") for p in _items(tree.get("edges"),
+        edges = [topo.link(p, f"trees[{k}] edge") for p in entries(tree.get("edges"),
                                                                  f"trees[{k}] edges")]
         _check_arborescence(topo, s, edges, f"trees[{k}]", v)
         total += lam
@@ -339,14 +341,14 @@ def _check_matchings(topo: OnePortTopo, doc: Mapping[str, Any], packing: Mapping
         raise InputError("packing tick must be positive")
     covered: dict[Link, Fraction] = {}
     total_mu = Fraction(0)
-    for k, mt in enumerate(_items(doc.get("matchings"), "matchings")):
+    for k, mt in enumerate(entries(doc.get("matchings"), "matchings")):
         if not isinstance(mt, Mapping):
             raise InputError(f"matchings[{k}] is not an object with duration and edges")
         mu = number(mt.get("duration"), f"matchings[{k}] duration")
         if mu <= 0 or (mu / tick).denominator != 1:
             v.fail(f"matchings[{k}]: duration {frac_str(mu)} is not a positive whole number "
                    f"of ticks ({frac_str(tick)})")
-        edges = [topo.link(p, f"matchings[{k}] edge") for p in _items(mt.get("edges"),
+        edges = [topo.link(p, f"matchings[{k}] edge") for p in entries(mt.get("edges"),
                                                                      f"matchings[{k}] edges")]
         senders = [a for a, _ in edges]
         receivers = [b for _, b in edges]

@@ -37,7 +37,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import InputError, Link, Node, Verdict, frac_str, integer, number
-from .oneport import OnePortTopo, _items
+from .oneport import OnePortTopo, entries
 
 MAX_LAG = 10_000
 MAX_REPLAYED_BLOCKS = 4_000_000
@@ -59,7 +59,7 @@ def read_period(topo: OnePortTopo, doc: Mapping[str, Any], v: Verdict) -> tuple[
     sends: dict[Node, list[tuple[Fraction, Fraction, str]]] = {w: [] for w in topo.nodes}
     recvs: dict[Node, list[tuple[Fraction, Fraction, str]]] = {w: [] for w in topo.nodes}
     t = Fraction(0)
-    for k, step in enumerate(_items(doc.get("steps"), "steps")):
+    for k, step in enumerate(entries(doc.get("steps"), "steps")):
         if not isinstance(step, Mapping):
             raise InputError(f"steps[{k}] is not an object with start, duration, transfers")
         start = number(step.get("start"), f"steps[{k}] start")
@@ -69,7 +69,7 @@ def read_period(topo: OnePortTopo, doc: Mapping[str, Any], v: Verdict) -> tuple[
                    f"must follow each other from 0 with positive durations (expected start "
                    f"{frac_str(t)})")
         edges: list[Link] = []
-        for m, tr in enumerate(_items(step.get("transfers"), f"steps[{k}] transfers")):
+        for m, tr in enumerate(entries(step.get("transfers"), f"steps[{k}] transfers")):
             where = f"steps[{k}] transfers[{m}]"
             if not isinstance(tr, Mapping):
                 raise InputError(f"{where} is not an object with src, dst, blocks")
@@ -77,7 +77,7 @@ def read_period(topo: OnePortTopo, doc: Mapping[str, Any], v: Verdict) -> tuple[
             edges.append(e)
             c = topo.cost[e]
             at = start
-            for q, bl in enumerate(_items(tr.get("blocks"), f"{where} blocks")):
+            for q, bl in enumerate(entries(tr.get("blocks"), f"{where} blocks")):
                 if not isinstance(bl, Mapping):
                     raise InputError(f"{where} blocks[{q}] is not an object")
                 lag = integer(bl.get("lag"), f"{where} blocks[{q}] lag", 0)
