@@ -3,7 +3,7 @@
 The certificate carries only a value, a primal and a dual, keyed by the
 names of docs/allreduce.md (JSON arrays such as ``["x", v]``). The LP itself
 is rebuilt here from the topology, so a certificate cannot smuggle in a
-different LP: then :func:`~.lp.check_lp` proves by weak duality that the
+different LP: then :func:`~collcert.certify.solvers.check_lp` proves by weak duality that the
 primal is feasible and optimal and that its objective, the claimed value,
 is the optimum of LP (5).
 

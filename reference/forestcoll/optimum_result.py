@@ -78,7 +78,7 @@ class Optimum:
     extra: dict[str, Any] = field(default_factory=dict)
     automorphisms: list[list[list[Node]]] = field(default_factory=list, repr=False)
     """Generators σ as ``[[u, σ(u)], …]`` when the flows cover one compute node per
-    orbit (:mod:`.orbits`); certify/ verifies them and computes the orbits itself."""
+    orbit (:mod:`collcert.reference.symmetry.orbits`); certify/ verifies them and computes the orbits itself."""
 
     @property
     def time_per_unit(self) -> Fraction:

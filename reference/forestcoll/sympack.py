@@ -1,7 +1,7 @@
 """Tree packing by orbits: trees for one root per orbit, mapped to every root.
 
 When G* is invariant under a group H acting freely on its nodes
-(:mod:`.symmetry`, :mod:`.symsplit`), the arcs of G* fall into orbits
+(:mod:`collcert.reference.symmetry`, :mod:`.symsplit`), the arcs of G* fall into orbits
 ("labels"); the arcs of one orbit have equal capacity c(L). Trees built for
 the representative roots r and mapped by every h ∈ H load an arc e of label
 L with Σ_{e' ∈ L} (uses of e' by the representatives' trees): the mapped

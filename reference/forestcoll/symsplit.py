@@ -2,7 +2,7 @@
 
 The same edge splitting as :mod:`.splitting`, done for a whole orbit of
 (ingress, switch, egress) pairs at once: when the graph D is invariant under
-a group H of automorphisms (:mod:`.symmetry`, verified), splitting γ units
+a group H of automorphisms (:mod:`collcert.reference.symmetry`, verified), splitting γ units
 of (u, w), (w, t) is done together with γ units of (h(u), h(w)), (h(w), h(t))
 for every h ∈ H, so D stays invariant. The invariant of Zhao & Krishnamurthy 2023, Thm 5,
 

@@ -1,6 +1,6 @@
 """Automorphisms that make the compute nodes few orbits, found by individualisation.
 
-:mod:`.symmetry` finds the box shift of a machine of identical boxes (a cyclic
+:mod:`.boxes` finds the box shift of a machine of identical boxes (a cyclic
 group acting freely). Many topologies have more: the GPUs inside a DGX box are
 interchangeable too (with their NICs and rail switches), and rings, tori and
 hypercubes are vertex-transitive with no boxes at all. Here the group is grown
@@ -9,7 +9,7 @@ the generators found so far, an automorphism τ with τ(c0) = c1 is looked for
 by *individualisation-refinement* without backtracking:
 
 1. give c0 (first copy of the colouring) and c1 (second copy) a new colour and
-   refine both (1-WL, :func:`.symmetry.refine`: colours depend only on the
+   refine both (1-WL, :func:`.boxes.refine`: colours depend only on the
    structure, so the two refinements can be compared);
 2. pair the i-th node of every colour cell in the first copy with the i-th node
    of that cell in the second (node order); if the pairing is an automorphism
@@ -82,7 +82,7 @@ class _Refiner:
         self.colour = self.refine(base)
 
     def refine(self, colours: np.ndarray) -> np.ndarray:
-        """Rounds of :func:`.symmetry.refine` until the number of colours is stable, or
+        """Rounds of :func:`.boxes.refine` until the number of colours is stable, or
         the budget is spent (then :attr:`left` ≤ 0 and the result is not used)."""
         col, classes = colours, len(np.unique(colours))
         while self.left > 0:

@@ -230,7 +230,8 @@ def two_box_example(b: object = 1) -> Topology:
             compute.append(c)
             _both(links, c, f"w{i}", 10 * bw)
             _both(links, c, "w0", bw)
-    return Topology(compute, links, ["w0", "w1", "w2"], name="2-box example (000 Fig. 1)",
+    return Topology(compute, links, ["w0", "w1", "w2"],
+                    name="2-box example (Zhao & Krishnamurthy 2023, Fig. 1)",
                     unit="b" if b == 1 else "GB/s")
 
 
