@@ -17,7 +17,13 @@ from collcert.reference.forestcoll import (
 )
 from collcert.reference.model import ScheduleError, fraction_str
 
-from ._common import Progress, add_topology_argument, load_topology, print_json
+from ._common import (
+    Progress,
+    add_progress_option,
+    add_topology_argument,
+    load_topology,
+    print_json,
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -66,8 +72,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="print the summary as one JSON object (exact numbers as \"p/q\")")
     p.add_argument("--engine", default="auto", choices=("auto", "ortools", "exact"),
                    help="max-flow engine (default: ortools when capacities fit in int64)")
-    p.add_argument("--progress", action="store_true",
-                   help="show the progress bar even when stderr is not a terminal")
+    add_progress_option(p, "show the progress bar")
     p.add_argument("--check", action="store_true",
                    help="check the schedule with the independent checkers of collcert.certify "
                    "before writing it (exit 3 if they reject it); --json reports the time")
