@@ -417,15 +417,11 @@ def _result(g: SplitGraph, sp: _Splitter, comp: tuple[Node, ...], supply: Mappin
     nc = g.nc
     capacity: dict[tuple[Node, Node], int] = {}
     paths: dict[tuple[Node, Node], dict[Path, int]] = {}
-    arcs_cc: list[int] = []
-    for i, (a, b) in enumerate(zip(g.tails, g.heads)):
-        if a == g.s or g.cap[i] == 0:
-            continue
-        if a >= nc or b >= nc:
-            raise RuntimeError("internal: a switch arc survived switch removal")
-        capacity[(g.nodes[a], g.nodes[b])] = g.cap[i]
-        paths[(g.nodes[a], g.nodes[b])] = dict(g.paths[i])
-        arcs_cc.append(i)
+    arcs_cc = g.gstar_arcs(g.s, nc)
+    for i in arcs_cc:
+        key = (g.nodes[g.tails[i]], g.nodes[g.heads[i]])
+        capacity[key] = g.cap[i]
+        paths[key] = dict(g.paths[i])
     flows: dict[Node, dict[tuple[Node | None, Node], int]] = {}
     for v in range(nc):
         fv: dict[tuple[Node | None, Node], int] = {}

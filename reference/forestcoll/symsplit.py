@@ -305,16 +305,10 @@ class _OrbitSplitter(ArcTable):
         nodes, nc = self.nodes, self.nc
         capacity: dict[tuple[Node, Node], int] = {}
         paths: dict[tuple[Node, Node], dict[tuple[Node, ...], int]] = {}
-        live: list[int] = []
-        for i, (a, b) in enumerate(zip(self.tails, self.heads)):
-            if a == self.s or self.cap[i] == 0:
-                continue
-            if a >= nc or b >= nc:
-                raise RuntimeError("internal: a switch arc survived switch removal")
-            key = (nodes[a], nodes[b])
+        for i in self.gstar_arcs(self.s, nc):
+            key = (nodes[self.tails[i]], nodes[self.heads[i]])
             capacity[key] = self.cap[i]
             paths[key] = {tuple(nodes[x] for x in p): u for p, u in self.paths[i].items()}
-            live.append(i)
         flows: dict[Node, dict[tuple[Node | None, Node], int]] = {}
         support = {r: [i for i in range(len(self.tails)) if i < len(f) and f[i]]
                    for r, f in self.flows.items()}

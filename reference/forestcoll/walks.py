@@ -45,6 +45,19 @@ class ArcTable:
         self.inn[b].add(i)
         return i
 
+    def gstar_arcs(self, s: int, nc: int) -> list[int]:
+        """The arcs of G* once every switch is split off: those with capacity left that do
+        not leave the super source ``s``; all join compute nodes (indices below ``nc``),
+        anything else is an internal error."""
+        live = []
+        for i, (a, b) in enumerate(zip(self.tails, self.heads)):
+            if a == s or self.cap[i] == 0:
+                continue
+            if a >= nc or b >= nc:
+                raise RuntimeError("internal: a switch arc survived switch removal")
+            live.append(i)
+        return live
+
     def pair(self, u: int, w: int, t: int) -> tuple[int, int, int, int]:
         """The arcs (u, w) and (w, t) through a switch w, and their capacities."""
         i_uw, i_wt = self.arc[(u, w)], self.arc[(w, t)]
