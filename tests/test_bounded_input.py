@@ -142,3 +142,22 @@ def test_msccl_export_is_sized_first(monkeypatch: pytest.MonkeyPatch) -> None:
         msccl_xml(s)
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "1G")
     assert "<algo " in msccl_xml(s)
+
+
+def test_sizes_and_byte_counts_print_exactly_at_any_size() -> None:
+    # the counts in a refusal are exact integers: a platform of 10^400 nodes is refused
+    # with its size in words, not an OverflowError from converting it to a float
+    huge = 10**200
+    with pytest.raises(TopologyError, match=r"about 1e\+400 compute nodes, 0 switches, "
+                                            r"about 4e\+400 links is more than"):
+        platforms.torus([huge, huge])
+    with pytest.raises(TopologyError, match=r"about 1.2e\+12 compute nodes"):
+        platforms.ring(1_234_567_890_123)
+    # one byte formatter (certify's), the same figures as the float formatting it replaced
+    for n in [0, 1, 1023, 1024, 1536, 1048575, 1048576, 5 << 30, 3 << 40, 123456789012]:
+        scale = max((p for p in range(5) if n >= 1024 ** p), default=0)
+        unit = ("bytes", "KB", "MB", "GB", "TB")[scale]
+        want = f"{n} bytes" if scale == 0 else f"{n / 1024 ** scale:.1f} {unit}"
+        assert files.human_bytes(n) == want
+    assert files.human_bytes(10**400).endswith(" PB")
+    assert limits.human_bytes is files.human_bytes

@@ -23,6 +23,7 @@ import json
 import os
 import re
 import zlib
+from fractions import Fraction
 from typing import Any, Protocol
 
 from .base import InputError
@@ -38,7 +39,7 @@ class Readable(Protocol):
 CHUNK = 1 << 20
 
 ENV_MEMORY = "COLLCERT_MAX_MEMORY"
-MEMORY_FRACTION = 0.75
+MEMORY_PERCENT = 75
 """Share of the available memory a single command may plan to use."""
 
 JSON_BYTES_PER_ITEM = 64
@@ -48,13 +49,18 @@ plus the slot that holds it); :func:`check_json_memory` counts values by their s
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
-def human_bytes(n: float) -> str:
-    """``"1.9 GB"``: a byte count for messages (powers of 1024)."""
-    for unit in ("bytes", "KB", "MB", "GB", "TB"):
-        if n < 1024 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
+def human_bytes(n: int | float) -> str:
+    """``"1.9 GB"``: a byte count for messages (powers of 1024, one decimal), computed in
+    exact arithmetic, so that any count prints (10^400 bytes too, in PB)."""
+    units = ("KB", "MB", "GB", "TB", "PB")
+    exact = Fraction(n)
+    if exact < 1024:
+        return f"{round(exact)} bytes"
+    power = 1
+    while power < len(units) and exact >= 1024 ** (power + 1):
+        power += 1
+    tenths = round(exact * 10 / 1024 ** power)
+    return f"{tenths // 10}.{tenths % 10} {units[power - 1]}"
 
 
 def parse_bytes(text: str) -> int:
@@ -110,8 +116,8 @@ def memory_budget() -> tuple[int, str]:
     if not found:  # pragma: no cover - no way to tell: only the hard caps apply
         return 1 << 62, "no memory limit known"
     least, name = min(found)
-    return (int(least * MEMORY_FRACTION),
-            f"{MEMORY_FRACTION:.0%} of {name}, {human_bytes(least)}; set {ENV_MEMORY} to "
+    return (least * MEMORY_PERCENT // 100,
+            f"{MEMORY_PERCENT}% of {name}, {human_bytes(least)}; set {ENV_MEMORY} to "
             "change it")
 
 

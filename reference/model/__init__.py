@@ -35,7 +35,6 @@ from .limits import (
     check_prove_size,
     check_size,
     check_solvable,
-    human_bytes,
     read_text,
 )
 from .links import Link, Node, unpack_link
@@ -59,7 +58,6 @@ __all__ = [
     "check_solvable",
     "decimal_str",
     "fraction_str",
-    "human_bytes",
     "lcm_of_denominators",
     "node_name",
     "parse_number",

@@ -23,6 +23,11 @@ machine's memory, the process's address-space limit (``ulimit -v``) and its
 cgroup's limit, unless the environment variable ``COLLCERT_MAX_MEMORY``
 (``"64G"``, ``"512M"``, bytes) sets it; ``COLLCERT_MAX_SECONDS`` sets the
 longest predicted solve (default one hour).
+
+The predictions are planning figures, not results: the time constants and the
+seconds they give are floats, used only to decide whether to start a solve and
+to word a refusal ("about 3 hours"). Memory is counted in integer bytes and
+every count is printed exactly; no figure from here reaches a reported optimum.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import BinaryIO, Protocol
 
-from collcert.certify.model import InputError
+from collcert.certify.model import InputError, human_bytes
 from collcert.certify.model import check_json_memory as certify_check_json_memory
 from collcert.certify.model import memory_budget as certify_memory_budget
 from collcert.certify.model import parse_bytes as certify_parse_bytes
@@ -130,17 +136,20 @@ class Size:
 
 
 def _count(n: int, word: str, plural: str = "s") -> str:
-    shown = str(n) if n < 10**12 else f"about {float(n):.2g}"
+    shown = str(n) if n < 10**12 else f"about {_scientific(n)}"
     return f"{shown} {word}" + ("" if n == 1 else plural)
 
 
-def human_bytes(n: float) -> str:
-    """``"1.9 TB"``: a byte count for messages (powers of 1024)."""
-    for unit in ("bytes", "KB", "MB", "GB", "TB", "PB"):
-        if n < 1024 or unit == "PB":
-            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
-        n /= 1024
-    raise AssertionError("unreachable")  # pragma: no cover
+def _scientific(n: int) -> str:
+    """``"1.2e+12"``: a positive integer to two significant digits, as ``:.2g`` prints
+    it, but in exact arithmetic (a count of 10^400 nodes is a message, not an
+    OverflowError)."""
+    exp = len(str(n)) - 1
+    lead = round(Fraction(n, 10 ** (exp - 1)))  # two digits, 10..100
+    if lead == 100:
+        lead, exp = 10, exp + 1
+    digits = str(lead // 10) if lead % 10 == 0 else f"{lead // 10}.{lead % 10}"
+    return f"{digits}e+{exp:02d}"
 
 
 def human_seconds(s: float) -> str:
