@@ -36,7 +36,7 @@ from .execplan import (
     run_host,
 )
 from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
-from .msccl_export import msccl_xml, plan_xml, write_text
+from .msccl_export import msccl_xml, plan_xml
 from .treeplan import plan_from_schedule
 
 __all__ = [
@@ -65,5 +65,4 @@ __all__ = [
     "plan_xml",
     "run_host",
     "tree_schedule_latency",
-    "write_text",
 ]

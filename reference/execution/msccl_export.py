@@ -43,7 +43,6 @@ no MSCCL counterpart: such an edge is sent from its G* source like any other.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
@@ -459,15 +458,3 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
 
 def _at(buf: tuple[str, int], packed: dict[int, int]) -> int:
     return packed[buf[1]] if buf[0] == "s" else buf[1]
-
-
-def write_text(text: str, path: str) -> None:
-    """Write ``text`` to ``path`` ('-': stdout); ScheduleError when it cannot be written."""
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise ScheduleError(f"cannot write {path}: {exc.strerror}") from None

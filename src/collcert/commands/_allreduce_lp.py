@@ -41,10 +41,8 @@ def run(args: argparse.Namespace) -> int:
         doc = s.to_json(certificates=False)
     checked = _check(topo, s, doc, program) if args.check else None
     text = json.dumps(doc, indent=1) + "\n" if program is None else program.text
-    if args.output == "-":
-        sys.stdout.write(text)
-    elif args.output:
-        write_output(args.output, text)
+    if args.output:
+        write_output(args.output, text, dash_is_stdout=True)
     elapsed = time.monotonic() - started
     out = sys.stderr if args.output == "-" else sys.stdout
     if args.json:

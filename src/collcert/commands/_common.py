@@ -323,8 +323,12 @@ def add_progress_option(parser: Any, what: str = "show a progress bar") -> None:
                         help=f"{what} even when stderr is not a terminal")
 
 
-def write_output(path: str, text: str) -> None:
-    """Write a command's output file (``-o``); one that cannot be written is bad input."""
+def write_output(path: str, text: str, *, dash_is_stdout: bool = False) -> None:
+    """Write a command's output file (``-o``); one that cannot be written is bad input.
+    ``dash_is_stdout``: the command documents ``-o -`` as standard output."""
+    if dash_is_stdout and path == "-":
+        sys.stdout.write(text)
+        return
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)

@@ -23,6 +23,7 @@ from ._common import (
     add_topology_argument,
     load_topology,
     print_json,
+    write_output,
 )
 
 
@@ -139,11 +140,11 @@ def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
     """The schedule to -o in --format (stdout for '-'); the writing stage timed."""
     t_write = time.monotonic()
     if args.format == "msccl-xml":
-        from collcert.reference.execution import msccl_xml, write_text
+        from collcert.reference.execution import msccl_xml
 
         text = msccl_xml(s, channels=args.msccl_channels)
         if args.output:
-            write_text(text, args.output)
+            write_output(args.output, text, dash_is_stdout=True)
     elif args.output == "-":
         sys.stdout.write(render(s, args.format, certificates=not args.no_certificates,
                                 compact=not args.expanded))
