@@ -22,6 +22,13 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..model import Topology, parse_number
+from .tree_rate import TreeRate, bidirected_tree_rate
+
+__all__ = ["RateBounds", "TreeRate", "bidirected_tree", "bidirected_tree_network",
+           "bidirected_tree_rate", "complete_network", "cycle_network", "hypercube",
+           "hypercube_network", "mac_bc_sum", "network", "ring_network", "single_mac_bc",
+           "three_cycle", "three_cycle_network", "uniform_complete", "uniform_cycle",
+           "uniform_ring"]
 
 
 @dataclass(frozen=True)
@@ -127,11 +134,12 @@ def mac_bc_sum(weights: Sequence[object]) -> Fraction:
 
 
 def bidirected_tree(beta: Mapping[tuple[int, int], object]) -> RateBounds:
-    """A bi-directed tree: every MAC-BC network uses every directed tree edge exactly once
-    (reduce or broadcast), and cutting an edge leaves β_ij one way: R* = R_LP = C = min β.
-    (Theorem 3 covers these networks; the formula is derived, not printed.)"""
-    m = min(parse_number(c) for c in beta.values())
-    return RateBounds(m, m, m, "Thm 3 (bi-directed trees)")
+    """A bi-directed tree on nodes 0..K-1 given by its β (both directions of every edge):
+    R* = R_LP = C = min β (Theorem 3; see :func:`bidirected_tree_rate`, which checks the
+    shape and builds the certificates)."""
+    k = 1 + max((max(e) for e in beta), default=0)
+    r = bidirected_tree_rate(bidirected_tree_network(k, beta))
+    return RateBounds(r.value, r.value, r.value, "Thm 3 (bi-directed trees)")
 
 
 def single_mac_bc() -> RateBounds:
