@@ -10,6 +10,8 @@ Modules:
 ``lp5``           ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5)), solved
                   exactly
 ``lp5_schedule``  reduce and broadcast trees that reach LP (5) exactly
+``rsag_weighted`` weighted RS+AG: reduce-scatter then allgather with the best unequal
+                  shards (Zhao et al. 2026, §5.7), exact, by cut generation
 """
 
 from . import closed_forms
@@ -18,6 +20,7 @@ from .lp5 import ForestCollLP, forestcoll_lp
 from .lp5_schedule import LPSchedule, LPTree, lp_schedule
 from .rate import MacBcLP, mac_bc_lp
 from .report import AllreduceRate, allreduce_rate
+from .rsag_weighted import WeightedRSAG, weighted_rsag
 
 __all__ = [
     "AllreduceRate",
@@ -26,10 +29,12 @@ __all__ = [
     "LPSchedule",
     "LPTree",
     "MacBcLP",
+    "WeightedRSAG",
     "allreduce_rate",
     "closed_forms",
     "cut_set_bound",
     "forestcoll_lp",
     "lp_schedule",
     "mac_bc_lp",
+    "weighted_rsag",
 ]
