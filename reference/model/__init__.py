@@ -16,6 +16,7 @@ Modules:
 ``exact``            exact numbers: parsing capacities, printing fractions ("65/3")
 ``limits``           refuse what this machine cannot read or solve, before building it
 ``errors``           the exception types, and how their messages name a node
+``whatif``           a topology with links degraded and links or nodes failed
 """
 
 from .errors import CollcertError, ScheduleError, TopologyError, node_name
@@ -40,6 +41,7 @@ from .limits import (
 from .links import Link, Node, unpack_link
 from .topology import Topology
 from .topology_io import TOPOLOGY_FORMAT
+from .whatif import WhatIf, what_if
 
 __all__ = [
     "CollcertError",
@@ -51,6 +53,7 @@ __all__ = [
     "TOPOLOGY_FORMAT",
     "Topology",
     "TopologyError",
+    "WhatIf",
     "check_budget",
     "check_json_memory",
     "check_prove_size",
@@ -65,4 +68,5 @@ __all__ = [
     "read_text",
     "show",
     "unpack_link",
+    "what_if",
 ]

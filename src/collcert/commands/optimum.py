@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import time
+from fractions import Fraction
+from typing import Any
 
-from collcert.reference.forestcoll import COLLECTIVES, optimum
+from collcert.reference.forestcoll import COLLECTIVES, Optimum, optimum
+from collcert.reference.model import Topology, TopologyError
 
-from . import _sizes
+from . import _sizes, _whatif
 from ._common import (
     Progress,
     add_json_option,
@@ -47,10 +50,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "then carries the automorphism, docs/optimum.md); for -c alltoall, the "
                    "full LP with one commodity per compute node, not one per orbit")
     _sizes.add_size_arguments(p)
+    _whatif.add_arguments(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if _whatif.wanted(args) and args.collective in ("alltoall", "allreduce"):
+        raise TopologyError(f"--degrade/--fail work with -c allgather, reduce_scatter, "
+                            f"broadcast and reduce, not yet with -c {args.collective}")
     if args.collective == "alltoall":  # a multicommodity flow LP, not trees
         from . import _alltoall
 
@@ -61,6 +68,8 @@ def run(args: argparse.Namespace) -> int:
         return _allreduce.run(args)
     topo = load_topology(args.topology)
     _sizes.check_unit(args, topo)
+    if _whatif.wanted(args):
+        return _run_whatif(args, topo)
     root = None if args.root is None else topo.lookup(args.root)
     started = time.monotonic()
     progress = Progress(f"optimum {args.collective}", force=args.progress)
@@ -79,4 +88,42 @@ def run(args: argparse.Namespace) -> int:
         print(f"  time: {elapsed:.2f} s")
         if _sizes.wanted(args):
             _sizes.optimum_view(args, topo, opt)
+    return 0
+
+
+def _optimum(args: argparse.Namespace, topo: Topology, label: str) -> Optimum:
+    root = None if args.root is None else topo.lookup(args.root)
+    if root is not None and root not in topo.index:
+        raise TopologyError(f"--root {args.root!r} is not a node of the {label} machine"
+                            + (" (it is given to --fail)" if label == "changed" else ""))
+    progress = Progress(f"optimum {args.collective} ({label})", force=args.progress)
+    return optimum(topo, args.collective, root=root, fixed_k=args.fixed_k, engine=args.engine,
+                   progress=progress, symmetry=False if args.no_symmetry else None)
+
+
+def _run_whatif(args: argparse.Namespace, topo: Topology) -> int:
+    """--degrade/--fail: the changed machine's optimum against the healthy one."""
+    started = time.monotonic()
+    w = _whatif.apply(args, topo)
+    healthy = _optimum(args, topo, "healthy")
+    if w.topology is None:  # disconnected: rate 0, proven by the cut no link leaves
+        opt, now, cut = None, Fraction(0), w.cut
+    else:
+        opt = _optimum(args, w.topology, "changed")
+        now, cut = opt.algbw, opt.cut
+    elapsed = time.monotonic() - started
+    report = _whatif.report(w, healthy.algbw, now, cut)
+    if args.json or args.certificate:
+        out: dict[str, Any] = {}
+        if opt is not None:
+            out = opt.certificate() if args.certificate else opt.to_json()
+            out["topology_name"] = w.topology.name if w.topology else topo.name
+        out["whatif"] = report
+        out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
+        print_json(out)
+        return 0
+    if opt is not None:
+        print(opt.summary())
+    _whatif.print_report(w, healthy.algbw, now, cut)
+    print(f"  time: {elapsed:.2f} s (both optima)")
     return 0

@@ -17,6 +17,7 @@ from collcert.reference.forestcoll import (
 )
 from collcert.reference.model import ScheduleError, fraction_str
 
+from . import _whatif
 from ._common import (
     Progress,
     add_progress_option,
@@ -88,6 +89,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--no-symmetry", action="store_true",
                    help="do not build by orbits of the topology's box symmetry (the general "
                    "algorithms of Zhao & Krishnamurthy 2023 only; slower on large machines, same optimum)")
+    _whatif.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -97,6 +99,8 @@ def run(args: argparse.Namespace) -> int:
 
         return _allreduce_lp.run(args)
     topo = load_topology(args.topology)
+    if _whatif.wanted(args):  # the machine after --degrade/--fail (docs/whatif.md)
+        topo = _whatif.schedule_topology(args, topo)
     weights = None
     if args.weights:
         weights = [w.strip() for w in args.weights.split(",")]
