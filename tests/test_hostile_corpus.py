@@ -431,3 +431,91 @@ def test_fuzz_generate_creates_nothing_when_refused(corpus: Path) -> None:
     proc = _run(["fuzz", "generate", "-n", "-1", "-o", "{g2}"], None, corpus)
     assert proc.returncode == 2
     assert not (corpus / "g2").exists()
+
+
+# Issue 24 row 1: an output file that is one of the command's inputs (the same path, a
+# symbolic link or a hard link) is refused before any work, for every command that writes
+# a file; the input is left byte for byte as it was.
+ONTO_INPUT = [  # (argv, the input file that the output names; files made by _onto_folder)
+    (["optimum", "{t.png}", "--plot", "{t.png}"], "t.png"),
+    (["optimum", "{t.png}", "--plot", "{t-symlink.png}"], "t.png"),
+    (["optimum", "{t.png}", "--plot", "{t-hardlink.png}"], "t.png"),
+    (["schedule", "{t.json}", "-o", "{t.json}"], "t.json"),
+    (["schedule", "{t.json}", "-o", "{t-symlink.json}", "--check"], "t.json"),
+    (["schedule", "{t-hardlink.json}", "-o", "{t.json}", "--format", "msccl-xml"], "t.json"),
+    (["draw", "{t.png}", "-o", "{t.png}"], "t.png"),
+    (["draw", "ring:4", "{s.png}", "-o", "{s.png}"], "s.png"),
+    (["audit", "ring:4", "{s.png}", "--plot", "{s.png}"], "s.png"),
+    (["audit", "ring:4", "{s.json}", "--ranks", "{r.png}", "--plot", "{r-symlink.png}"],
+     "r.png"),
+    (["broadcast-steady", "{fig1.json}", "-o", "{fig1.json}"], "fig1.json"),
+    (["reduce-tree", "--check", "{red.json}", "-o", "{red.json}"], "red.json"),
+    (["reduce-tree", "--check", "{red.png}", "--figure2", "{red.png}"], "red.png"),
+    (["import", "{t.json}", "-o", "{t-hardlink.json}"], "t.json"),
+    (["import", "{t.json}", "--nvidia-smi", "{s.json}", "-o", "{s.json}"], "s.json"),
+]
+
+
+def _onto_folder(folder: Path) -> None:
+    topo = FILES["topo4.json"]
+    for name, text in (("t.json", topo), ("t.png", topo), ("s.json", FILES["ring4_chains.json"]),
+                       ("s.png", FILES["ring4_chains.json"]), ("r.png", "0\n1\n2\n3\n"),
+                       ("fig1.json", FILES["fig1.json"]),
+                       ("red.json", FILES["reduction300.json"]),
+                       ("red.png", FILES["reduction300.json"])):
+        (folder / name).write_text(str(text), encoding="utf-8")
+    for name in ("t.json", "t.png", "r.png"):
+        stem, ext = os.path.splitext(name)
+        (folder / f"{stem}-symlink{ext}").symlink_to(folder / name)
+        os.link(folder / name, folder / f"{stem}-hardlink{ext}")
+
+
+def test_every_output_option_is_known_to_the_check() -> None:
+    """Each option of each command that writes a file is one the check looks at."""
+    import argparse
+
+    from collcert.cli import build_parser
+    from collcert.commands._common import OUTPUT_OPTIONS
+
+    found = set()
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{path} {name}".strip())
+            elif {"-o", "--output", "--plot"} & set(action.option_strings):
+                found.add((path, action.dest))
+
+    walk(build_parser(), "")
+    assert found, "no command has an output option?"
+    for path, dest in found:
+        assert dest in OUTPUT_OPTIONS, (path, dest)
+    tested = {(argv[0], a) for argv, _ in ONTO_INPUT for a in argv if a.startswith("-")}
+    for path, dest in found:
+        if path.startswith("fuzz"):  # fuzz generate -o DIR: it reads no file
+            continue
+        assert (path, OUTPUT_OPTIONS[dest]) in tested, f"add a case of {path} to ONTO_INPUT"
+
+
+@pytest.mark.parametrize("argv,victim", ONTO_INPUT, ids=[" ".join(c[0][:1] + c[0][-2:])
+                                                         for c in ONTO_INPUT])
+def test_an_output_onto_an_input_is_refused(tmp_path: Path, argv: list[str], victim: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from collcert.cli import main
+
+    _onto_folder(tmp_path)
+    before = (tmp_path / victim).read_bytes()
+    code = main([str(tmp_path / a[1:-1]) if a.startswith("{") else a for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "would overwrite it" in err and "Traceback" not in err
+    assert (tmp_path / victim).read_bytes() == before
+    assert not (tmp_path / victim).is_symlink()
+
+
+def test_an_empty_output_name_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from collcert.cli import main
+
+    assert main(["schedule", "ring:4", "-o", ""]) == 2
+    assert "an empty file name" in capsys.readouterr().err

@@ -17,7 +17,7 @@ import errno
 import sys
 from collections.abc import Sequence
 
-from collcert.commands import COMMAND_MODULES, load_command
+from collcert.commands import COMMAND_MODULES, load_command, refuse_outputs_onto_inputs
 
 EXIT_OK, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -94,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_BAD_INPUT
     try:
+        if args.command != "check":  # check writes no file and imports no collcert.reference
+            refuse_outputs_onto_inputs(args)  # -o onto an input: exit 2 before any work
         return int(args.func(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -32,6 +32,7 @@ Shared by several: ``_common`` (topologies from the command line, ``--json``,
 
 from __future__ import annotations
 
+import argparse
 import importlib
 from types import ModuleType
 
@@ -47,4 +48,12 @@ def load_command(name: str) -> ModuleType:
     return importlib.import_module(f"{__name__}.{name}")
 
 
-__all__ = ["COMMAND_MODULES", "load_command"]
+def refuse_outputs_onto_inputs(args: argparse.Namespace) -> None:
+    """Exit-2 error before any work when an output file of the command line (``-o``,
+    ``--plot``, ...) is one of its input files: see ``_common.refuse_outputs_onto_inputs``."""
+    from ._common import refuse_outputs_onto_inputs as refuse
+
+    refuse(args)
+
+
+__all__ = ["COMMAND_MODULES", "load_command", "refuse_outputs_onto_inputs"]

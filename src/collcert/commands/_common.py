@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any, TextIO
 
 from collcert.reference.model import (
+    CollcertError,
     NumberError,
     ScheduleError,
     Topology,
@@ -323,12 +324,97 @@ def add_progress_option(parser: Any, what: str = "show a progress bar") -> None:
                         help=f"{what} even when stderr is not a terminal")
 
 
-def write_output(path: str, text: str, *, dash_is_stdout: bool = False) -> None:
-    """Write a command's output file (``-o``); one that cannot be written is bad input.
+OUTPUT_OPTIONS = {"output": "-o", "plot": "--plot", "figure2": "--figure2"}
+"""The options (namespace attribute: option) of any command that name a file it writes."""
+
+_INPUTS: dict[tuple[int, int], tuple[str, str]] = {}
+"""(st_dev, st_ino) of every file the current command reads: :func:`write_output`
+refuses to write onto one (filled by :func:`refuse_outputs_onto_inputs`)."""
+
+
+def _file_names(value: Any) -> list[str]:
+    if isinstance(value, str | os.PathLike):
+        return [os.fspath(value)]
+    if isinstance(value, list | tuple):
+        return [os.fspath(v) for v in value if isinstance(v, str | os.PathLike)]
+    return []
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)  # follows symbolic links: a link is its target
+    except (OSError, ValueError):
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def refuse_outputs_onto_inputs(args: argparse.Namespace) -> None:
+    """Refuse (exit 2), before any work, a command line whose output file (``-o``,
+    ``--plot``, ``--figure2``) is one of its input files (the topology, the schedule,
+    ``--ranks``, ``--check FILE``, ...), also through a symbolic or hard link (same
+    device and inode), an output named twice, or an empty output name. Every
+    argument that names an existing file counts as an input. ``collcert.cli`` calls
+    this for every command before it runs."""
+    outputs = [(dest, opt, getattr(args, dest, None)) for dest, opt in OUTPUT_OPTIONS.items()]
+    outputs = [(dest, opt, v) for dest, opt, v in outputs if isinstance(v, str | os.PathLike)]
+    for _, opt, value in outputs:
+        if not os.fspath(value).strip():
+            raise CollcertError(f"{opt} {os.fspath(value)!r}: an empty file name; name the "
+                                "file to write")
+    _INPUTS.clear()
+    for dest, value in vars(args).items():
+        if dest in OUTPUT_OPTIONS or dest == "func":
+            continue
+        for name in _file_names(value):
+            if name != "-" and os.path.isfile(name):
+                ident = _identity(name)
+                if ident is not None:
+                    _INPUTS.setdefault(ident, (name, _input_label(dest)))
+    seen: dict[tuple[int, int] | str, str] = {}
+    for _, opt, value in outputs:
+        path = os.fspath(value)
+        if path == "-":
+            continue
+        _refuse_input(path, opt)
+        key = _identity(path) or os.path.abspath(path)
+        if key in seen:
+            raise CollcertError(f"{opt} {path}: the same file as {seen[key]}; name two "
+                                "different files")
+        seen[key] = f"{opt} {path}"
+
+
+def _refuse_input(path: str, opt: str) -> None:
+    """CollcertError when ``path`` is (or links to) a file the command reads."""
+    ident = _identity(path)
+    if ident is None or ident not in _INPUTS:
+        return
+    source, label = _INPUTS[ident]
+    same = ("" if os.path.abspath(source) == os.path.abspath(path)
+            else f" {source}, the same file through a link")
+    raise CollcertError(f"{opt} {path}: this file is the command's input {label}{same}; "
+                        "writing the output there would overwrite it. Name another output "
+                        "file")
+
+
+_POSITIONAL = ("topology", "schedule", "certificate", "file")
+
+
+def _input_label(dest: str) -> str:
+    """How the command line names the argument ``dest``: TOPOLOGY, --ranks."""
+    return dest.upper() if dest in _POSITIONAL else "--" + dest.replace("_", "-")
+
+
+def write_output(path: str, text: str, *, dash_is_stdout: bool = False,
+                 option: str = "-o") -> None:
+    """Write a command's output file (``-o``); one that cannot be written is bad input,
+    and so is one of the command's input files (checked again here, at write time).
     ``dash_is_stdout``: the command documents ``-o -`` as standard output."""
     if dash_is_stdout and path == "-":
         sys.stdout.write(text)
         return
+    if not path.strip():
+        raise CollcertError(f"{option} {path!r}: an empty file name; name the file to write")
+    _refuse_input(path, option)
     try:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)

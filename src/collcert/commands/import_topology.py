@@ -8,7 +8,7 @@ import sys
 
 from collcert.importers import FORMATS, MAX_BOXES
 
-from ._common import add_json_option, exact_number, print_json
+from ._common import add_json_option, exact_number, print_json, write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,9 +73,7 @@ def run(args: argparse.Namespace) -> int:
         got = importers.import_topology(args.file, args.fmt, **options)
     doc = got.to_json()
     if args.output and args.output != "-":
-        with open(args.output, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=1)
-            fh.write("\n")
+        write_output(args.output, json.dumps(doc, indent=1) + "\n")
     if args.json:
         print_json({"format": got.format, "origin": got.origin,
                     "compute_nodes": got.topology.num_compute,

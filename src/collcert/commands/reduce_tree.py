@@ -11,7 +11,7 @@ from typing import Any
 from collcert.reference.model import fraction_str, parse_number, show
 from collcert.reference.reduction import STRATEGIES, ReductionError, solve
 
-from ._common import print_json
+from ._common import print_json, write_output
 from ._reduction_file import read_reduction_file
 
 _EPILOG = """\
@@ -128,13 +128,7 @@ def run(args: argparse.Namespace) -> int:
         best = solve(args.n, d, c).makespan
         doc["optimum"] = fraction_str(best)
     if args.output:
-        try:
-            with open(args.output, "w", encoding="utf-8") as fh:
-                json.dump(doc, fh)
-                fh.write("\n")
-        except OSError as exc:
-            raise ReductionError(f"-o {args.output}: cannot write it "
-                                 f"({exc.strerror or exc})") from None
+        write_output(args.output, json.dumps(doc) + "\n")
     if args.json:
         print_json(doc)
     else:
