@@ -105,11 +105,25 @@ class AllreduceRate:
         if self.mac_bc is not None:
             out["corollary_2_1"] = self.mac_bc.stats["corollary_2_1"]
         out["not_applicable"] = dict(self.reasons)
+        thm19 = self.thm19  # Zhao & Krishnamurthy 2023, Thm 19 decided exactly (issue 23)
+        out["thm19"] = None if thm19 is None else thm19.certificate(t)
         out["chain"] = [{"key": k, "rate": fraction_str(v), "model": LABELS[k][1]}
                         for k, v in self.chain()]
         if certificates:
             out["certificates"] = self.certificates()
         return out
+
+    @property
+    def thm19(self) -> Any:
+        """Zhao & Krishnamurthy 2023, Thm 19 decided exactly (:mod:`.rsag_condition`): an
+        ``RsagCondition`` (computed once), or None without RS+AG or when every rate is 0."""
+        if self.rsag is None or self.cut_set.value == 0:
+            return None
+        if "_thm19" not in self.__dict__:
+            from .rsag_condition import rsag_condition
+            self.__dict__["_thm19"] = rsag_condition(self.topology, opt=self.rsag,
+                                                     cut=self.cut_set)
+        return self.__dict__["_thm19"]
 
     def certificates(self) -> dict[str, Any]:
         t = self.topology
@@ -159,6 +173,8 @@ class AllreduceRate:
         if self.mac_bc is not None:
             lines.append(f"  Corollary 2.1: R_LP ≤ Σβ/(2(K−1)) = "
                          f"{show(Fraction(self.mac_bc.stats['corollary_2_1']))}")
+        if self.thm19 is not None:
+            lines.append("  " + self.thm19.summary())
         inside = ", ".join(str(v) for v in t.nodes if v in self.cut_set.cut)
         lines.append(f"  cut-set witness: S = {{{inside}}}, B⁺(S) = {show(upper)}")
         for key, why in self.reasons.items():

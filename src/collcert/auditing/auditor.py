@@ -23,7 +23,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from collcert.certify.execution import msccl as msccl_mod
-from collcert.certify.execution import msccl_sim
+from collcert.certify.execution import msccl_sim, mscclpp, mscclpp_sim
 from collcert.certify.forestcoll import check_schedule, forestcoll_xml, read_schedule, schedule_json
 from collcert.certify.model import InputError, Topo, Verdict, load_json
 from collcert.certify.model import frac_str as fraction_str
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from collcert.reference.broadcast import OnePortPlatform
     from collcert.reference.model import Topology
 
-FORMATS = ("json", "forestcoll-xml", "msccl-xml")
+FORMATS = ("json", "forestcoll-xml", "msccl-xml", "mscclpp-json")
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
@@ -54,6 +54,11 @@ def _detect(text: str) -> str:
 
     head = text.lstrip()[:4096]
     if head.startswith("{"):
+        import re
+
+        # an MSCCL++ execution plan (docs/mscclpp.md): "gpus" holding "threadblocks"
+        if re.search(r'"gpus"\s*:\s*\[', head) and '"threadblocks"' in head:
+            return "mscclpp-json"
         return "json"
     if head.startswith("<"):
         import re
@@ -63,7 +68,7 @@ def _detect(text: str) -> str:
             return "msccl-xml"
         return "forestcoll-xml"
     raise ScheduleError("cannot tell the schedule's format: it is neither JSON nor XML; "
-                        "pass --format json|forestcoll-xml|msccl-xml")
+                        "pass --format json|forestcoll-xml|msccl-xml|mscclpp-json")
 
 
 def rank_nodes(topology: Topology, ranks: Sequence[Any] | str | os.PathLike[str] | None,
@@ -155,6 +160,9 @@ def audit(
         if fmt == "msccl-xml":
             assert isinstance(schedule, str)
             return _audit_msccl(topology, topo, schedule, ranks, check_optimum_certificate)
+        if fmt == "mscclpp-json":
+            assert isinstance(schedule, str)
+            return _audit_mscclpp(topology, topo, schedule, ranks, check_optimum_certificate)
         if isinstance(schedule, str):
             data = (schedule_json(schedule) if fmt == "json" else
                     forestcoll_xml(schedule, node_ids=[str(v) for v in topo.nodes]))
@@ -349,6 +357,61 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
         notes.append(f"protocol {prog.proto}: data fills only {share} on the wire (the rest "
                      f"are flags); the time above counts data only{counted}")
     report = _report(verdict, prog.collective, "msccl-xml", topology.unit, opt, notes,
+                     routing, extra, multicast=bool(topology.multicast_switches))
+    if report.valid:
+        report.proven_time_per_unit = lower
+        report.bottleneck = [bottleneck + (" (and no routing of this traffic is faster)"
+                                           if lower == report.time_per_unit else "")]
+    return report
+
+
+# --------------------------------------------------------------------------- #
+# MSCCL++ execution plans (docs/mscclpp.md)
+# --------------------------------------------------------------------------- #
+def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
+                   check_opt: bool) -> AuditReport:
+    """An MSCCL++ plan: read and run by ``certify.execution.mscclpp_sim``; its traffic,
+    in shares of the collective's size M, routed and timed as an MSCCL program's."""
+    from collcert.reference.model import ScheduleError
+
+    plan = mscclpp.read(text)
+    nodes = rank_nodes(topology, ranks)
+    if plan.ngpus != len(nodes):
+        raise ScheduleError(
+            f"the MSCCL++ plan has {plan.ngpus} gpus but {len(nodes)} ranks are mapped to "
+            f"compute nodes ({'--ranks' if ranks is not None else 'the topology has'} "
+            f"{len(nodes)}); pass --ranks with one compute node per rank")
+    res = mscclpp_sim.run(plan)
+    verdict = res.verdict
+    cells = plan.unit() * plan.grain
+    demands: dict[tuple[Any, Any], Fraction] = {}
+    for (p, q), n in res.traffic.items():
+        key = (nodes[p], nodes[q])
+        demands[key] = demands.get(key, Fraction(0)) + Fraction(n, cells)
+    notes: list[str] = list(verdict.facts.get("notes", []))
+    notes.append(f"calls: checked as an {'in-place' if plan.inplace else 'out-of-place'} "
+                 f"call (\"inplace\": {str(plan.inplace).lower()})")
+    extra: list[Verdict] = []
+    if len(nodes) != topology.num_compute:
+        notes.append("the plan uses only some compute nodes; the optimum is for all")
+    routing, lower, bottleneck = "none", None, ""
+    if demands:
+        time, lower, routing, lp_verdict, bottleneck = route(topology, demands)
+        if lp_verdict is not None:
+            extra.append(lp_verdict)
+        verdict.facts["time_per_unit"] = time
+        if lower is not None and lower != time:
+            notes.append(f"routing: certified only between {fraction_str(lower)} and "
+                         f"{fraction_str(time)} (time per unit); the time shown is achievable")
+    else:
+        verdict.fail("the plan moves no data between ranks")
+    opt = certified_optimum(topology, topo, plan.collective, None, None, check_opt)
+    notes += opt.notes
+    if len(nodes) != topology.num_compute:
+        opt.bound = None
+    notes.append("bandwidth model: time = max over links of traffic / capacity; signals, "
+                 "barriers and latency are not timed")
+    report = _report(verdict, plan.collective, "mscclpp-json", topology.unit, opt, notes,
                      routing, extra, multicast=bool(topology.multicast_switches))
     if report.valid:
         report.proven_time_per_unit = lower

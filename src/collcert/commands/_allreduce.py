@@ -38,6 +38,16 @@ def check_all(report: Any) -> dict[str, bool]:
                 raise RuntimeError(f"internal: the {key} certificate did not check: "
                                    + "; ".join(verdict.all_reasons()[:3]))
             done[key] = True
+    if getattr(report, "thm19", None) is not None:  # Thm 19 decided (issue 23)
+        from collcert.certify.allreduce import check_rsag_condition
+
+        verdict = check_rsag_condition(report.topology.to_json(), certs["rsag"],
+                                       certs["cut_set_bound"],
+                                       report.thm19.certificate(report.topology))
+        if not verdict.ok:
+            raise RuntimeError("internal: the Thm 19 decision did not check: "
+                               + "; ".join(verdict.all_reasons()[:3]))
+        done["thm19"] = True
     return done
 
 
