@@ -1,0 +1,126 @@
+"""The figures of a comparison, each checked: the audited optimum, LP (5), every
+baseline through ``collcert.certify``'s schedule checker, the refusal, the α-β times.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from collcert.certify.forestcoll import check_schedule, read_schedule
+from collcert.certify.model import InputError, Topo
+from collcert.reference.model import CollcertError, Topology, fraction_str
+
+from .results import Comparison, ComparisonRefused, Row
+
+
+def _busbw(collective: str, n: int) -> Fraction:
+    if collective == "allreduce":
+        return Fraction(2 * (n - 1), n)
+    if collective in ("allgather", "reduce-scatter"):
+        return Fraction(n - 1, n)
+    return Fraction(1)
+
+
+def audit_optimum(topology: Topology, collective: str, root: Any) -> tuple[Comparison, Row]:
+    """ForestColl's optimal schedule, audited: its row, and the certified optimum."""
+    from collcert.auditing import audit
+    from collcert.reference.forestcoll import schedule
+
+    s = schedule(topology, collective, root=root)
+    doc = s.to_json(compact=True)
+    report = audit(topology, doc)
+    if not report.valid or report.algbw is None or report.optimum_algbw is None:
+        raise CollcertError("internal: the optimum's own schedule did not audit VALID against "
+                            "a certified optimum: " + "; ".join(report.reasons[:3] + report.notes[:3]))
+    opt = report.optimum_algbw
+    n = topology.num_compute
+    cmp = Comparison(topology.name, collective, s.root, topology.unit, n, opt,
+                     report.optimum_kind, report.bound_algbw, [], [])
+    cmp.checker_topology = Topo(topology.to_json())
+    label = ("ForestColl trees (optimum)" if collective != "allreduce"
+             else "ForestColl RS+AG trees")
+    row = Row("optimum", label, "optimum", report.algbw, report.algbw * _busbw(collective, n),
+              report.algbw / opt, document=doc)
+    row.phases = read_schedule(cmp.checker_topology, doc).phases
+    if collective == "allreduce" and report.optimum_kind != "certified":
+        cmp.notes.append(f"allreduce: the optimum column is {report.optimum_kind}")
+    return cmp, row
+
+
+def lp5_row(topology: Topology, cmp: Comparison) -> Row | None:
+    """ForestColl's LP (5) schedule of reduce and broadcast trees (None: not solved)."""
+    from collcert.reference.allreduce import forestcoll_lp, lp_schedule
+
+    try:
+        lp = forestcoll_lp(topology)
+        sched = lp_schedule(topology, lp=lp)
+    except CollcertError as exc:
+        cmp.notes.append(f"LP (5) not solved: {str(exc).split('; ')[0]}")
+        return None
+    row = checked_row(topology, cmp, "lp5", "ForestColl LP (5) trees", "lp5",
+                      sched.to_json(certificates=False))
+    if row.algbw != lp.value:
+        raise CollcertError(f"internal: the LP (5) schedule checks at {fraction_str(row.algbw)}, "
+                            f"not at the LP's value {fraction_str(lp.value)}")
+    return row
+
+
+def checked_row(topology: Topology, cmp: Comparison, name: str, label: str, kind: str,
+                doc: dict[str, Any]) -> Row:
+    """A schedule checked by ``collcert.certify`` (as ``collcert audit`` does): its row."""
+    try:
+        sched = read_schedule(cmp.checker_topology, doc)
+    except InputError as exc:
+        raise CollcertError(f"internal: the {name} schedule cannot be read: {exc}") from None
+    verdict = check_schedule(cmp.checker_topology, sched)
+    if not verdict.ok:
+        raise CollcertError(f"internal: the {name} schedule did not check: "
+                            + "; ".join(verdict.all_reasons()[:3]))
+    algbw = verdict.facts["algbw"]
+    row = Row(name, label, kind, algbw, algbw * _busbw(cmp.collective, cmp.ranks),
+              algbw / cmp.optimum, document=doc)
+    row.phases = sched.phases
+    return row
+
+
+def check_rows(cmp: Comparison) -> None:
+    """Refuse a baseline above the certified optimum or the proven bound."""
+    certified = cmp.collective != "allreduce" or cmp.optimum_kind == "certified"
+    for row in cmp.rows:
+        if row.kind == "optimum":
+            continue
+        if cmp.bound is not None and row.algbw > cmp.bound:
+            raise ComparisonRefused(
+                f"refusing to rank {row.name}: it checks at algbw {fraction_str(row.algbw)}, "
+                f"above the proven bound {fraction_str(cmp.bound)} {cmp.unit}; a checker or "
+                "the bound is wrong (please report it)")
+        if certified and row.algbw > cmp.optimum:
+            raise ComparisonRefused(
+                f"refusing to rank {row.name}: it checks at algbw {fraction_str(row.algbw)}, "
+                f"above the certified optimum {fraction_str(cmp.optimum)} {cmp.unit}; a "
+                "checker or the optimum is wrong (please report it)")
+        if not certified and row.algbw > cmp.optimum:
+            row.notes.append("above RS+AG's algbw, which is not proven optimal")
+
+
+def alpha_beta(topology: Topology, cmp: Comparison, sizes: list[int], alpha: Fraction) -> None:
+    """Every row's α-β time per size, and the fastest row per size."""
+    from collcert.reference.execution import (
+        AlphaBeta,
+        bytes_per_unit,
+        link_alphas,
+        tree_schedule_latency,
+    )
+
+    unit = bytes_per_unit(topology.unit)
+    alphas = link_alphas(topology, alpha)
+    cmp.sizes, cmp.alpha = sizes, alpha
+    for row in cmp.rows:
+        lat = tree_schedule_latency(topology, row.phases, alphas)
+        model = AlphaBeta(1 / row.algbw, lat, unit)
+        row.latency_us, row.hops = lat.latency, lat.hops
+        row.times_us = [model.time_us(s) for s in sizes]
+    for i in range(len(sizes)):
+        fastest = min(cmp.rows, key=lambda r: r.times_us[i])
+        cmp.best.append(fastest.name)

@@ -1,0 +1,76 @@
+"""Every baseline by name, for any topology and collective it applies to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collcert.reference.model import Topology
+
+from .classic import bruck, direct, hierarchical, recursive
+from .document import Baseline
+from .fabric import Node
+from .ring_schedules import ring_schedule
+from .rings import BaselineError, Rings, ring_channels
+from .trees import tree_allreduce, tree_rooted
+
+BASELINES = ("nccl-ring", "nccl-tree", "direct", "recursive", "bruck", "hierarchical")
+COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
+
+
+def baseline(topology: Topology, name: str, collective: str, root: Node | None = None,
+             *, channels: int | None = None, rings: Rings | None = None) -> Baseline:
+    """The baseline ``name`` (one of :data:`BASELINES`) of ``collective`` on ``topology``.
+
+    ``root``: broadcast / reduce (default: the first compute node). ``channels``: NCCL's
+    ring and tree channels (default: as NCCL's search would choose, docs/baselines.md);
+    ``rings``: channels already found. Raises :class:`BaselineError` where the algorithm
+    does not apply (the message says why)."""
+    if name not in BASELINES:
+        raise BaselineError(f"unknown baseline {name!r}; choose one of {', '.join(BASELINES)}")
+    if collective not in COLLECTIVES:
+        raise BaselineError(f"baselines exist for {', '.join(COLLECTIVES)}, not {collective!r}")
+    root = _root(topology, collective, root)
+    if name in ("nccl-ring", "nccl-tree"):
+        rings = rings or ring_channels(topology, channels)
+        if name == "nccl-ring":
+            return ring_schedule(topology, rings, collective, root)
+        if collective == "allreduce":
+            return tree_allreduce(topology, rings)
+        if collective in ("broadcast", "reduce"):
+            return tree_rooted(topology, rings, collective, root)
+        raise BaselineError(f"NCCL runs {collective} on rings only (its tree algorithm is "
+                            "for allreduce, broadcast and reduce)")
+    build = {"direct": direct, "recursive": recursive, "bruck": bruck,
+             "hierarchical": hierarchical}[name]
+    return build(topology, collective, root)
+
+
+def all_baselines(topology: Topology, collective: str, root: Node | None = None, *,
+                  channels: int | None = None, names: Any = BASELINES,
+                  ) -> tuple[list[Baseline], list[tuple[str, str]]]:
+    """The baselines that apply, and (name, why not) for those that do not."""
+    made: list[Baseline] = []
+    skipped: list[tuple[str, str]] = []
+    rings: Rings | None = None
+    for name in names:
+        try:
+            if name in ("nccl-ring", "nccl-tree") and rings is None:
+                rings = ring_channels(topology, channels)
+            made.append(baseline(topology, name, collective, root, channels=channels,
+                                 rings=rings))
+        except BaselineError as exc:
+            skipped.append((name, str(exc)))
+    return made, skipped
+
+
+def _root(topology: Topology, collective: str, root: Node | None) -> Node | None:
+    if collective not in ("broadcast", "reduce"):
+        if root is not None:
+            raise BaselineError(f"a {collective} has no root")
+        return None
+    if root is None:
+        return topology.compute_nodes[0]
+    node = topology.lookup(root)
+    if not topology.is_compute(node):
+        raise BaselineError(f"the root {root!r} is not a compute node of the topology")
+    return node
