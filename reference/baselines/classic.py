@@ -68,7 +68,7 @@ class _Ranked:
             for d in ds:
                 got = found.get(self.nodes[d])
                 if got is None:
-                    raise BaselineError(f"{self.name}: no route through switches from "
+                    raise BaselineError(f"no route through switches from "
                                         f"{self.nodes[s]!r} to {self.nodes[d]!r}")
                 routes[(s, d)] = got[2]
                 self.fabric.use(got[2])

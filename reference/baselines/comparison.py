@@ -38,6 +38,8 @@ def compare(topology: Topology, collective: str, root: Node | None = None, *,
     α-β times; the topology's unit must then be a data rate. Raises
     :class:`ComparisonRefused` if a baseline checks faster than the certified optimum."""
     say = progress or (lambda _text: None)
+    if collective in ("broadcast", "reduce") and root is None:
+        root = topology.compute_nodes[0]
     say("optimum: schedule and audit")
     cmp, opt_row = audit_optimum(topology, collective, root)
     rows = [opt_row]

@@ -15,6 +15,7 @@ Subcommands:
 ``draw``             pictures of a topology, its cut, a schedule (reduction trees:
                      ``_reduction_draw``)
 ``audit``            check a schedule, its exact time, the ratio to the optimum
+``compare``          the optimum beside NCCL's ring and tree and the classic algorithms
 ``fuzz``             random topologies, properties, a differential driver
 ``prove``            Z3 proofs of an optimum on a small topology
 ``check``            a certificate file checked by ``collcert.certify`` alone
@@ -36,7 +37,7 @@ import argparse
 import importlib
 from types import ModuleType
 
-COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "fuzz", "prove", "check",
+COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "compare", "fuzz", "prove", "check",
                    "broadcast_steady", "reduce_tree", "smoke", "import_topology",
                    "list_platforms", "completion")
 

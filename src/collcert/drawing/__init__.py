@@ -19,15 +19,18 @@ Modules:
 ``steady_broadcast``  :func:`draw_steady`: a steady-state broadcast schedule (Legrand et al.
                       2003), its trees and one period
 ``sizeplot``          :func:`plot_algbw`: algbw against message size (``--plot``)
+``compare``           :func:`plot_comparison`: every schedule of ``collcert compare``
 """
 
 from .common import DrawError, check_output, require_matplotlib, save
+from .compare import CompareSeries, plot_comparison
 from .model import CutInfo, DrawnSchedule, DrawnTree, cut_info, read_schedule_for_drawing
 from .network import draw_network
 from .sizeplot import Series, plot_algbw
 from .steady_broadcast import draw_steady
 
 __all__ = [
+    "CompareSeries",
     "CutInfo",
     "DrawError",
     "DrawnSchedule",
@@ -38,6 +41,7 @@ __all__ = [
     "draw_network",
     "draw_steady",
     "plot_algbw",
+    "plot_comparison",
     "read_schedule_for_drawing",
     "require_matplotlib",
     "save",

@@ -1,0 +1,190 @@
+"""``collcert compare``: the optimum beside what clusters run today (NCCL's rings and trees,
+the classic algorithms), each checked exactly, per message size in the α-β model.
+
+See docs/baselines.md; the Python API is :func:`collcert.reference.baselines.compare`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+from fractions import Fraction
+from typing import Any
+
+from . import _sizes
+from ._common import (
+    add_json_option,
+    add_progress_option,
+    add_topology_argument,
+    load_topology,
+    print_json,
+    write_output,
+)
+
+COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from collcert.reference.baselines import BASELINES
+
+    p = sub.add_parser(
+        "compare",
+        help="the optimum beside NCCL's ring and tree and the classic algorithms",
+        description="Build NCCL's ring and double binary tree (channels ordered as NCCL's "
+        "topology search orders them) and the classic algorithms (direct, recursive "
+        "doubling/halving, Bruck, hierarchical) as ordinary collcert schedules, check each "
+        "exactly as collcert audit does, and print one table: algbw, busbw, ratio to the "
+        "certified optimum, and with --sizes the α-β time per message size and the fastest "
+        "schedule at each size. Refuses (exit 1) if a baseline checks faster than the "
+        "certified optimum. The model of NCCL: docs/baselines.md.")
+    add_topology_argument(p, optional=False)
+    p.add_argument("-c", "--collective", choices=COLLECTIVES, default="allgather",
+                   help="the collective (default allgather)")
+    p.add_argument("--root", metavar="NODE",
+                   help="broadcast / reduce: the root (default: the first compute node)")
+    p.add_argument("--channels", type=int, metavar="N",
+                   help="NCCL ring/tree channels (default: as NCCL's search would choose, "
+                   "the fewest reaching the best modelled ring bandwidth, at most 16)")
+    p.add_argument("--baselines", metavar="LIST",
+                   help=f"comma-separated baselines to build (default all: "
+                   f"{','.join(BASELINES)})")
+    p.add_argument("--save-schedules", metavar="DIR",
+                   help="write every baseline's schedule to DIR/NAME.json "
+                   "(collcert-schedule/1: audit, draw, smoke and MSCCL export read them)")
+    add_json_option(p, '; algbw, busbw, ratios and times are exact "p/q" strings')
+    add_progress_option(p, "say what is being computed")
+    _sizes.add_size_arguments(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from collcert.reference.baselines import BASELINES, ComparisonRefused, compare
+    from collcert.reference.model import CollcertError
+
+    names = BASELINES if not args.baselines else tuple(
+        n.strip() for n in args.baselines.split(",") if n.strip())
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown or not names:
+        raise CollcertError(f"--baselines {args.baselines!r}: unknown {', '.join(unknown) or '(none)'}; "
+                            f"choose from {', '.join(BASELINES)}")
+    if args.channels is not None and not 1 <= args.channels <= 64:
+        raise CollcertError(f"--channels {args.channels}: give 1 to 64 channels")
+    if args.root is not None and args.collective not in ("broadcast", "reduce"):
+        raise CollcertError(f"--root applies to broadcast and reduce, not {args.collective}")
+    topo = load_topology(args.topology)
+    view = _sizes.wanted(args)
+    if view:
+        _sizes.check_unit(args, topo)
+    sizes = _sizes._sizes(args) if view else []
+    started = time.perf_counter()
+    progress = _progress(args)
+    try:
+        cmp = compare(topo, args.collective, args.root, sizes=sizes, alpha=_sizes._alpha(args),
+                      channels=args.channels, names=names, progress=progress)
+    except ComparisonRefused as exc:
+        print(f"REFUSED: {exc}")
+        return 1
+    took = time.perf_counter() - started
+    if args.save_schedules:
+        _save(args.save_schedules, cmp)
+    if args.plot:
+        _plot(args.plot, topo, cmp)
+    if args.json:
+        out = cmp.to_json()
+        out["seconds"] = round(took, 3)
+        print_json(out)
+    else:
+        print("\n".join(text_report(cmp, took)))
+        if args.plot:
+            print(f"Plot written to {args.plot}.")
+    return 0
+
+
+def _progress(args: argparse.Namespace) -> Any:
+    import sys
+
+    if not (args.progress or sys.stderr.isatty()):
+        return None
+    t0 = time.perf_counter()
+
+    def say(text: str) -> None:
+        print(f"[{time.perf_counter() - t0:6.1f}s] {text}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def _save(folder: str, cmp: Any) -> None:
+    from collcert.reference.model import CollcertError
+
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as exc:
+        raise CollcertError(f"--save-schedules {folder}: cannot make the folder: "
+                            f"{exc.strerror}") from None
+    for row in cmp.rows:
+        if row.document is not None:
+            write_output(os.path.join(folder, f"{row.name}.json"),
+                         json.dumps(row.document) + "\n", option="--save-schedules")
+
+
+def _num(x: Fraction) -> str:
+    from collcert.reference.model import fraction_str
+
+    text = fraction_str(x)
+    return text if x.denominator == 1 else f"{text} (≈{float(x):.2f})"
+
+
+def text_report(cmp: Any, took: float) -> list[str]:
+    """The comparison in words and tables."""
+    root = f" from/to {cmp.root}" if cmp.root is not None else ""
+    lines = [f"{cmp.collective}{root} on {cmp.topology} ({cmp.ranks} GPUs): optimum algbw "
+             f"{_num(cmp.optimum)} {cmp.unit} ({cmp.optimum_kind}); took {took:.1f} s", ""]
+    width = max(len(r.label) for r in cmp.rows)
+    lines.append(f"{'schedule':<{width}}  {'algbw':>22}  {'busbw':>9}  {'ratio':>6}  "
+                 f"{'optimum/it':>10}")
+    for r in cmp.rows:
+        inv = "" if not r.ratio else f"{float(1 / r.ratio):.3f}"
+        lines.append(f"{r.label:<{width}}  {_num(r.algbw):>22}  {float(r.busbw):>9.2f}  "
+                     f"{float(r.ratio or 0):>6.3f}  {inv:>10}")
+    lines.append(f"(algbw, busbw in {cmp.unit}; ratio = algbw / optimum, exact in --json)")
+    for name, why in cmp.skipped:
+        lines.append(f"not applicable: {name}: {why}")
+    for note in cmp.notes + [f"{r.name}: {n}" for r in cmp.rows for n in r.notes]:
+        lines.append(f"note: {note}")
+    if cmp.sizes:
+        lines += [""] + _size_table(cmp)
+    return lines
+
+
+def _size_table(cmp: Any) -> list[str]:
+    from collcert.reference.model import fraction_str
+
+    names = [r.name for r in cmp.rows]
+    w = max(10, max(len(n) for n in names) + 1)
+    out = [f"# α-β model (docs/alpha-beta.md): time in µs per message size; α = "
+           f"{fraction_str(cmp.alpha)} µs per link where the topology gives none",
+           "# latency (µs): " + ", ".join(f"{r.name} {float(r.latency_us):g}"
+                                          for r in cmp.rows),
+           f"{'size (B)':>12}" + "".join(f"{n:>{w}}" for n in names) + "   fastest"]
+    for i, size in enumerate(cmp.sizes):
+        cells = "".join(f"{float(r.times_us[i]):>{w}.2f}" for r in cmp.rows)
+        out.append(f"{size:>12}{cells}   {cmp.best[i]}")
+    return out
+
+
+def _plot(path: str, topo: Any, cmp: Any) -> None:
+    from collcert.drawing import CompareSeries, plot_comparison
+    from collcert.reference.execution import AlphaBeta, Latency, bytes_per_unit
+
+    unit = bytes_per_unit(topo.unit)
+    series = [CompareSeries(r.name, r.label, r.kind,
+                            AlphaBeta(1 / r.algbw, Latency(r.latency_us, r.hops), unit))
+              for r in cmp.rows]
+    title = (f"{cmp.collective} on {cmp.topology} ({cmp.ranks} GPUs): the optimum and what "
+             "clusters run today")
+    note = ("collcert compare, α-β model: time(M) = M / algbw + L, algbw exact on the bandwidth "
+            f"model, L the α's of the deepest route (α = {float(cmp.alpha):g} µs per link). "
+            "NCCL's ring and tree as modelled in docs/baselines.md, not measured.")
+    plot_comparison(path, series, cmp.sizes, cmp.best, title, note)

@@ -1,0 +1,108 @@
+"""algbw against message size for every schedule of a comparison (``collcert compare --plot``).
+
+One curve per schedule (the optimum's trees, LP (5), NCCL's ring and tree, the
+classic algorithms) in the α-β model, log-log; the band along the top says
+which schedule is fastest at each size, the crossovers NCCL's tuner looks for.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from collcert.reference.execution import AlphaBeta
+
+from .common import DrawError, check_output, require_matplotlib, save
+
+_STYLE = {"optimum": ("black", "-", 2.4), "lp5": ("0.35", "--", 2.0)}
+_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
+            "tab:pink", "tab:olive"]
+
+
+@dataclass
+class CompareSeries:
+    name: str
+    label: str
+    kind: str  # "optimum", "lp5", "baseline"
+    model: AlphaBeta
+
+
+def _bytes(x: float, _pos: object = None) -> str:
+    for unit, div in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if x >= div:
+            return f"{x / div:g}{unit}"
+    return f"{x:g}"
+
+
+def _xs(lo: int, hi: int) -> list[float]:
+    xs: list[float] = []
+    k = 0
+    while not xs or xs[-1] < hi:
+        xs.append(min(lo * 2 ** (k / 4), float(hi)))
+        k += 1
+    return xs
+
+
+def plot_comparison(path: str, series: Sequence[CompareSeries], sizes: Sequence[int],
+                    best: Sequence[str], title: str, note: str = "") -> None:
+    """Write the comparison plot to ``path`` (.png, .svg, .pdf)."""
+    check_output(path)
+    plt = require_matplotlib()
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    marks = [s for s in sizes if s > 0]
+    if not marks or not series:
+        raise DrawError("nothing to plot: no sizes above 0 bytes, or no schedule")
+    lo, hi = min(marks), max(marks)
+    fig, ax = plt.subplots(figsize=(9, 5.6))
+    colour: dict[str, str] = {}
+    k = 0
+    for s in series:
+        xs = _xs(lo, hi)
+        ys = [float(s.model.algbw_gbps(Fraction(x))) for x in xs]
+        peak = float(s.model.unit_bytes / s.model.time_per_unit / 10**9)
+        c, style, width = _STYLE.get(s.kind, (None, "-", 1.6))
+        if c is None:
+            c = _COLOURS[k % len(_COLOURS)]
+            k += 1
+        colour[s.name] = c
+        ax.plot(xs, ys, color=c, linestyle=style, linewidth=width,
+                label=f"{s.label} (→ {peak:.4g} GB/s)")
+        ax.plot(marks, [float(s.model.algbw_gbps(m)) for m in marks], "o", color=c,
+                markersize=3)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    octaves = max(1, (hi // max(lo, 1)).bit_length())
+    ax.xaxis.set_major_locator(LogLocator(base=2 ** max(1, -(-octaves // 12)), numticks=40))
+    ax.xaxis.set_major_formatter(FuncFormatter(_bytes))
+    plain = FuncFormatter(lambda y, _pos: f"{y:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    _best_band(ax, sizes, best, colour)
+    ax.set_xlabel("message size (bytes; K, M, G = 2^10, 2^20, 2^30)")
+    ax.set_ylabel("algbw = size / time (GB/s), α-β model")
+    ax.set_title(title, fontsize=10, pad=16)
+    ax.grid(True, which="major", alpha=0.35)
+    ax.legend(loc="lower right", fontsize=7.5)
+    lines = textwrap.wrap(note, 140) if note else []
+    if lines:
+        fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, color="0.3", ha="left",
+                 va="bottom")
+    fig.tight_layout(rect=(0, 0.022 * len(lines), 1, 1))
+    save(fig, path)
+
+
+def _best_band(ax: object, sizes: Sequence[int], best: Sequence[str],
+               colour: dict[str, str]) -> None:
+    """Along the top: a coloured tick per size in the colour of the fastest schedule."""
+    from matplotlib.transforms import blended_transform_factory
+
+    trans = blended_transform_factory(ax.transData, ax.transAxes)  # type: ignore[attr-defined]
+    for size, name in zip(sizes, best):
+        if size > 0:
+            ax.plot([size], [1.015], marker="s", markersize=6,  # type: ignore[attr-defined]
+                    color=colour.get(name, "0.5"), transform=trans, clip_on=False)
+    ax.text(0.0, 1.035, "fastest at each size:", transform=ax.transAxes,  # type: ignore
+            fontsize=7, color="0.3", ha="left", va="bottom")
