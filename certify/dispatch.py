@@ -39,6 +39,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "allreduce-mac-bc-lp": ("allreduce:check_mac_bc_lp", "the all-reduce MAC-BC LP"),
     "allreduce-forestcoll-lp": ("allreduce:check_forestcoll_lp",
                                 "ForestColl's all-reduce LP (5)"),
+    "allreduce-rsag-weighted": ("allreduce:check_rsag_weighted",
+                                "weighted RS+AG: its shards, and that no shards do better "
+                                "(`collcert optimum -c allreduce --method rsag-weighted`)"),
     "steady-broadcast": ("broadcast:check_steady_broadcast",
                          "a one-port steady-state broadcast schedule "
                          "(`collcert broadcast-steady`; TOPOLOGY is its platform)"),
@@ -127,6 +130,7 @@ def check_lp_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdi
 BUNDLE = {"cut_set_bound": ("allreduce-cut-set", "cut_set_bound", "cut_set_bound"),
           "mac_bc_lp": ("allreduce-mac-bc-lp", "mac_bc_lp", "mac_bc_lp"),
           "forestcoll_lp": ("allreduce-forestcoll-lp", "forestcoll_lp", "forestcoll_lp"),
+          "rsag_weighted": ("allreduce-rsag-weighted", "rsag_weighted", "rsag_weighted"),
           "rsag": ("optimum", "algbw", "rsag_algbw")}
 
 

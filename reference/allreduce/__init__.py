@@ -12,6 +12,7 @@ Modules:
 ``lp5_schedule``  reduce and broadcast trees that reach LP (5) exactly
 ``rsag_weighted`` weighted RS+AG: reduce-scatter then allgather with the best unequal
                   shards (Zhao et al. 2026, §5.7), exact, by cut generation
+``rsag_weighted_schedule``  its reduce-scatter and allgather trees
 """
 
 from . import closed_forms
@@ -21,6 +22,7 @@ from .lp5_schedule import LPSchedule, LPTree, lp_schedule
 from .rate import MacBcLP, mac_bc_lp
 from .report import AllreduceRate, allreduce_rate
 from .rsag_weighted import WeightedRSAG, weighted_rsag
+from .rsag_weighted_schedule import WeightedRSAGSchedule, weighted_rsag_schedule
 
 __all__ = [
     "AllreduceRate",
@@ -30,6 +32,7 @@ __all__ = [
     "LPTree",
     "MacBcLP",
     "WeightedRSAG",
+    "WeightedRSAGSchedule",
     "allreduce_rate",
     "closed_forms",
     "cut_set_bound",
@@ -37,4 +40,5 @@ __all__ = [
     "lp_schedule",
     "mac_bc_lp",
     "weighted_rsag",
+    "weighted_rsag_schedule",
 ]

@@ -6,6 +6,8 @@ model in brackets: *routing*, schedules that only forward and reduce data;
 
 ``rsag``           ForestColl's RS+AG schedule (Zhao & Krishnamurthy 2023, App. B):
                    reduce-scatter trees, then allgather trees [routing]
+``rsag_weighted``  the same two phases with the best unequal shards (Zhao et al. 2026,
+                   §5.7 weights; :mod:`.rsag_weighted`) [routing]
 ``forestcoll_lp``  ForestColl's allreduce LP (5) (Zhao et al. 2026, App. G): the best
                    reduce+broadcast tree schedule [routing]
 ``mac_bc_lp``      R_LP of Zhou & Sun 2026, Thm 2 (no switches): a lower bound on R*;
@@ -16,7 +18,7 @@ model in brackets: *routing*, schedules that only forward and reduce data;
                    2023, bound (6)): an upper bound on R* even with coding [coding]
 
 All are *rates*: data per unit of time in the topology's bandwidth unit (an
-allreduce of M takes M / rate), so RS+AG ≤ LP (5) ≤ min(bound (7), C) and
+allreduce of M takes M / rate), so RS+AG ≤ weighted RS+AG ≤ LP (5) ≤ min(bound (7), C) and
 R_LP ≤ R* ≤ C, where R* is the best rate with network coding. A value that
 does not apply is ``None`` with the reason in ``reasons``.
 """
@@ -33,10 +35,11 @@ from ..model import CollcertError, Topology, fraction_str, show
 from .cut_set import CutSetBound, cut_set_bound
 from .lp5 import ForestCollLP, forestcoll_lp
 from .rate import MacBcLP, mac_bc_lp
+from .rsag_weighted import WeightedRSAG, weighted_rsag
 
 Progress = Callable[[int, int], None]
 
-KEYS = ("cut_set_bound", "mac_bc_lp", "forestcoll_lp")
+KEYS = ("cut_set_bound", "mac_bc_lp", "forestcoll_lp", "rsag_weighted")
 MAX_MAC_BC_NODES = 256
 """Above this many compute nodes ``allreduce_rate`` skips the MAC-BC LP (with the reason)."""
 
@@ -44,6 +47,9 @@ LABELS = {
     "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees "
              "(Zhao & Krishnamurthy 2023, App. B)",
              "routing", "achieved by `collcert schedule -c allreduce`"),
+    "rsag_weighted": ("weighted RS+AG: the same two phases, best unequal shards "
+                      "(Zhao et al. 2026, §5.7)", "routing",
+                      "achieved by `collcert schedule -c allreduce --method rsag-weighted`"),
     "forestcoll_lp": ("ForestColl allreduce LP (5) (Zhao et al. 2026, App. G)", "routing",
                       "achieved by `collcert schedule -c allreduce --method lp`"),
     "mac_bc_lp": ("MAC-BC LP R_LP (Zhou & Sun 2026, Thm 2)", "routing",
@@ -65,6 +71,7 @@ class AllreduceRate:
     forestcoll: ForestCollLP | None
     rsag: Optimum | None
     reasons: dict[str, str] = field(default_factory=dict)
+    weighted: WeightedRSAG | None = None
 
     @property
     def values(self) -> dict[str, Fraction | None]:
@@ -72,6 +79,7 @@ class AllreduceRate:
         rs = self.rsag
         return {
             "rsag": None if rs is None else rs.algbw,
+            "rsag_weighted": None if self.weighted is None else self.weighted.value,
             "forestcoll_lp": None if self.forestcoll is None else self.forestcoll.value,
             "mac_bc_lp": None if self.mac_bc is None else self.mac_bc.value,
             "bound7": None if rs is None else 1 / rs.extra["bound7_time_per_unit"],
@@ -134,6 +142,8 @@ class AllreduceRate:
             certs["forestcoll_lp"] = self.forestcoll.certificate()
         if self.rsag is not None:
             certs["rsag"] = self.rsag.certificate()
+        if self.weighted is not None:
+            certs["rsag_weighted"] = self.weighted.certificate()
         return certs
 
     def summary(self) -> str:
@@ -153,7 +163,7 @@ class AllreduceRate:
             prev = value
         vals = self.values
         achieved = [v for k, v in vals.items() if v is not None and k in
-                    ("rsag", "forestcoll_lp", "mac_bc_lp")]
+                    ("rsag", "rsag_weighted", "forestcoll_lp", "mac_bc_lp")]
         upper = self.cut_set.value
         if upper == 0:
             lines.append("  every rate is 0: no link leaves the cut-set witness below, so its "
@@ -167,9 +177,15 @@ class AllreduceRate:
                          f"{show(max(achieved))} (reached by trees) and {show(upper)} "
                          "(cut-set bound)")
         best = vals["forestcoll_lp"]
-        if best is not None and vals["rsag"] is not None:
-            lines.append("  RS+AG reaches the LP (5) optimum" if vals["rsag"] == best else
-                         f"  RS+AG reaches {show(vals['rsag'] / best)} of the LP (5) optimum")
+        for key, what in (("rsag", "RS+AG"), ("rsag_weighted", "weighted RS+AG")):
+            if best is not None and vals[key] is not None:
+                got = vals[key]
+                assert got is not None
+                lines.append(f"  {what} reaches the LP (5) optimum" if got == best else
+                             f"  {what} reaches {show(got / best)} of the LP (5) optimum")
+        if self.weighted is not None and vals["rsag"] != vals["rsag_weighted"]:
+            lines.append("  weighted RS+AG shards: " + ", ".join(
+                f"{v}: {show(f)}" for v, f in self.weighted.shards.items()))
         if self.mac_bc is not None:
             lines.append(f"  Corollary 2.1: R_LP ≤ Σβ/(2(K−1)) = "
                          f"{show(Fraction(self.mac_bc.stats['corollary_2_1']))}")
@@ -232,4 +248,13 @@ def allreduce_rate(
                            + t.forestcoll_problem.split(". ")[0])
     else:
         rs = optimum(t, "allreduce", engine=engine)
-    return AllreduceRate(t, cut, mb, fc, rs, reasons)
+    wr: WeightedRSAG | None = None
+    if not rsag:
+        reasons["rsag_weighted"] = "not asked for"
+    elif rs is None:
+        reasons["rsag_weighted"] = reasons["rsag"]
+    elif cut.value == 0:
+        reasons["rsag_weighted"] = "every rate is 0 (see the cut-set witness)"
+    else:
+        wr = weighted_rsag(t, engine=engine)
+    return AllreduceRate(t, cut, mb, fc, rs, reasons, wr)

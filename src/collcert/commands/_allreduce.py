@@ -3,18 +3,25 @@
 The topology may be any directed graph (Zhou & Sun 2026's model). Each figure's
 certificate is checked by ``collcert.certify`` before it is printed; a
 certificate that fails is a bug (exit 3).
+
+``--method rsag-weighted`` (``optimum`` and ``schedule -c allreduce``): weighted
+RS+AG alone, reduce-scatter then allgather with the best unequal shards
+(:mod:`collcert.reference.allreduce.rsag_weighted`), its shards and certificate,
+or its trees.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 import time
 from typing import Any
 
-from collcert.reference.model import TopologyError
+from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
 from . import _sizes
-from ._common import Progress, load_topology, print_json
+from ._common import Progress, load_topology, print_json, write_output
 
 
 def check_all(report: Any) -> dict[str, bool]:
@@ -24,12 +31,13 @@ def check_all(report: Any) -> dict[str, bool]:
         check_cut_set,
         check_forestcoll_lp,
         check_mac_bc_lp,
+        check_rsag_weighted,
     )
 
     g = Graph(report.topology.to_json())
     certs = report.certificates()
     checkers = {"cut_set_bound": check_cut_set, "mac_bc_lp": check_mac_bc_lp,
-                "forestcoll_lp": check_forestcoll_lp}
+                "forestcoll_lp": check_forestcoll_lp, "rsag_weighted": check_rsag_weighted}
     done = {}
     for key, check in checkers.items():
         if key in certs:
@@ -62,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
         raise TopologyError("allreduce has no root; --root is for broadcast and reduce")
     if args.fixed_k is not None:
         raise TopologyError("--fixed-k applies to allgather and reduce-scatter, not allreduce")
+    if getattr(args, "method", "all") == "rsag-weighted":
+        return _run_weighted(args)
     topo = load_topology(args.topology, strict=False)
     _sizes.check_unit(args, topo)
     started = time.monotonic()
@@ -84,3 +94,91 @@ def run(args: argparse.Namespace) -> int:
         if _sizes.wanted(args) and report.rsag is not None:
             _sizes.optimum_view(args, topo, report.rsag)
     return 0
+
+
+def _weighted_checked(topo: Any, engine: str) -> tuple[Any, dict[str, Any]]:
+    """Weighted RS+AG and its certificate, checked by collcert.certify (exit 3 if not)."""
+    from collcert.certify.allreduce import Graph, check_rsag_weighted
+    from collcert.reference.allreduce import weighted_rsag
+
+    r = weighted_rsag(topo, engine=engine)
+    cert = json.loads(json.dumps(r.certificate(), default=str))
+    verdict = check_rsag_weighted(Graph(topo.to_json()), cert)
+    if not verdict.ok or verdict.facts["rsag_weighted"] != r.value:
+        raise RuntimeError("internal: the weighted RS+AG certificate did not check: "
+                           + "; ".join(verdict.all_reasons()[:3]))
+    return r, cert
+
+
+def _run_weighted(args: argparse.Namespace) -> int:
+    """``optimum -c allreduce --method rsag-weighted``."""
+    topo = load_topology(args.topology)
+    started = time.monotonic()
+    r, cert = _weighted_checked(topo, args.engine)
+    elapsed = time.monotonic() - started
+    if args.json or args.certificate:
+        out: dict[str, Any] = {"collective": "allreduce", "method": "rsag-weighted",
+                               "topology": topo.content_hash(), "topology_name": topo.name,
+                               "unit": topo.unit, **r.to_json(),
+                               "checked_by_certify": True, "seconds": round(elapsed, 3)}
+        if args.certificate:
+            out["certificate"] = cert
+        print_json(out)
+        return 0
+    print(r.summary())
+    print(f"  optimal over every choice of shards (dual: {len(r.dual)} cuts); "
+          f"{r.stats['rounds']} LP rounds, {r.stats['cuts']} cuts, {r.stats['maxflows']} "
+          "max-flows")
+    print(f"  certificate checked by collcert.certify (check_rsag_weighted); "
+          f"time: {elapsed:.2f} s")
+    return 0
+
+
+def run_schedule(args: argparse.Namespace) -> int:
+    """``schedule -c allreduce --method rsag-weighted``: the trees, JSON only."""
+    from collcert.reference.allreduce import weighted_rsag_schedule
+
+    if args.collective != "allreduce":
+        raise ScheduleError("--method rsag-weighted builds allreduce schedules; for "
+                            f"{args.collective} use --weights with the default --method")
+    if args.format != "json":
+        raise ScheduleError("--method rsag-weighted writes --format json (its shards are "
+                            "unequal, which the ForestColl tree XML cannot say)")
+    for flag, value in (("--root", args.root), ("--fixed-k", args.fixed_k),
+                        ("--weights", args.weights)):
+        if value is not None:
+            raise ScheduleError(f"{flag} does not apply to --method rsag-weighted: it chooses "
+                                "every shard itself")
+    topo = load_topology(args.topology)
+    started = time.monotonic()
+    r, _ = _weighted_checked(topo, args.engine)
+    s = weighted_rsag_schedule(topo, engine=args.engine, result=r)
+    doc = s.to_json(certificates=not args.no_certificates)
+    checked = _check_schedule(topo, doc, s.time_per_unit) if args.check else None
+    if args.output:
+        write_output(args.output, json.dumps(doc, indent=1) + "\n", dash_is_stdout=True)
+    elapsed = time.monotonic() - started
+    out = sys.stderr if args.output == "-" else sys.stdout
+    if args.json:
+        print_json({"collective": "allreduce", "method": "rsag-weighted",
+                    "topology": topo.content_hash(), "topology_name": topo.name,
+                    "algbw": fraction_str(s.algbw), "time_per_unit": fraction_str(s.time_per_unit),
+                    "shards": doc["weights"], "trees": len(s.schedule.trees),
+                    "checked_time_per_unit": checked, "output": args.output,
+                    "seconds": round(elapsed, 3)}, out)
+    else:
+        print(s.summary(), file=out)
+        if checked:
+            print(f"checked by collcert.certify: time per unit {checked}", file=out)
+    return 0
+
+
+def _check_schedule(topo: Any, doc: dict[str, Any], want: Any) -> str:
+    from collcert.certify.forestcoll import check_schedule
+    from collcert.certify.model import Topo
+
+    verdict = check_schedule(Topo(topo.to_json()), json.loads(json.dumps(doc, default=str)))
+    if not verdict.ok or verdict.facts.get("time_per_unit") != want:
+        raise RuntimeError("internal: collcert.certify rejects the weighted RS+AG schedule: "
+                           + "; ".join(verdict.all_reasons()[:3]))
+    return fraction_str(verdict.facts["time_per_unit"])

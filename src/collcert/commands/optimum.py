@@ -49,6 +49,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "box symmetry (by default used from 64 compute nodes on; the certificate "
                    "then carries the automorphism, docs/optimum.md); for -c alltoall, the "
                    "full LP with one commodity per compute node, not one per orbit")
+    p.add_argument("--method", default="all", choices=("all", "rsag-weighted"),
+                   help="-c allreduce only: all (default) every allreduce rate as one chain; "
+                   "rsag-weighted: only weighted RS+AG (reduce-scatter, then allgather, with "
+                   "the best unequal shards), its shards and certificate (docs/allreduce.md)")
     _sizes.add_size_arguments(p)
     _whatif.add_arguments(p)
     p.set_defaults(func=run)
@@ -58,6 +62,8 @@ def run(args: argparse.Namespace) -> int:
     if _whatif.wanted(args) and args.collective in ("alltoall", "allreduce"):
         raise TopologyError(f"--degrade/--fail work with -c allgather, reduce_scatter, "
                             f"broadcast and reduce, not yet with -c {args.collective}")
+    if args.method != "all" and args.collective != "allreduce":
+        raise TopologyError(f"--method {args.method} applies to -c allreduce only")
     if args.collective == "alltoall":  # a multicommodity flow LP, not trees
         from . import _alltoall
 

@@ -81,11 +81,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--expanded", action="store_true",
                    help="write every tree edge as {src, dst, path} instead of the compact walk "
                    "table (docs/schedule-format.md; for readers of the older form)")
-    p.add_argument("--method", default="forestcoll", choices=("forestcoll", "lp"),
+    p.add_argument("--method", default="forestcoll", choices=("forestcoll", "lp", "rsag-weighted"),
                    help="forestcoll (default): ForestColl's trees (allreduce: reduce-scatter, "
                    "then allgather); lp: allreduce only, reduce and broadcast trees from the "
                    "exact optimum of ForestColl's allreduce LP (5), run at the same time "
-                   "(docs/allreduce.md); json or msccl-xml")
+                   "(docs/allreduce.md); json or msccl-xml; rsag-weighted: allreduce only, "
+                   "reduce-scatter then allgather with the best unequal shards (json)")
     p.add_argument("--no-symmetry", action="store_true",
                    help="do not build by orbits of the topology's box symmetry (the general "
                    "algorithms of Zhao & Krishnamurthy 2023 only; slower on large machines, same optimum)")
@@ -98,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
         from . import _allreduce_lp
 
         return _allreduce_lp.run(args)
+    if args.method == "rsag-weighted":  # collcert/commands/_allreduce.py
+        from . import _allreduce
+
+        return _allreduce.run_schedule(args)
     topo = load_topology(args.topology)
     if _whatif.wanted(args):  # the machine after --degrade/--fail (docs/whatif.md)
         topo = _whatif.schedule_topology(args, topo)
