@@ -57,14 +57,17 @@ class OnePortPlatform:
         Node ids (strings or integers), in the order reports list them.
     links:
         ``(src, dst, cost)`` triples, or mappings with ``src``, ``dst``, ``cost``
-        and optionally ``bidirectional`` (both directions, each with that cost).
-        A direction given twice is an error: the one-port model has one link
-        per ordered pair.
+        and optionally ``bidirectional`` (both directions, each with that cost)
+        and ``startup`` (β ≥ 0, the start-up time of every packet sent on the
+        link, §6: a packet of size n costs β + n·c); ``(src, dst, cost, startup)``
+        quadruples also give β. A direction given twice is an error: the
+        one-port model has one link per ordered pair.
     name, unit:
         Free text; ``unit`` is the time unit of the costs.
     """
 
-    __slots__ = ("name", "unit", "nodes", "index", "cost", "out_adj", "in_adj", "_hash")
+    __slots__ = ("name", "unit", "nodes", "index", "cost", "startup", "out_adj", "in_adj",
+                 "_hash")
 
     def __init__(self, nodes: Iterable[Node], links: Iterable[Any], *, name: str = "",
                  unit: str = DEFAULT_UNIT, _where: Mapping[int, str] | None = None) -> None:
@@ -93,9 +96,16 @@ class OnePortPlatform:
         self.nodes: tuple[Node, ...] = tuple(node_list)
         self.index: dict[Node, int] = {v: i for i, v in enumerate(self.nodes)}
         cost: dict[Link, Fraction] = {}
+        startup: dict[Link, Fraction] = {}
         first_at: dict[Link, str] = {}
         for i, link in enumerate(links):
             loc = where.get(i, f"link #{i}")
+            raw_beta: object = 0
+            if isinstance(link, Mapping) and "startup" in link:
+                raw_beta = link["startup"]
+                link = {k: val for k, val in link.items() if k != "startup"}
+            elif isinstance(link, tuple | list) and len(link) == 4:
+                raw_beta, link = link[3], tuple(link[:3])
             src, dst, raw, both = _unpack_link(link, loc)
             for v in (src, dst):
                 if v not in seen:
@@ -105,6 +115,7 @@ class OnePortPlatform:
             if src == dst:
                 raise TopologyError(f"{loc} is a self-loop on node {_name(src)}: remove it")
             c = _parse_cost(raw, f"{loc} ({_name(src)} -> {_name(dst)})")
+            beta = _parse_startup(raw_beta, f"{loc} ({_name(src)} -> {_name(dst)})")
             for e in ((src, dst), (dst, src)) if both else ((src, dst),):
                 if e in cost:
                     raise TopologyError(
@@ -112,6 +123,8 @@ class OnePortPlatform:
                         f"by {first_at[e]}): under the one-port model a node pair has one "
                         "link per direction; keep one of them")
                 cost[e] = c
+                if beta:
+                    startup[e] = beta
                 first_at[e] = loc
         if not cost:
             raise TopologyError("the platform has no links: add links between its nodes")
@@ -121,6 +134,8 @@ class OnePortPlatform:
             raise TopologyError(str(exc)) from None
         self.cost: dict[Link, Fraction] = dict(
             sorted(cost.items(), key=lambda it: (self.index[it[0][0]], self.index[it[0][1]])))
+        self.startup: dict[Link, Fraction] = {e: startup[e] for e in self.cost if e in startup}
+        """β per link (§6), only the positive ones; ``startup.get(e, 0)``."""
         self.out_adj: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         self.in_adj: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         for u, v in self.cost:
@@ -200,8 +215,20 @@ class OnePortPlatform:
 
     def subplatform(self, links: Iterable[Link], name: str = "") -> OnePortPlatform:
         """The same nodes with only ``links`` (each must be a link of this platform)."""
-        return OnePortPlatform(self.nodes, [(u, v, self.cost[(u, v)]) for u, v in links],
+        return OnePortPlatform(self.nodes, [(u, v, self.cost[(u, v)],
+                                             self.startup.get((u, v), 0)) for u, v in links],
                                name=name or self.name, unit=self.unit)
+
+    def packet_platform(self, size: object) -> OnePortPlatform:
+        """The platform on which one message is a packet of ``size`` (> 0) units: link cost
+        β + size·c (Legrand et al. 2003, §6), no start-ups left."""
+        q = parse_number(size)
+        if q <= 0:
+            raise TopologyError(f"packet size {fraction_str(q)}: it must be positive")
+        return OnePortPlatform(self.nodes, [(u, v, self.startup.get((u, v), 0) + q * c)
+                                            for (u, v), c in self.cost.items()],
+                               name=f"{self.name or 'platform'}, packets of {fraction_str(q)}",
+                               unit=self.unit)
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
@@ -225,10 +252,16 @@ class OnePortPlatform:
         out["compute_nodes"] = list(self.nodes)
         out["links"] = [{"src": u, "dst": v, "cost": fraction_str(c)}
                         for (u, v), c in self.cost.items()]
+        for link in out["links"]:
+            beta = self.startup.get((link["src"], link["dst"]))
+            if beta:
+                link["startup"] = fraction_str(beta)
         return out
 
     def content_hash(self) -> str:
-        """``sha256:<hex>`` of a canonical JSON of the nodes (in order) and the sorted links."""
+        """``sha256:<hex>`` of a canonical JSON of the nodes (in order) and the sorted links
+        with their costs. Start-ups are left out: they play no part in the steady state of
+        unit messages (§5); a PIPE result is checked against the platform's own β."""
         if self._hash is None:
             canon = {"port_model": PORT_MODEL,
                      "nodes": [[type(v).__name__, str(v)] for v in self.nodes],
@@ -319,6 +352,20 @@ def _unpack_link(link: Any, loc: str) -> tuple[Node, Node, Any, bool]:
             if not isinstance(v, Hashable):
                 raise TopologyError(f"{loc}: node id {v!r} is not a string or an integer")
     return src, dst, c, both
+
+
+def _parse_startup(raw: object, loc: str) -> Fraction:
+    """A start-up time β ≥ 0 (Legrand et al. 2003, §6), exact."""
+    try:
+        b = parse_number(raw)
+    except ValueError as exc:
+        raise TopologyError(f"{loc} has startup {raw!r}: {exc}; the start-up β is the fixed "
+                            "time of every packet on the link, a finite number ≥ 0") from None
+    if b < 0:
+        raise TopologyError(
+            f"{loc} has startup {fraction_str(b)}: a start-up time cannot be negative; give "
+            "β ≥ 0 (0, or no 'startup' key, for none)")
+    return b
 
 
 def _parse_cost(raw: object, loc: str) -> Fraction:

@@ -1,0 +1,200 @@
+"""Checker 7c: a finite series of broadcasts and PIPE, replayed (Legrand et al. 2003, §5.5, §6).
+
+Input: a one-port platform (links may carry a ``startup`` β ≥ 0) and a
+``collcert-pipe-broadcast/1`` document: the periodic schedule of unit messages
+(``schedule``, a ``collcert-steady-broadcast/1`` file, checked in full by
+:func:`.oneport_events.check_steady_broadcast`, which proves T*), the message
+size L and, for the paper's packet choice and the best one found, the packet
+count p, the packet size q and the claimed makespan.
+
+For a run, the stretch is s = q + w with w = max β/c (proof of Thm 8): the
+block {lag, first, count} placed at time a of the period sends, in period r,
+messages first.. of batch r − lag, message i of the block in the slot
+[s·(rT + a + i·c), s·(rT + a + (i+1)·c)), taking β + q·c from the slot's
+start. Only real packets (ids < p, batches 0 .. ⌈p/M⌉ − 1) are sent. This
+checker replays periods 0 .. ⌈p/M⌉ + D − 1 (D the largest lag) block by block
+and checks, with exact times:
+
+- **one-port**: no node's send intervals overlap, no node's receive intervals
+  overlap, over the whole finite schedule;
+- **causality**: every packet a node forwards has arrived there before it leaves;
+- **delivery**: every node other than the source receives each packet 0..p−1
+  of the message exactly once, and p·q ≥ L (the message is covered; the paper
+  pads it to ν² with ν = ⌈√L⌉);
+- **makespan**: the last arrival, recomputed, equals the claim; the lower bound
+  L·T* (Lemma 7) and the ratio are recomputed; the best run is no slower than
+  the paper's.
+
+``messages`` mode (β ignored, q = 1, s = 1): the §5.5 schedule of n unit messages,
+same checks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from ..model import InputError, Link, Node, Verdict, frac_str, integer, number
+from .oneport import OnePortTopo, entries
+from .oneport_events import (
+    MAX_REPLAYED_BLOCKS,
+    Forward,
+    Receipts,
+    _check_causality,
+    _check_received_once,
+    check_steady_broadcast,
+    read_period,
+)
+
+FORMAT = "collcert-pipe-broadcast/1"
+
+
+def startups(data: Mapping[str, Any], topo: OnePortTopo) -> dict[Link, Fraction]:
+    """β per link from the platform's link objects (``startup``, default 0; ≥ 0)."""
+    out: dict[Link, Fraction] = {}
+    for i, link in enumerate(entries(data.get("links"), "links")):
+        if not isinstance(link, Mapping) or "startup" not in link:
+            continue
+        b = number(link["startup"], f"links[{i}] startup")
+        if b < 0:
+            raise InputError(f"links[{i}] has startup {frac_str(b)}: β must be ≥ 0")
+        e = (topo.node(link.get("src"), f"links[{i}] src"),
+             topo.node(link.get("dst"), f"links[{i}] dst"))
+        for pair in (e, (e[1], e[0])) if link.get("bidirectional") is True else (e,):
+            out[pair] = b
+    return out
+
+
+def replay(topo: OnePortTopo, source: Node, sched: Mapping[str, Any], packets: int,
+           size: Fraction | None, beta: Mapping[Link, Fraction], v: Verdict) -> Fraction:
+    """Replay ``packets`` packets of ``size`` (None: unit messages, no β, no stretch);
+    the makespan (module doc). Failures go to ``v``."""
+    T, M, placed, _ = read_period(topo, sched, v)
+    w = max((b / topo.cost[e] for e, b in beta.items() if b), default=Fraction(0))
+    s = Fraction(1) if size is None else size + w
+    batches = -(-packets // M)
+    lag = max((p[0] for p in placed), default=0)
+    if (batches + lag) * len(placed) > MAX_REPLAYED_BLOCKS:
+        raise InputError(f"replaying {batches + lag} periods of {len(placed)} blocks is too "
+                         "large to check")
+    receipts: Receipts = {}
+    forwards: list[Forward] = []
+    busy: dict[tuple[str, Node], list[tuple[Fraction, Fraction]]] = {}
+    for r in range(batches + lag):
+        for d, first, count, at, a, b in placed:
+            batch = r - d
+            hi = min(first + count, packets - batch * M)
+            if batch < 0 or batch >= batches or hi <= first:
+                continue
+            c = topo.cost[(a, b)]
+            dur = c if size is None else beta.get((a, b), Fraction(0)) + size * c
+            start = s * (r * T + at)
+            receipts.setdefault((b, batch), []).append((first, hi, start + dur - s * c, s * c))
+            if a != source:
+                forwards.append((a, batch, first, hi, start, s * c))
+            span = (start, start + (hi - first - 1) * s * c + dur)
+            busy.setdefault(("sends", a), []).append(span)
+            busy.setdefault(("receives", b), []).append(span)
+    for (port, node), spans in busy.items():
+        spans.sort()
+        for (_, end0), (start1, _) in zip(spans, spans[1:]):
+            if start1 < end0:
+                v.fail(f"one-port: {node!r} {port} twice at once at t = {frac_str(start1)}")
+                break
+    for got in receipts.values():
+        got.sort()
+    _check_received_once(receipts, v)
+    if v.ok:
+        _check_causality(receipts, forwards, v)
+    _check_delivery(topo, source, receipts, packets, M, batches, v)
+    return max((st + (hi - lo) * c for got in receipts.values() for lo, hi, st, c in got),
+               default=Fraction(0))
+
+
+def _check_delivery(topo: OnePortTopo, source: Node, receipts: Receipts, packets: int, M: int,
+                    batches: int, v: Verdict) -> None:
+    for w in topo.nodes:
+        if w == source:
+            continue
+        for batch in range(batches):
+            want = min(M, packets - batch * M)
+            pos = 0
+            for lo, hi, _, _ in receipts.get((w, batch), []):
+                if lo > pos:
+                    break
+                pos = max(pos, hi)
+            if pos < want:
+                v.fail(f"{w!r} never receives packet {batch * M + pos} of the message")
+                return
+
+
+def check_pipe(platform: Mapping[str, Any], doc: Mapping[str, Any]) -> Verdict:
+    """Every check of a ``collcert-pipe-broadcast/1`` document (module doc).
+
+    ``facts``: ``T_star``, ``lower_bound``, ``paper`` and ``best`` (each: packets,
+    makespan, ratio)."""
+    v = Verdict("PIPE broadcast (Legrand et al. 2003, §6)")
+    if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
+        raise InputError(f"not a {FORMAT} document")
+    topo = OnePortTopo(platform)
+    beta = startups(platform, topo)
+    sched = doc.get("schedule")
+    if not isinstance(sched, Mapping):
+        raise InputError("the document needs 'schedule' (the unit-message periodic schedule)")
+    st = check_steady_broadcast(platform, sched)
+    v.absorb(st, "periodic schedule: ")
+    if not v.ok:
+        return v
+    T = st.facts["T_star"]
+    source = topo.node(sched.get("source"), "source")
+    L = number(doc.get("size"), "size")
+    if L <= 0:
+        raise InputError(f"size {frac_str(L)}: the message size must be positive")
+    bound = L * T
+    for key, want in (("T_star", T), ("lower_bound", bound)):
+        if number(doc.get(key), key) != want:
+            v.fail(f"{key} is stated as {doc.get(key)}, the proven value is {frac_str(want)}")
+    v.facts.update(T_star=T, lower_bound=bound)
+    for name in ("paper", "best"):
+        run = doc.get(name)
+        if not isinstance(run, Mapping):
+            raise InputError(f"the document needs '{name}'")
+        p = integer(run.get("packets"), f"{name} packets", 1)
+        q = number(run.get("packet_size"), f"{name} packet_size")
+        if q <= 0 or p * q < L:
+            v.fail(f"{name}: {p} packets of {frac_str(q)} do not cover the message of "
+                   f"{frac_str(L)}")
+        if name == "paper" and (p != q or not (p - 1) ** 2 < L <= p * p):
+            v.fail(f"paper: ν = ⌈√L⌉ packets of size ν means ν = {math.isqrt(math.ceil(L))}"
+                   f" or one more with (ν−1)² < L ≤ ν²; the document has {p} of {frac_str(q)}")
+        mk = replay(topo, source, sched, p, q, beta, v)
+        claimed = number(run.get("makespan"), f"{name} makespan")
+        if mk != claimed:
+            v.fail(f"{name}: the replay ends at {frac_str(mk)}, the document claims "
+                   f"{frac_str(claimed)}")
+        if number(run.get("ratio"), f"{name} ratio") != mk / bound:
+            v.fail(f"{name}: the ratio is {frac_str(mk / bound)}, not {run.get('ratio')}")
+        v.facts[name] = {"packets": p, "makespan": mk, "ratio": mk / bound}
+    if v.ok and v.facts["best"]["makespan"] > v.facts["paper"]["makespan"]:
+        v.fail("the 'best' run is slower than the paper's")
+    return v
+
+
+def check_series(platform: Mapping[str, Any], sched: Mapping[str, Any], messages: int,
+                 makespan: Fraction) -> Verdict:
+    """The §5.5 schedule of ``messages`` unit messages (no start-ups), replayed: its
+    makespan must be ``makespan``. ``facts``: ``makespan``, ``T_star``."""
+    v = Verdict("finite series of broadcasts (Legrand et al. 2003, §5.5)")
+    topo = OnePortTopo(platform)
+    st = check_steady_broadcast(platform, sched)
+    v.absorb(st, "periodic schedule: ")
+    if not v.ok:
+        return v
+    source = topo.node(sched.get("source"), "source")
+    mk = replay(topo, source, sched, messages, None, {}, v)
+    if mk != makespan:
+        v.fail(f"the replay ends at {frac_str(mk)}, not at the claimed {frac_str(makespan)}")
+    v.facts.update(makespan=mk, T_star=st.facts["T_star"])
+    return v
