@@ -17,7 +17,8 @@ Modules:
 ``trees``           NCCL's double binary tree: allreduce, broadcast, reduce
 ``classic``         direct, recursive doubling / halving, Bruck, hierarchical
 ``document``        the schedule documents and :class:`Baseline`
-``registry``        every baseline by name: :func:`baseline`, :func:`all_baselines`
+``registry``        every baseline by name: :func:`baseline`, :func:`all_baselines`;
+                    :func:`msccl_program` (MSCCL XML)
 ``comparison``      optimum, LP (5) and baselines side by side (``collcert compare``)
 ``checks``          the comparison's figures, each checked; the refusal
 ``results``         :class:`Comparison`, :class:`Row`, :class:`ComparisonRefused`
@@ -26,7 +27,7 @@ Modules:
 from .comparison import compare
 from .document import Baseline
 from .fabric import find_boxes
-from .registry import BASELINES, all_baselines, baseline
+from .registry import BASELINES, all_baselines, baseline, msccl_program
 from .results import Comparison, ComparisonRefused, Row
 from .rings import BaselineError, Rings, ring_channels, ring_summary
 from .trees import btree, dtree
@@ -45,6 +46,7 @@ __all__ = [
     "compare",
     "dtree",
     "find_boxes",
+    "msccl_program",
     "ring_channels",
     "ring_summary",
 ]

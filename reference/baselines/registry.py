@@ -74,3 +74,19 @@ def _root(topology: Topology, collective: str, root: Node | None) -> Node | None
     if not topology.is_compute(node):
         raise BaselineError(f"the root {root!r} is not a compute node of the topology")
     return node
+
+
+def msccl_program(b: Baseline, channels: int | None = None) -> str:
+    """The baseline as an MSCCL program (XML), compiled by ``collcert.reference.execution``
+    (the exporter of ``collcert schedule --format msccl-xml``). MSCCL runs allgather,
+    reduce-scatter and allreduce; NCCL's tree allreduce, whose roots reduce unequal shares,
+    is compiled from its plan directly. Raises :class:`BaselineError` for broadcast and
+    reduce, which MSCCL's executor does not run."""
+    from collcert.reference.execution import msccl_xml, plan_from_schedule, plan_xml
+
+    if b.collective not in ("allgather", "reduce-scatter", "allreduce"):
+        raise BaselineError(f"MSCCL's executor runs allgather, reduce-scatter and allreduce, "
+                            f"not {b.collective}")
+    if b.document.get("weights"):
+        return plan_xml(plan_from_schedule(b.document, b.name), channels, b.name)
+    return msccl_xml(b.document, channels, b.name)
