@@ -62,7 +62,20 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--compare", action="store_true",
                    help="also find the best single tree (eq. (1)) and the best DAG by "
                    "exhaustive search (small platforms: at most 8 nodes for the DAG)")
-    add_json_option(p, ' (the schedule file, plus timings); exact "p/q" strings')
+    p.add_argument("--size", metavar="L",
+                   help="PIPE (Legrand et al. 2003, §6): broadcast ONE message of size L "
+                   "(exact, > 0) cut into packets, each costing startup + size·cost on a link; "
+                   "prints the makespan with the paper's ν = ⌈√L⌉ packets and with the best "
+                   "packet count found by search, the lower bound L·T* and their ratio "
+                   "(Thm 8: it tends to 1); the result is replayed by collcert.certify")
+    p.add_argument("--packets", type=int, metavar="P",
+                   help="with --size: also try P packets of size L/P")
+    p.add_argument("--messages", type=int, metavar="N",
+                   help="a finite series (§5.5): the exact makespan of N unit messages sent by "
+                   "the periodic schedule (initialisation, steady periods, clean-up), "
+                   "replayed by collcert.certify")
+    add_json_option(p, ' (the schedule file, plus timings; with --size the '
+                    'collcert-pipe-broadcast/1 document); exact "p/q" strings')
     p.add_argument("-o", "--output", metavar="FILE",
                    help=f"write the schedule ({STEADY_FORMAT}) to FILE")
     add_progress_option(p, "show progress")
@@ -108,6 +121,10 @@ def run(args: argparse.Namespace) -> int:
         raise ScheduleError(f"-o {args.output}: is a directory; give a file name")
     platform = load_platform(args.topology)
     source = args.source if args.source is not None else platform.nodes[0]
+    if args.size is not None or args.messages is not None or args.packets is not None:
+        from ._pipe import run_finite
+
+        return run_finite(args, platform, source)
     progress = Progress("broadcast-steady LP", force=args.progress)
     started = time.monotonic()
     result = steady_broadcast(platform, source, dag=args.dag,
