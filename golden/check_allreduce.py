@@ -14,9 +14,23 @@ For every case this script
   the case carries a dual y, by enumerating every arborescence (small K):
   every MAC-BC network must cost ≥ 1 under y, and Σ β·y is an upper bound;
 * checks ``rsag_algbw`` = N / (2 · 1/x*) with 1/x* = max |S ∩ V_c| / B⁺(S)
-  over S ⊉ V_c (Zhao & Krishnamurthy 2023, eq. (1), App. B), by enumeration.
+  over S ⊉ V_c (Zhao & Krishnamurthy 2023, eq. (1), App. B), by enumeration;
+* checks ``rsag_weighted`` (reduce-scatter then allgather with unequal shards f,
+  Zhao et al. 2026, §5.7; time T_AG(f) + T_RS(f) with T_AG(f) = max f(S ∩ V_c) / B⁺(S)
+  and T_RS(f) = max f(V_c − S) / B⁺(S)): every shard vector of
+  ``witness.rsag_weighted_shards`` reaches it (by max-flows, and on small
+  networks by enumeration too), and no shards do better: it equals C (weighted RS+AG ≤
+  LP (5) ≤ C) or the case's ``witness.rsag_weighted_dual`` (cuts S_i, y_i ≥ 0
+  covering every compute node at least once) proves 1/Σ y_i B⁺(S_i) +
+  1/Σ y_i B⁺(V − S_i) as a lower bound on the time of any shards.
 
-``uniform_lp`` (an LP value) is not re-derived here; tests/test_allreduce_golden.py
+Networks with more than 20 nodes (the papers' machines) are checked with a
+max-flow of this file instead of enumeration: C by 2(K−1) flows, the phase times
+by the Dinkelbach iteration of Zhao & Krishnamurthy 2023, Thm 1 (one flow per
+compute sink), bound (7) (``bound7_algbw``) by one flow per compute node.
+
+``uniform_lp`` and, on networks with switches, ``forestcoll_lp`` (LP values)
+are not re-derived here; tests/test_allreduce_golden.py
 cross-checks it with Z3. Usage: python golden/check_allreduce.py [CASE.json ...].
 Exit status 0 when every check passes, 1 otherwise.
 """
@@ -25,7 +39,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import sys
+from collections import deque
 from fractions import Fraction
 from pathlib import Path
 
@@ -100,13 +116,185 @@ def cheapest(g: Graph, y: dict, root, direction: str) -> Fraction | None:
     return best
 
 
+def lcm_den(values) -> int:
+    d = 1
+    for x in values:
+        d = d * x.denominator // math.gcd(d, x.denominator)
+    return d
+
+
+def max_flow(arcs: dict, s, t) -> tuple[int, set]:
+    """Dinic's maximum flow on integer capacities {(u, v): c}: value and the source side."""
+    adj: dict = {}
+    res: dict = {}
+    for (u, v), c in arcs.items():
+        adj.setdefault(u, set()).add(v)
+        adj.setdefault(v, set()).add(u)
+        res[(u, v)] = res.get((u, v), 0) + c
+        res.setdefault((v, u), 0)
+    total = 0
+    while True:
+        level = {s: 0}
+        queue = deque([s])
+        while queue:
+            u = queue.popleft()
+            for v in adj.get(u, ()):
+                if v not in level and res[(u, v)] > 0:
+                    level[v] = level[u] + 1
+                    queue.append(v)
+        if t not in level:
+            return total, set(level)
+        nxt = {u: list(adj.get(u, ())) for u in level}
+        while True:
+            pushed = _augment(s, t, level, nxt, res)
+            if not pushed:
+                break
+            total += pushed
+
+
+def _augment(s, t, level: dict, nxt: dict, res: dict) -> int:
+    """One augmenting path in the level graph (iterative), its bottleneck pushed."""
+    path = [s]
+    while path:
+        u = path[-1]
+        if u == t:
+            arcs = list(zip(path, path[1:]))
+            push = min(res[e] for e in arcs)
+            for a, b in arcs:
+                res[(a, b)] -= push
+                res[(b, a)] += push
+            return push
+        while nxt[u] and not (nxt[u][-1] in level and level[nxt[u][-1]] == level[u] + 1
+                              and res[(u, nxt[u][-1])] > 0):
+            nxt[u].pop()
+        if nxt[u]:
+            path.append(nxt[u][-1])
+        else:
+            path.pop()
+            if path:
+                nxt[path[-1]].pop()
+    return 0
+
+
+def phase_time(g: "Graph", f: dict, transposed: bool = False) -> Fraction:
+    """max f(S ∩ V_c) / B⁺(S) over S ⊉ V_c (T_AG; on the transposed graph T_RS), by the
+    Dinkelbach iteration of Zhao & Krishnamurthy 2023, Thm 1: one max-flow per sink."""
+    cap = {((v, u) if transposed else (u, v)): c for (u, v), c in g.cap.items()}
+    total = sum(f.values(), Fraction(0))
+    into = {v: Fraction(0) for v in g.nodes}
+    for (_, v), c in cap.items():
+        into[v] += c
+    ratio = max((total - f[v]) / into[v] for v in g.compute)
+    d = lcm_den([*cap.values(), *f.values()])
+    src = ("source",)
+    for t in g.compute:
+        while True:
+            p, q = ratio.numerator, ratio.denominator
+            arcs = {e: int(p * c * d) for e, c in cap.items()}
+            arcs.update({(src, u): int(q * f[u] * d) for u in g.compute if f[u]})
+            value, side = max_flow(arcs, src, t)
+            if value >= q * total * d:
+                break
+            inside = side - {src}
+            out = sum((c for (u, v), c in cap.items() if u in inside and v not in inside),
+                      Fraction(0))
+            new = sum((f[u] for u in g.compute if u in inside), Fraction(0)) / out
+            if new <= ratio:
+                raise RuntimeError("the flow failed but its cut does not improve the ratio")
+            ratio = new
+    return ratio
+
+
+def cut_set_by_flows(g: "Graph") -> Fraction:
+    d = lcm_den(g.cap.values())
+    arcs = {e: int(c * d) for e, c in g.cap.items()}
+    v0 = g.compute[0]
+    return Fraction(min(max_flow(arcs, a, b)[0] for v in g.compute[1:]
+                        for a, b in ((v0, v), (v, v0))), d)
+
+
+def bound7_by_flows(g: "Graph") -> Fraction:
+    """N·max_v min_{S ∩ V_c = {v}} B⁺(S) / (2(N−1)) (Zhao & Krishnamurthy 2023, Cor. 18)."""
+    d = lcm_den(g.cap.values())
+    big = int(sum(g.cap.values(), Fraction(0)) * d) + 1
+    best = 0
+    for v in g.compute:
+        arcs = {e: int(c * d) for e, c in g.cap.items()}
+        arcs.update({(u, ("sink",)): big for u in g.compute if u != v})
+        best = max(best, max_flow(arcs, v, ("sink",))[0])
+    n = len(g.compute)
+    return Fraction(best, d) * n / (2 * (n - 1))
+
+
+def check_weighted(g: "Graph", case: dict, want: Fraction, cut: Fraction) -> list[str]:
+    """``rsag_weighted``: the witness shards reach it; C or the dual shows none do better."""
+    errors = []
+    witness = case.get("witness", {})
+    for shards in witness.get("rsag_weighted_shards", []):
+        f = {v: exact(x) for v, x in zip(g.compute, shards)}
+        if len(shards) != len(g.compute) or sum(f.values()) != 1 or min(f.values()) < 0:
+            errors.append(f"rsag_weighted shards {shards} are not one share per compute node, "
+                          "≥ 0, adding up to 1")
+            continue
+        got = 1 / (phase_time(g, f) + phase_time(g, f, transposed=True))
+        if len(g.nodes) <= MAX_ENUM_NODES:  # the same two maxima by enumeration
+            sets = [s for s, inside in g.subsets() if 0 < inside < len(g.compute)]
+            ag = max(sum(f[v] for v in g.compute if v in s) / g.out(s) for s in sets)
+            rs = max(sum(f[v] for v in g.compute if v not in s) / g.out(s) for s in sets)
+            if 1 / (ag + rs) != got:
+                errors.append(f"rsag_weighted: enumeration gives {1 / (ag + rs)}, flows {got}")
+        if got != want:
+            errors.append(f"rsag_weighted: the shards {shards} reach {got}, not {want}")
+    if not witness.get("rsag_weighted_shards"):
+        errors.append("rsag_weighted needs witness.rsag_weighted_shards")
+    if want == cut:
+        return errors  # weighted RS+AG ≤ LP (5) ≤ C
+    dual = witness.get("rsag_weighted_dual")
+    if not dual:
+        return errors + ["rsag_weighted < C needs witness.rsag_weighted_dual"]
+    cover = {v: Fraction(0) for v in g.compute}
+    b_in = b_out = Fraction(0)
+    for cut_nodes, y in dual:
+        s, y = set(cut_nodes), exact(y)
+        inside = [v for v in g.compute if v in s]
+        if y < 0 or not inside or len(inside) == len(g.compute) or not s <= set(g.nodes):
+            return errors + [f"rsag_weighted dual: bad cut or multiplier {y}"]
+        for v in inside:
+            cover[v] += y
+        b_in += y * g.out(s)
+        b_out += y * g.out(set(g.nodes) - s)
+    if min(cover.values()) < 1 or 1 / (1 / b_in + 1 / b_out) != want:
+        errors.append("rsag_weighted dual does not prove that no shards do better")
+    return errors
+
+
+def check_large(g: "Graph", case: dict, exp: dict) -> list[str]:
+    """Networks too large to enumerate: the figures that max-flows prove."""
+    errors = []
+    cut = cut_set_by_flows(g)
+    if "cut_set_bound" in exp and cut != exp["cut_set_bound"]:
+        errors.append(f"cut-set bound by max-flows {cut}, expected {exp['cut_set_bound']}")
+    n = len(g.compute)
+    if "rsag_algbw" in exp:
+        u = {v: Fraction(1, n) for v in g.compute}
+        got = 1 / (phase_time(g, u) + phase_time(g, u, transposed=True))
+        if got != exp["rsag_algbw"]:
+            errors.append(f"RS+AG by max-flows {got}, expected {exp['rsag_algbw']}")
+    if "bound7_algbw" in exp and bound7_by_flows(g) != exp["bound7_algbw"]:
+        errors.append(f"bound (7) by max-flows {bound7_by_flows(g)}, expected "
+                      f"{exp['bound7_algbw']}")
+    if "rsag_weighted" in exp:
+        errors += check_weighted(g, case, exp["rsag_weighted"], cut)
+    return errors
+
+
 def check(path: Path) -> list[str]:
     case = json.loads(path.read_text())
     g = Graph(case["topology"])
     exp = {k: exact(v) for k, v in case["expected"].items()}
     errors = []
     if len(g.nodes) > MAX_ENUM_NODES:
-        return [f"{path.name}: {len(g.nodes)} nodes: too many to enumerate"]
+        return [f"{path.name}: {e}" for e in check_large(g, case, exp)]
     cut = min(g.out(s) for s, inside in g.subsets() if 0 < inside < len(g.compute))
     if "cut_set_bound" in exp and cut != exp["cut_set_bound"]:
         errors.append(f"cut-set bound by enumeration {cut}, expected {exp['cut_set_bound']}")
@@ -147,6 +335,8 @@ def check(path: Path) -> list[str]:
         rsag = Fraction(len(g.compute)) / (2 * inv_x)
         if rsag != exp["rsag_algbw"]:
             errors.append(f"RS+AG by enumeration {rsag}, expected {exp['rsag_algbw']}")
+    if "rsag_weighted" in exp:
+        errors += check_weighted(g, case, exp["rsag_weighted"], cut)
     if "r_star" in exp and not (exp["r_star"] == cut == exp.get("mac_bc_lp")):
         errors.append("R* is claimed but R_LP and C do not meet")
     return [f"{path.name}: {e}" for e in errors]

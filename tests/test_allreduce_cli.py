@@ -97,7 +97,7 @@ def test_forestcoll_methods_still_refuse_non_eulerian_naming_the_method(
 def test_lp_schedule_is_valid_at_the_lp_value_and_beats_rsag(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = json.loads((ROOT / "golden" / "allreduce" /
-                       "hypothesis-counterexample-any-reading.json").read_text())
+                       "hypothesis-counterexample-equal-shards.json").read_text())
     topo = write(tmp_path, "topo.json", case["topology"])
     lp_file, rs_file = str(tmp_path / "lp.json"), str(tmp_path / "rs.json")
     assert run(capsys, "schedule", topo, "-c", "allreduce", "--method", "lp", "--check",
@@ -123,7 +123,7 @@ def test_lp_schedule_option_errors(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_overlap_adds_phase_loads_per_link() -> None:
     case = json.loads((ROOT / "golden" / "allreduce" /
-                       "hypothesis-counterexample-any-reading.json").read_text())
+                       "hypothesis-counterexample-equal-shards.json").read_text())
     t = Topology.from_json(case["topology"])
     doc = lp_schedule(t).to_json()
     topo = Topo(t.to_json())

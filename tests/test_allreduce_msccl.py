@@ -47,7 +47,7 @@ def _export(tmp: Path, topo: str, capsys: Any, *extra: str) -> tuple[int, dict[s
 
 @pytest.mark.parametrize("spec,lp_value,shares", [
     ("golden:hypothesis-counterexample-rsag", "1", "lp"),  # RS+AG: 5/6
-    ("golden:hypothesis-counterexample-any-reading", "3", "lp"),  # RS+AG: 5/2
+    ("golden:hypothesis-counterexample-equal-shards", "3", "lp"),  # RS+AG: 5/2
     ("ring:4", "4/3", "lp"),
     ("torus:3x3", "9/4", "lp"),
     ("dgx_a100:1", "1200/7", "uniform"),  # LP (5)'s own vertex needs 14003160 chunks
@@ -71,9 +71,9 @@ def test_exported_program_reaches_lp5_in_both_modes(tmp_path: Path, capsys: Any,
 
 
 def test_chunks_are_the_exact_shares() -> None:
-    """3 = LP (5) on the any-reading counterexample: x = 2 at c2 and 1 at c3, so C = 3
+    """3 = LP (5) on the equal-shards counterexample: x = 2 at c2 and 1 at c3, so C = 3
     chunks, c2 owns two and c3 one; the other roots own none."""
-    case = json.loads((GOLDEN / "hypothesis-counterexample-any-reading.json").read_text())
+    case = json.loads((GOLDEN / "hypothesis-counterexample-equal-shards.json").read_text())
     t = Topology.from_json(case["topology"], strict=False)
     s = lp_schedule(t)
     assert chunks(s) == 3
@@ -99,10 +99,10 @@ def test_too_many_chunks_is_refused_not_rounded() -> None:
 
 def test_cli_refuses_with_exit_2_when_no_exact_program_fits(
         tmp_path: Path, capsys: Any, monkeypatch: Any) -> None:
-    """With a (pretend) executor limit of 2 chunks, the any-reading counterexample's 3
+    """With a (pretend) executor limit of 2 chunks, the equal-shards counterexample's 3
     exact chunks do not fit, and equal shares reach only 20/7 < 3 there: exit 2, and no
     rounded program is written."""
-    topo = _topo(tmp_path, "golden:hypothesis-counterexample-any-reading")
+    topo = _topo(tmp_path, "golden:hypothesis-counterexample-equal-shards")
     monkeypatch.setattr(allreduce_msccl, "MAX_OFFSET", 1)
     code, rep, _ = _export(tmp_path, topo, capsys)
     assert code == 2
@@ -125,7 +125,7 @@ def test_smoke_gloo_passes(tmp_path: Path, capsys: Any) -> None:
         if os.environ.get("COLLCERT_REQUIRE_TORCH") == "1":
             raise
         pytest.skip("torch is not installed (pip install 'collcert[smoke]')")
-    topo = _topo(tmp_path, "golden:hypothesis-counterexample-any-reading")
+    topo = _topo(tmp_path, "golden:hypothesis-counterexample-equal-shards")
     assert _export(tmp_path, topo, capsys)[0] == 0
     code = main(["smoke", str(tmp_path / "ar.xml"), "--topology", topo, "--backend", "gloo",
                  "--size", "4K", "--iters", "1", "--json"])

@@ -69,7 +69,7 @@ def checked(t: Topology, cert: dict[str, Any]) -> Any:
 
 
 @pytest.mark.parametrize("name,claimed", [
-    ("hypothesis-counterexample-any-reading", ["1/6", "1/6", "1/3", "1/6", "1/6"]),
+    ("hypothesis-counterexample-equal-shards", ["1/6", "1/6", "1/3", "1/6", "1/6"]),
     ("hypothesis-counterexample-rsag", ["1/2", "0", "0", "1/2", "0"]),
 ])
 def test_reaches_lp5_on_the_section_5_7_counterexamples(name: str, claimed: list[str]) -> None:
@@ -127,7 +127,7 @@ def _tampered(cert: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def test_the_checker_refuses_tampered_certificates() -> None:
-    t = golden_topology("hypothesis-counterexample-any-reading")
+    t = golden_topology("hypothesis-counterexample-equal-shards")
     cert = json.loads(json.dumps(weighted_rsag(t).certificate(), default=str))
     assert checked(t, cert).ok
     for bad in _tampered(cert):
@@ -135,7 +135,7 @@ def test_the_checker_refuses_tampered_certificates() -> None:
 
 
 def test_schedule_is_valid_at_the_optimum() -> None:
-    for t in (golden_topology("hypothesis-counterexample-any-reading"),
+    for t in (golden_topology("hypothesis-counterexample-equal-shards"),
               platforms.two_box_example()):
         s = weighted_rsag_schedule(t)
         doc = json.loads(json.dumps(s.to_json(), default=str))
@@ -158,7 +158,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     topo = tmp_path / "t.json"
-    data = json.loads((GOLDEN / "hypothesis-counterexample-any-reading.json").read_text())
+    data = json.loads((GOLDEN / "hypothesis-counterexample-equal-shards.json").read_text())
     topo.write_text(json.dumps(data["topology"]))
     code, out, _ = run(capsys, "optimum", str(topo), "-c", "allreduce", "--method",
                        "rsag-weighted", "--json")

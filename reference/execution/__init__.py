@@ -9,6 +9,7 @@ Modules:
 ``msccl_export``     MSCCL algorithm programs (XML) compiled from a plan, as Zhao et al.
                      2026, §6.1 does
 ``msccl_allreduce``  the LP (5) allreduce as an MSCCL program
+``mscclpp_export``   MSCCL++ execution plans (JSON) compiled from a plan (docs/mscclpp.md)
 ``alphabeta``        the latency-bandwidth (α-β) model: a schedule's time for a size
 """
 
@@ -37,6 +38,7 @@ from .execplan import (
 )
 from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
 from .msccl_export import msccl_xml, plan_xml
+from .mscclpp_export import mscclpp_json, plan_mscclpp
 from .treeplan import plan_from_schedule
 
 __all__ = [
@@ -61,7 +63,9 @@ __all__ = [
     "lp_plan",
     "msccl_latency",
     "msccl_xml",
+    "mscclpp_json",
     "plan_from_schedule",
+    "plan_mscclpp",
     "plan_xml",
     "run_host",
     "tree_schedule_latency",

@@ -57,15 +57,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("-o", "--output", metavar="OUT",
                    help="write the schedule here ('-' for stdout); without it only the "
                    "summary is printed")
-    p.add_argument("--format", default="json", choices=("json", "forestcoll-xml", "msccl-xml"),
+    p.add_argument("--format", default="json", choices=("json", "forestcoll-xml", "msccl-xml",
+                                                          "mscclpp-json"),
                    help="file format (default: json, collcert-schedule/1); msccl-xml: an MSCCL "
                    "algorithm program for the MSCCL runtime (allgather, reduce-scatter, "
                    "allreduce), correct for in-place and out-of-place calls (docs/smoke.md); "
                    "with --method lp, nchunksperloop is what the exact shares need (exit 2 "
-                   "where that exceeds the executor: never rounded)")
+                   "where that exceeds the executor: never rounded); mscclpp-json: an MSCCL++ "
+                   "execution plan (allgather, reduce-scatter, allreduce; docs/mscclpp.md)")
     p.add_argument("--msccl-channels", type=int, metavar="C",
                    help="msccl-xml: spread the trees over C channels (default: the fewest that "
                    "keep every threadblock within the runtime's 64 steps)")
+    p.add_argument("--in-place", action="store_true",
+                   help="mscclpp-json: a plan for in-place calls (the input inside the output, "
+                   "as the executor's callers pass it); default: out-of-place")
+    p.add_argument("--mscclpp-channel", choices=("memory", "port"), default="memory",
+                   help="mscclpp-json: memory channels (GPUs that share memory, CUDA IPC; the "
+                   "default) or port channels (through the proxy: any GPUs, InfiniBand between "
+                   "machines)")
     p.add_argument("--no-certificates", action="store_true",
                    help="leave out the G*, routing and flow certificates (smaller file)")
     p.add_argument("--no-multicast", action="store_true",
@@ -148,7 +157,13 @@ def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
            progress: _StageBars) -> None:
     """The schedule to -o in --format (stdout for '-'); the writing stage timed."""
     t_write = time.monotonic()
-    if args.format == "msccl-xml":
+    if args.format == "mscclpp-json":
+        from collcert.reference.execution import mscclpp_json
+
+        text = mscclpp_json(s, inplace=args.in_place, channel=args.mscclpp_channel)
+        if args.output:
+            write_output(args.output, text, dash_is_stdout=True)
+    elif args.format == "msccl-xml":
         from collcert.reference.execution import msccl_xml
 
         text = msccl_xml(s, channels=args.msccl_channels)
