@@ -57,14 +57,38 @@ def box_switches(topology: Topology, boxes: Sequence[Sequence[Node]]) -> list[se
     m = _BOX_PREFIX.match(first) if isinstance(first, str) else None
     if m is not None:
         prefixes = [_BOX_PREFIX.match(b[0]).group(1) + "." for b in boxes]  # type: ignore
-        return [{w for w in topology.switch_nodes if isinstance(w, str) and w.startswith(p)}
-                for p in prefixes]
+        named = [{w for w in topology.switch_nodes if isinstance(w, str) and w.startswith(p)}
+                 for p in prefixes]
+        if all(named):
+            return named
+        return [_private_switches(topology, box) for box in boxes]
     groups = _components(topology)
     inside: list[set[Node]] = []
     for box in boxes:
         root = groups[box[0]]
         inside.append({w for w in topology.switch_nodes if groups[w] == root})
     return inside
+
+
+def _private_switches(topology: Topology, box: Sequence[Node]) -> set[Node]:
+    """The switches reachable from ``box`` without passing a switch that touches a GPU of
+    another box (MI250's shared IB switch is not inside a box; a fat tree's pod switches
+    are)."""
+    mine = set(box)
+    near: dict[Node, set[Node]] = {}
+    for u, v in topology.capacity:
+        near.setdefault(u, set()).add(v)
+    shared = {w for w in topology.switch_nodes
+              if any(topology.is_compute(x) and x not in mine for x in near.get(w, ()))}
+    seen: set[Node] = set()
+    todo = [w for v in box for w in near.get(v, ()) if not topology.is_compute(w)]
+    while todo:
+        w = todo.pop()
+        if w in seen or w in shared:
+            continue
+        seen.add(w)
+        todo += [x for x in near.get(w, ()) if not topology.is_compute(x)]
+    return seen
 
 
 def _prefix_boxes(compute: Sequence[Node]) -> list[list[Node]] | None:

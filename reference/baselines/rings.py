@@ -61,7 +61,7 @@ class Rings:
         one box, any otherwise (None)."""
         for box, sw in zip(self.boxes, self.inside):
             if a in box:
-                return sw if b in box and sw else None  # no switch of its own: any route
+                return sw if b in box else None
         return None
 
     def nodes_in_box(self, c: int, box: int) -> list[Node]:
@@ -182,8 +182,7 @@ class _Walk:
                 rest.remove(exit_)
             size = len(self.boxes[b])
             ranked = self._ranked(u, rest, lambda v: (self.where[v][1] - i - 1) % size,
-                                  self.inside[b] if len(self.boxes) > 1 and self.inside[b]
-                                  else None)
+                                  self.inside[b] if len(self.boxes) > 1 else None)
             return iter([(v, r, exit_) for v, r in ranked])
         nb = (b + 1) % len(self.boxes)
         size = len(self.boxes[nb])
