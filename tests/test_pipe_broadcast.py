@@ -8,7 +8,10 @@ import copy
 import json
 import math
 import random
+import subprocess
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -156,3 +159,36 @@ def test_command_line(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> N
                 ["--packets", "3"], ["--size", "4", "--dag"]):
         assert main(["broadcast-steady", "fig1", *bad]) == 2, bad
         assert "error" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------- golden cases
+GOLDEN = sorted((Path(__file__).resolve().parents[1] / "golden" / "steady-broadcast" / "pipe")
+                .glob("*.json"))
+
+
+@pytest.mark.parametrize("path", GOLDEN, ids=[p.stem for p in GOLDEN])
+def test_reference_reproduces_the_golden_pipe_cases(path: Path) -> None:
+    case = json.loads(path.read_text())
+    res = pipe_broadcast(OnePortPlatform.from_json(case["platform"]), case["source"],
+                         case["size"])
+    exp = case["expected"]
+    assert res.lower_bound == Fraction(exp["lower_bound"])
+    for name, run in (("paper", res.paper), ("best", res.best)):
+        assert (run.packets, run.makespan) == (exp[name]["packets"],
+                                               Fraction(exp[name]["makespan"]))
+    assert check_pipe(case["platform"], case["document"]).ok
+
+
+def test_golden_pipe_checker_passes_and_can_fail(tmp_path: Path) -> None:
+    script = GOLDEN[0].parents[2] / "check_pipe_broadcast.py"
+    ok = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0 and len(GOLDEN) >= 3, ok.stdout + ok.stderr
+    case = json.loads(GOLDEN[0].read_text())
+    case["expected"]["paper"]["makespan"] = "15"
+    case["document"]["schedule"]["steps"][0]["start"] = "0"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(case))
+    fail = subprocess.run([sys.executable, str(script), str(bad)], capture_output=True,
+                          text=True, timeout=120)
+    assert fail.returncode == 1 and "expected" in fail.stdout

@@ -42,6 +42,8 @@ from .steady import SteadyBroadcast, steady_broadcast
 
 PIPE_FORMAT = "collcert-pipe-broadcast/1"
 MAX_PACKETS = 10**6
+CLIMB = 64
+"""At most this many ±1 steps refine the best packet count of the grid."""
 Node = Hashable
 Progress = Callable[[int, int], None]
 
@@ -208,8 +210,9 @@ def pipe_broadcast(platform: OnePortPlatform, source: object, size: object, *,
     """PIPE of a message of ``size`` L from ``source`` (module doc).
 
     ``packets``: try this count too. ``search``: try the candidate counts and refine
-    around the best (±1 until no neighbour improves); the best of every run (the
-    paper's included) is ``best``.
+    around the best (±1 until no neighbour improves, at most ``CLIMB`` steps); the best
+    of every run (the paper's included) is ``best``: the best *found*, not a proven
+    optimum over all counts.
     """
     L = check_size(size)
     src = platform.check_source(source)
@@ -224,7 +227,7 @@ def pipe_broadcast(platform: OnePortPlatform, source: object, size: object, *,
         runs[p] = pipe_run(unit, p, L / p)
         if progress:
             progress(i + 1, len(todo))
-    while search and runs:
+    for _ in range(CLIMB if search and runs else 0):
         top = min(runs, key=lambda p: (runs[p].makespan, p))
         fresh = [p for p in (top - 1, top + 1) if 1 <= p <= MAX_PACKETS and p not in runs]
         if not fresh:
