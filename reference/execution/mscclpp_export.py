@@ -1,0 +1,316 @@
+"""Compile a tree schedule into an MSCCL++ execution plan (JSON), the runtime of
+Zhao et al. 2026, §6.3 (docs/mscclpp.md).
+
+The trees' execution plan (:mod:`collcert.reference.execution.treeplan`, one chunk
+per cell) becomes, on every rank, threadblocks that run the plan's operations in
+its global order:
+
+* a send is a one-sided write into a slot of the receiver's scratch buffer that
+  no other message uses: over a memory channel a ``put`` and a ``signal`` on
+  the message's channel, over a port channel one ``pwsf`` (put, signal, and a
+  flush, so that the source may be overwritten afterwards);
+* a receive ``wait``\\ s on that channel until the sender has signalled the
+  message (a channel's signals are counted: waiting for the k-th message of a
+  channel covers the earlier ones), then ``copy``\\ s the slot into place, or
+  ``re``\\ duces it into place (``dst = red + slot``); a plan's ``copy`` and
+  ``reduce`` are ``copy`` and ``re``;
+* one channel per (sending threadblock, receiving threadblock): signals on a
+  channel then come in the sender's program order;
+* the plan's other dependencies on a rank (an op reading what another
+  threadblock wrote, or writing what it read) are device semaphores: the
+  threadblock that ran the earlier op ``sem_release``\\ s one after it, the later
+  ``sem_acquire``\\ s it first.
+
+Every blocking op waits for something an earlier op of the global order
+provides, so the plan cannot deadlock (when all threadblocks of a rank are
+resident, as the executor's persistent kernel needs). A threadblock takes at
+most :data:`OPS_PER_TB` operations of the plan and :data:`SENDS_PER_TB` sends
+and receives, which keeps it within the executor's 64 ops and 16 channels.
+
+In place (``inplace=True``) the plan's buffers are aliased as the executor's
+callers pass them (allgather input = output[r·b …], reduce-scatter output =
+input[r·b …], allreduce output = input) before the dependencies are taken, as
+:mod:`.msccl_export` does for MSCCL.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..model import ScheduleError
+from .execplan import Op, Plan, Region, dependencies
+from .treeplan import plan_from_schedule
+
+if TYPE_CHECKING:
+    from ..forestcoll import Schedule
+
+MAX_OPERATION = 64  # execution_common.hpp
+MAX_SEMAPHORES_PER_OP = 16  # MAX_DEVICE_SEMAPHORES
+OPS_PER_TB = 12
+SENDS_PER_TB = 8
+COLLECTIVE = {"allgather": "allgather", "reduce-scatter": "reducescatter",
+              "allreduce": "allreduce"}
+CHANNELS = ("memory", "port")
+
+
+@dataclass(eq=False)
+class _Tb:
+    rank: int
+    id: int
+    sends: int = 0
+    recvs: int = 0
+    items: list[list[dict[str, Any]]] = field(default_factory=list)  # per plan op
+    release: list[list[int]] = field(default_factory=list)  # per item: semaphores
+    chans: list[tuple[int, int]] = field(default_factory=list)  # (peer, stream number)
+    refs: list[int] = field(default_factory=list)  # remote buffer ids
+
+
+@dataclass
+class _Stream:
+    number: int  # among the streams of its pair of ranks
+    send_chan: int  # index in the sender tb's channel list
+    recv_chan: int
+    order: list[int] = field(default_factory=list)  # messages, in the sender's order
+    consumed: int = 0
+
+
+def mscclpp_json(schedule: Schedule | dict[str, Any], inplace: bool = False,
+                 channel: str = "memory", name: str | None = None) -> str:
+    """The MSCCL++ execution plan (JSON text) of an allgather, reduce-scatter or
+    allreduce tree schedule, for in-place or out-of-place calls; ``channel``:
+    ``memory`` (GPUs that share memory, CUDA IPC) or ``port`` (any, through the
+    proxy: InfiniBand between machines). Raises ScheduleError when it cannot be
+    expressed."""
+    doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
+    coll = doc.get("collective")
+    if coll not in COLLECTIVE:
+        raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter and allreduce, "
+                            f"not {coll}; use --format json")
+    w = doc.get("weights")
+    if w and len({str(x) for x in w.values()}) > 1:
+        raise ScheduleError("MSCCL++ export needs equal shards (a plan's chunks are uniform); "
+                            "this schedule has non-uniform weights")
+    plan = plan_from_schedule(doc, "schedule")
+    return json.dumps(plan_mscclpp(plan, inplace, channel, name), indent=1)
+
+
+def plan_mscclpp(plan: Plan, inplace: bool = False, channel: str = "memory",
+                 name: str | None = None) -> dict[str, Any]:
+    """The MSCCL++ plan (a JSON-ready dict) of an execution plan: see :func:`mscclpp_json`."""
+    if channel not in CHANNELS:
+        raise ScheduleError(f"channel {channel!r}: choose memory or port")
+    if plan.spec.collective not in COLLECTIVE:
+        raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter and "
+                            f"allreduce, not {plan.spec.collective}")
+    if plan.problems:
+        raise ScheduleError(f"the schedule's execution plan is faulty: {plan.problems[0]}")
+    if inplace:
+        plan = _aliased(plan)
+    return _Compiler(plan, channel).build(name or plan.name or "collcert", inplace)
+
+
+def _aliased(plan: Plan) -> Plan:
+    """The plan with its buffers aliased as an in-place call passes them."""
+    spec = plan.spec
+
+    def alias(r: int, reg: Region | None) -> Region | None:
+        if reg is None:
+            return None
+        base = spec.shards[r][0]
+        if spec.collective == "allgather" and reg.buf == "i":
+            return Region("o", base + reg.off, reg.n)
+        if spec.collective == "reduce-scatter" and reg.buf == "o":
+            return Region("i", base + reg.off, reg.n)
+        if spec.collective == "allreduce" and reg.buf == "o":
+            return Region("i", reg.off, reg.n)
+        return reg
+
+    ops = [replace(op, src=alias(op.rank, op.src), dst=alias(op.rank, op.dst),
+                   red=alias(op.rank, op.red)) for op in plan.ops]
+    return Plan(spec, plan.buffers, ops, plan.name)
+
+
+class _Compiler:
+    def __init__(self, plan: Plan, channel: str) -> None:
+        self.plan, self.channel = plan, channel
+        n = plan.nranks
+        self.tbs: list[list[_Tb]] = [[] for _ in range(n)]
+        self.where: list[tuple[_Tb, int]] = []  # plan op -> (tb, item index)
+        # scratch: the plan's "s" then "t" cells, then one slot per message received
+        self.base = {"s": [0] * n, "t": [b.get("s", 0) for b in plan.buffers]}
+        self.slots = [b.get("s", 0) + b.get("t", 0) for b in plan.buffers]
+        self.slot: dict[int, int] = {}  # message -> slot offset on its receiver
+        self.sender: dict[int, tuple[_Tb, int]] = {}  # message -> (tb, item)
+        self.streams: dict[tuple[int, int, int, int], _Stream] = {}
+        self.pair_streams: dict[tuple[int, int], int] = {}
+        self.by_msg: dict[int, _Stream] = {}
+        self.remote: list[list[int]] = [[] for _ in range(n)]  # rank -> peers written
+        self.sems: list[int] = [0] * n  # device semaphores per rank
+        self.sem_of: dict[tuple[int, int, int], int] = {}  # (rank, tb A, tb B) -> id
+        self.released: dict[tuple[int, int, int], int] = {}  # last A item acquired by B
+
+    # -- threadblocks ---------------------------------------------------------------
+    def assign(self) -> None:
+        for op in self.plan.ops:
+            mine = self.tbs[op.rank]
+            tb = mine[-1] if mine else None
+            if tb is None or len(tb.items) >= OPS_PER_TB or (
+                    op.kind == "send" and tb.sends >= SENDS_PER_TB) or (
+                    op.kind == "recv" and tb.recvs >= SENDS_PER_TB):
+                tb = _Tb(op.rank, len(mine))
+                mine.append(tb)
+            tb.sends += op.kind == "send"
+            tb.recvs += op.kind == "recv"
+            self.where.append((tb, len(tb.items)))
+            tb.items.append([])
+            tb.release.append([])
+            if op.kind == "send":
+                self.sender[op.msg] = (tb, len(tb.items) - 1)
+
+    def build(self, name: str, inplace: bool) -> dict[str, Any]:
+        self.assign()
+        self.make_streams()
+        deps = dependencies(self.plan)
+        for i, op in enumerate(self.plan.ops):
+            tb, item = self.where[i]
+            pre = self.acquire(op, tb, item, deps[i])
+            tb.items[item] = pre + self.body(op, tb)
+        plan = self.plan
+        coll = plan.spec.collective
+        gpus = [self.gpu(r) for r in range(plan.nranks)]
+        return {"name": name, "collective": COLLECTIVE[coll], "protocol": "Simple",
+                "inplace": inplace, "reuse_resources": False, "gpus": gpus,
+                "num_threads_per_block": 1024, "use_double_scratch_buffer": False,
+                "buffer_alignment": 16, "min_message_size": 0,
+                "max_message_size": 2**64 - 1}
+
+    def make_streams(self) -> None:
+        """One channel per (sending tb, receiving tb); its messages in the sender's order."""
+        recv_tb: dict[int, _Tb] = {}
+        for i, op in enumerate(self.plan.ops):
+            if op.kind == "recv":
+                recv_tb[op.msg] = self.where[i][0]
+        for op in self.plan.ops:
+            if op.kind != "send":
+                continue
+            s, r = self.sender[op.msg][0], recv_tb[op.msg]
+            key = (s.rank, s.id, r.rank, r.id)
+            if key not in self.streams:
+                pair = (min(s.rank, r.rank), max(s.rank, r.rank))
+                number = self.pair_streams.get(pair, 0)
+                self.pair_streams[pair] = number + 1
+                s.chans.append((r.rank, number))
+                r.chans.append((s.rank, number))
+                self.streams[key] = _Stream(number, len(s.chans) - 1, len(r.chans) - 1)
+            self.streams[key].order.append(op.msg)
+            self.by_msg[op.msg] = self.streams[key]
+            assert op.src is not None
+            self.slot[op.msg] = self.slots[op.peer]
+            self.slots[op.peer] += op.src.n
+
+    def stream_of(self, op: Op) -> _Stream:
+        return self.by_msg[op.msg]
+
+    # -- operations -----------------------------------------------------------------
+    def buff(self, r: int, reg: Region) -> dict[str, Any]:
+        if reg.buf in ("s", "t"):
+            return {"type": "s", "index": self.base[reg.buf][r] + reg.off, "size": reg.n}
+        return {"type": reg.buf, "index": reg.off, "size": reg.n}
+
+    def body(self, op: Op, tb: _Tb) -> list[dict[str, Any]]:
+        ty = self.channel
+        if op.kind == "send":
+            assert op.src is not None
+            stream = self.stream_of(op)
+            ref = self.ref(tb, op.peer)
+            slot = {"buffer_id": ref, "index": self.slot[op.msg], "size": op.src.n}
+            src = [self.buff(op.rank, op.src)]
+            if ty == "port":
+                return [{"name": "pwsf", "src_buff": src, "dst_buff": [slot],
+                         "channel_ids": [stream.send_chan], "channel_type": "port"}]
+            return [{"name": "put", "src_buff": src, "dst_buff": [slot],
+                     "channel_type": "memory"},
+                    {"name": "signal", "channel_ids": [stream.send_chan],
+                     "channel_type": "memory"}]
+        assert op.dst is not None
+        dst = [self.buff(op.rank, op.dst)]
+        if op.kind == "recv":
+            stream = self.stream_of(op)
+            need = stream.order.index(op.msg) + 1
+            waits = [{"name": "wait", "channel_ids": [stream.recv_chan], "channel_type": ty}
+                     for _ in range(need - stream.consumed)]
+            stream.consumed = max(stream.consumed, need)
+            mine = {"type": "s", "index": self.slot[op.msg], "size": op.dst.n}
+            if op.red is None:
+                return waits + [{"name": "copy", "src_buff": [mine], "dst_buff": dst}]
+            return waits + [{"name": "re", "src_buff": [self.buff(op.rank, op.red), mine],
+                             "dst_buff": dst, "reduce_op": "sum"}]
+        assert op.src is not None
+        if op.kind == "copy":
+            if op.src == op.dst:
+                return []  # in place, a root's copy of its input onto itself
+            return [{"name": "copy", "src_buff": [self.buff(op.rank, op.src)], "dst_buff": dst}]
+        return [{"name": "re", "src_buff": [dst[0], self.buff(op.rank, op.src)],
+                 "dst_buff": dst, "reduce_op": "sum"}]
+
+    def ref(self, tb: _Tb, peer: int) -> int:
+        peers = self.remote[tb.rank]
+        if peer not in peers:
+            peers.append(peer)
+        rid = peers.index(peer)
+        if rid not in tb.refs:
+            tb.refs.append(rid)
+        return tb.refs.index(rid)
+
+    def acquire(self, op: Op, tb: _Tb, item: int, deps: list[int]) -> list[dict[str, Any]]:
+        """Device semaphores for the dependencies on ops of other threadblocks of the rank."""
+        sems: list[int] = []
+        for d in deps:
+            other, at = self.where[d]
+            if other.rank != tb.rank or other is tb:
+                continue  # a message (signal/wait) or program order
+            key = (tb.rank, other.id, tb.id)
+            if self.released.get(key, -1) >= at:
+                continue  # an earlier acquire already covers it
+            if key not in self.sem_of:
+                self.sem_of[key] = self.sems[tb.rank]
+                self.sems[tb.rank] += 1
+            sem = self.sem_of[key]
+            other.release[at].append(sem)
+            self.released[key] = at
+            sems.append(sem)
+        return [{"name": "sem_acquire", "semaphore_ids": sems[i:i + MAX_SEMAPHORES_PER_OP]}
+                for i in range(0, len(sems), MAX_SEMAPHORES_PER_OP)]
+
+    # -- the JSON of one rank -------------------------------------------------------
+    def gpu(self, r: int) -> dict[str, Any]:
+        plan, ty = self.plan, self.channel
+        ends = sorted({end for tb in self.tbs[r] for end in tb.chans})
+        number = {end: k for k, end in enumerate(ends)}
+        threadblocks = []
+        for tb in self.tbs[r]:
+            ops: list[dict[str, Any]] = []
+            for item, release in zip(tb.items, tb.release):
+                ops += item
+                for i in range(0, len(release), MAX_SEMAPHORES_PER_OP):
+                    ops.append({"name": "sem_release",
+                                "semaphore_ids": release[i:i + MAX_SEMAPHORES_PER_OP]})
+            if len(ops) > MAX_OPERATION:
+                raise ScheduleError(f"rank {r} threadblock {tb.id} needs {len(ops)} ops; the "
+                                    f"MSCCL++ executor runs at most {MAX_OPERATION}")
+            threadblocks.append({
+                "id": tb.id, "ops": ops,
+                "channels": [{"channel_type": ty,
+                              "channel_ids": [number[e] for e in tb.chans]}] if tb.chans else [],
+                "remote_buffer_refs": [{"access_channel_type": ty,
+                                        "remote_buffer_ids": tb.refs}] if tb.refs else []})
+        b = plan.buffers[r]
+        return {"id": r, "input_chunks": b.get("i", 0), "output_chunks": b.get("o", 0),
+                "scratch_chunks": self.slots[r],
+                "threadblocks": threadblocks,
+                "channels": [{"channel_type": ty, "connected_to": [peer]} for peer, _ in ends],
+                "remote_buffers": [{"rank": p, "type": "s", "access_channel_types": [ty]}
+                                   for p in self.remote[r]],
+                "semaphores": [{"init_value": 0} for _ in range(self.sems[r])]}

@@ -1,0 +1,84 @@
+"""collcert schedules exported as MSCCL++ execution plans (reference.execution.mscclpp_export):
+every export audits VALID, by the independent MSCCL++ simulator, at the rate of the schedule
+it came from, in place and out of place, over memory and port channels (docs/mscclpp.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import collcert
+from collcert.auditing import audit
+from collcert.certify.execution import mscclpp, mscclpp_sim
+from collcert.cli import main
+from collcert.commands._common import load_topology
+from collcert.reference.execution import mscclpp_json
+from collcert.reference.model import ScheduleError
+
+CASES = [(p, c) for p in ("dgx_a100:1", "ring:4", "torus:3x3")
+         for c in ("allgather", "reduce-scatter", "allreduce")]
+
+
+@pytest.mark.parametrize("platform, coll", CASES)
+def test_exports_audit_at_the_schedules_rate(platform: str, coll: str) -> None:
+    topo = load_topology(platform)
+    sched = collcert.schedule(topo, coll)
+    rate = audit(topo, sched.to_json()).algbw
+    assert rate is not None
+    for inplace in (False, True):
+        # memory and port channels move the same data: the simulator shows it, and the
+        # audit (its slow part is the certified optimum) runs on one of the two
+        texts = {ch: mscclpp_json(sched, inplace=inplace, channel=ch)
+                 for ch in ("memory", "port")}
+        runs = {ch: mscclpp_sim.run(mscclpp.read(t)) for ch, t in texts.items()}
+        assert all(r.verdict.ok for r in runs.values())
+        assert runs["memory"].traffic == runs["port"].traffic
+        report = audit(topo, texts["port" if inplace else "memory"])
+        assert report.format == "mscclpp-json"
+        assert report.valid, report.reasons
+        assert report.algbw == rate, inplace
+        assert json.loads(texts["memory"])["inplace"] is inplace
+
+
+def test_the_plan_keeps_the_executors_limits() -> None:
+    topo = load_topology("torus:3x3")
+    doc = json.loads(mscclpp_json(collcert.schedule(topo, "allreduce"), inplace=True))
+    for g in doc["gpus"]:
+        for tb in g["threadblocks"]:
+            assert len(tb["ops"]) <= mscclpp.MAX_OPERATION
+            for c in tb["channels"]:
+                assert len(c["channel_ids"]) <= mscclpp.MAX_CHANNEL
+    # every signal is waited for and every device semaphore released as often as acquired
+    assert mscclpp_sim.run(mscclpp.read(json.dumps(doc))).verdict.ok
+
+
+def test_a_broken_export_is_caught() -> None:
+    # the audit is not a formality: drop one receive's copy and the simulator names it
+    topo = load_topology("ring:4")
+    doc = json.loads(mscclpp_json(collcert.schedule(topo, "allgather")))
+    ops = doc["gpus"][2]["threadblocks"][0]["ops"]
+    i = next(k for k, o in enumerate(ops) if o["name"] == "copy")
+    del ops[i]
+    report = audit(topo, json.dumps(doc))
+    assert not report.valid
+    assert any("rank 2 output cell" in r and "holds nothing" in r for r in report.reasons)
+
+
+def test_other_collectives_are_refused() -> None:
+    topo = load_topology("ring:4")
+    with pytest.raises(ScheduleError, match="allgather, reduce-scatter and allreduce"):
+        mscclpp_json(collcert.schedule(topo, "broadcast", root=0))
+
+
+def test_the_command_writes_a_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "ar.json"
+    assert main(["schedule", "ring:4", "--collective", "allreduce", "--format", "mscclpp-json",
+                 "--in-place", "--mscclpp-channel", "port", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["collective"] == "allreduce" and doc["inplace"] is True
+    assert {c["channel_type"] for g in doc["gpus"] for c in g["channels"]} == {"port"}
+    capsys.readouterr()
+    assert main(["audit", "ring:4", str(out), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["algbw"] == "4/3"
