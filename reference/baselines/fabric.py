@@ -147,6 +147,7 @@ class Fabric:
             self.out.setdefault(u, []).append((v, float(c)))
         self.cap = {e: float(c) for e, c in topology.capacity.items()}
         self.uses: dict[tuple[Node, Node], int] = {}
+        self.limit: float | None = None  # a channel's bandwidth: links without it are skipped
 
     def routes(self, src: Node, targets: Iterable[Node], within: set[Node] | None = None,
                ) -> dict[Node, tuple[float, int, Route]]:
@@ -170,7 +171,10 @@ class Fabric:
                 if v == src or (within is not None and v not in within
                                 and v not in self.compute):
                     continue
-                key = (max(cost, (self.uses.get((u, v), 0) + 1) / c), hops + 1)
+                used = self.uses.get((u, v), 0) + 1
+                if self.limit is not None and used * self.limit > c * (1 + 1e-9):
+                    continue  # NCCL: no bandwidth left on this link for the channel
+                key = (max(cost, used / c), hops + 1)
                 if key < best.get(v, (float("inf"), 0)):
                     best[v] = key
                     prev[v] = u

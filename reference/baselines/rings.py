@@ -82,28 +82,88 @@ def ring_channels(topology: Topology, channels: int | None = None) -> Rings:
         raise BaselineError("a ring needs at least two compute nodes")
     if channels is not None and not 1 <= channels <= 64:
         raise BaselineError(f"channels must be 1 to 64, not {channels}")
+    best = _build(topology, boxes, inside, channels, None, SEARCH_BUDGET)
+    if not best[1]:
+        raise BaselineError(
+            "no ring: the compute nodes admit no cycle whose hops each go through "
+            "switches only (a hop may not pass through another GPU in the schedule "
+            "format); NCCL's ring needs one")
+    if channels is None:
+        widest = _widest(topology, boxes)
+        for speed in _speeds(topology, best[0]):
+            if _most_channels(widest, speed) * speed <= best[0] * (1 + 1e-9):
+                continue
+            got = _build(topology, boxes, inside, None, speed, SEARCH_BUDGET // 10)
+            if got[0] > best[0] * (1 + 1e-9):
+                best = got
+    return Rings(best[1], boxes, inside)
+
+
+def _build(topology: Topology, boxes: list[list[Node]], inside: list[set[Node]],
+           channels: int | None, speed: float | None, budget: int,
+           ) -> tuple[float, list[Channel]]:
+    """Channels one after the other (``speed``: each needs that bandwidth left on every
+    link it uses, as NCCL's search does); the best prefix and its modelled bandwidth
+    (channels / the busiest link's uses per capacity). ``channels``: exactly that many."""
     fabric = Fabric(topology)
+    fabric.limit = speed
     built: list[Channel] = []
-    best = (0.0, 0)  # modelled bandwidth, channels
+    best = (0.0, 0)
     for c in range(channels or MAX_CHANNELS):
-        ch = _channel(fabric, boxes, inside, c)
+        ch = _channel(fabric, boxes, inside, c, budget)
         if ch is None:
-            if not built:
-                raise BaselineError(
-                    "no ring: the compute nodes admit no cycle whose hops each go through "
-                    "switches only (a hop may not pass through another GPU in the schedule "
-                    "format); NCCL's ring needs one")
             break
         built.append(ch)
         bw = len(built) / fabric.busiest()
         if bw > best[0] * (1 + 1e-9):
             best = (bw, len(built))
     keep = len(built) if channels else best[1]
-    return Rings(built[:keep], boxes, inside)
+    return (len(built[:keep]) / _busiest(topology, built[:keep]) if keep else 0.0,
+            built[:keep])
+
+
+def _busiest(topology: Topology, channels: list[Channel]) -> float:
+    uses: dict[tuple[Node, Node], int] = {}
+    for ch in channels:
+        for r in ch.routes:
+            for e in zip(r, r[1:]):
+                uses[e] = uses.get(e, 0) + 1
+    return max(n / float(topology.capacity[e]) for e, n in uses.items())
+
+
+def _speeds(topology: Topology, floor: float) -> list[float]:
+    """The bandwidths per channel worth trying, highest first (NCCL tries a list of
+    speeds from high to low): capacity / k, above what the best so far gives."""
+    caps = {float(c) for c in topology.capacity.values()}
+    out = {c / k for c in caps for k in range(1, MAX_CHANNELS + 1)}
+    return sorted((s for s in out if s * MAX_CHANNELS > floor * (1 + 1e-9)), reverse=True)
+
+
+def _widest(topology: Topology, boxes: list[list[Node]]) -> list[list[float]]:
+    """Per box, per GPU: the widest route out of the box (one box: to another GPU)."""
+    fabric = Fabric(topology)
+    out = []
+    for b, box in enumerate(boxes):
+        after = boxes[(b + 1) % len(boxes)] if len(boxes) > 1 else None
+        row = []
+        for x in box:
+            found = fabric.routes(x, after if after is not None else [v for v in box if v != x])
+            row.append(1 / min(f[0] for f in found.values()) if found else 0.0)
+        out.append(row)
+    return out
+
+
+def _most_channels(widest: list[list[float]], speed: float) -> int:
+    """An upper bound on the channels at ``speed``: every channel leaves every box once
+    (one box: every GPU sends once), each through a route with ``speed`` left."""
+    fits = [[int(w / speed + 1e-9) for w in row] for row in widest]
+    if len(widest) == 1:
+        return min(MAX_CHANNELS, min(fits[0]) * len(fits[0]))
+    return min(MAX_CHANNELS, min(sum(row) for row in fits))
 
 
 def _channel(fabric: Fabric, boxes: Sequence[Sequence[Node]], inside: list[set[Node]],
-             c: int) -> Channel | None:
+             c: int, budget: int = SEARCH_BUDGET) -> Channel | None:
     """One more channel, its routes counted in ``fabric`` (None: none found)."""
     where = {v: (b, i) for b, box in enumerate(boxes) for i, v in enumerate(box)}
     start = boxes[0][c % len(boxes[0])]
@@ -111,7 +171,7 @@ def _channel(fabric: Fabric, boxes: Sequence[Sequence[Node]], inside: list[set[N
     walk.inside = inside
     stack: list[Iterator[Option]] = [iter([(start, (), x) for x in walk.exits(0, start)])]
     steps = 0
-    while stack and steps < SEARCH_BUDGET:
+    while stack and steps < budget:
         steps += 1
         option = next(stack[-1], None)
         if option is None:  # dead end: undo the last hop
