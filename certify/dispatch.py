@@ -68,6 +68,9 @@ def detect(cert: Mapping[str, Any]) -> str:
     fmt = cert.get("format")
     if isinstance(fmt, str) and fmt in FORMATS:
         return FORMATS[fmt]
+    if isinstance(fmt, str) and fmt != "collcert-certificate/1":
+        raise InputError(f"format {fmt!r} is not one collcert check reads "
+                         f"({', '.join(sorted(FORMATS))}, collcert-certificate/1)")
     if cert.get("format") == "collcert-certificate/1" and "collective" in cert:
         return "alltoall-optimum" if cert["collective"] == "alltoall" else "optimum"
     subs = cert.get("certificates")

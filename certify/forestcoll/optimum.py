@@ -35,6 +35,7 @@ from ..model import InputError, Node, Topo, Verdict, frac_str, integer, number, 
 from ..solvers import check_flow, flow_fields
 from ..symmetry import automorphisms
 from . import cuts
+from .stated import check_stated, stated_flow_value
 
 COLLECTIVES = ("allgather", "reduce-scatter", "broadcast", "reduce", "allreduce")
 
@@ -85,6 +86,8 @@ def check_optimum(topology: Mapping[str, Any] | Topo, cert: Mapping[str, Any]) -
         if claimed is not None and number(claimed, "certificate algbw") != v.facts["algbw"]:
             v.fail(f"the certificate claims algbw {claimed}, but its witnesses prove "
                    f"{frac_str(v.facts['algbw'])}")
+    if v.ok and "algbw" in v.facts:
+        v.absorb(check_stated(topo, cert, v.facts))
     return v
 
 
@@ -190,6 +193,7 @@ def _allgather(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
                            src_num, x.denominator)
         if value is None:
             continue
+        stated_flow_value(v, label, rec, value)
         if value * x.denominator < total_w * x.numerator * m:
             v.fail(f"{label}: value {frac_str(Fraction(value, m))} is below N·x = "
                    f"{frac_str(total_w * x)}")
@@ -232,6 +236,8 @@ def _fixed_k(topo: Topo, cert: Mapping[str, Any]) -> Verdict:
         if "k" in rec and integer(rec["k"], f"{label} k") != k:
             v.fail(f"{label} was computed for k = {rec['k']}, not k = {k}")
         value = check_flow(v, label, topo, arcs, m, floor_cap, 1, None, c, supply, 1)
+        if value is not None:
+            stated_flow_value(v, label, rec, value)
         if value is not None and value < n * k * m:
             v.fail(f"{label}: value {frac_str(Fraction(value, m))} is below N·k = {n * k}")
         elif value is not None:
@@ -286,6 +292,8 @@ def _rooted(topo: Topo, cert: Mapping[str, Any], reduce: bool) -> Verdict:
         _, _, m, arcs = flow_fields(rec, label)
         s, t = (c, root) if reduce else (root, c)
         value = check_flow(v, label, topo, arcs, m, topo.icap, topo.scale, s, t)
+        if value is not None:
+            stated_flow_value(v, label, rec, value)
         if value is not None and value * lam.denominator < lam.numerator * m:
             v.fail(f"{label}: value {frac_str(Fraction(value, m))} is below the claimed "
                    f"algbw {frac_str(lam)}")

@@ -40,6 +40,7 @@ from ..allreduce import check_forestcoll_lp
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
 from .optimum import check_optimum
 from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
+from .schedule_stated import check_schedule_stated
 from .splitting import check_splitting, gstar_capacities
 from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
 
@@ -229,6 +230,8 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         if val != mine:
             v.fail(f"the schedule claims {key} {frac_str(val)}, but its trees give "
                    f"{frac_str(mine)}")
+    if v.ok:
+        v.absorb(check_schedule_stated(topo, sched, v.facts))
     return v
 
 
@@ -315,6 +318,11 @@ def _check_embedded(topology: Mapping[str, Any] | Topo, topo: Topo, sched: Sched
         v.absorb(ov, "embedded optimum certificate: ")
         if ov.ok and "algbw" in ov.facts:
             v.facts["certified_optimum_algbw"] = ov.facts["algbw"]
+            v.facts["certified_optimum_time_per_unit"] = 1 / ov.facts["algbw"]
+            if "lower_bound_time_per_unit" in ov.facts:
+                v.facts["certified_lower_bound_time_per_unit"] = ov.facts[
+                    "lower_bound_time_per_unit"]
+                v.facts["certified_proven_optimal"] = ov.facts.get("proven_optimal")
     lp5 = sched.certificates.get("forestcoll_lp")
     if isinstance(lp5, Mapping):  # `schedule -c allreduce --method lp`
         _check_lp5(topology if isinstance(topology, Mapping) else _as_dict(topo), lp5, v)

@@ -59,6 +59,7 @@ class Schedule:
     certificates: Mapping[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     overlap: bool = False  # phases run at the same time (pipelined), loads add up per link
+    stated: Mapping[str, Any] = field(default_factory=dict)  # unit, generator: schedule_stated
 
 
 def read_schedule(topo: Topo, data: Any) -> Schedule:
@@ -133,7 +134,8 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
             raise InputError(
                 f"the schedule lists {len(cn)} compute nodes ({', '.join(names[:4])}…) that are "
                 "not this topology's compute nodes; audit it against the topology it was made for")
-    return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap)
+    stated = {key: data[key] for key in ("unit", "generator") if key in data}
+    return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap, stated)
 
 
 class _Reader:
@@ -186,6 +188,8 @@ def _read_phase(reader: _Reader, raw: Any, i: int) -> Phase:
     walks = _read_walks(raw.get("walks"), label, reader)
     trees = [_read_tree(reader, t, f"{label} tree {j}", DIRECTION[coll], walks)
              for j, t in enumerate(trees_raw)]
+    for tree, t in zip(trees, trees_raw):  # stated figures, compared by schedule_stated
+        tree.extra.update({key: t[key] for key in ("height", "index") if key in t})
     certs = raw.get("certificates") or {}
     if not isinstance(certs, Mapping):
         raise InputError(f"{label}: 'certificates' must be an object")

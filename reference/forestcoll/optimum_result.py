@@ -156,9 +156,19 @@ class Optimum:
         """The witness data for ``collcert.certify`` (JSON-ready)."""
         out = {"format": "collcert-certificate/1", "kind": "optimum",
                **self.to_json(flows=True)}
+        # a certificate states only what its checker proves (issue 22): how the reference
+        # worked (max-flows, symmetry) is left out, and so is the unconstrained optimum of a
+        # fixed-k certificate, whose flows prove U for k, not x*
+        omit = _NOT_PROVEN + (_NOT_PROVEN_FIXED_K if self.fixed_k is not None else ())
+        for key in omit:
+            out.pop(key, None)
         if self.automorphisms:
             out["automorphisms"] = self.automorphisms
         return out
+
+
+_NOT_PROVEN = ("maxflows", "symmetry")
+_NOT_PROVEN_FIXED_K = ("inv_x", "optimal_algbw", "thm15_bound_U_over_k", "thm15_holds")
 
 
 # human labels of Optimum.extra in summaries (to_json keeps the keys)
