@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..model import Topology, TopologyError, check_solvable
-from ..symmetry import Symmetry, orbits
+from ..symmetry import NearSymmetry, Symmetry, near_symmetry, orbits
 from .optimum_allgather import solve_allgather, solve_fixed_k
 from .optimum_allreduce import solve_allreduce, solve_single_root
 from .optimum_result import Node, Optimum, Progress
@@ -86,7 +86,11 @@ def optimum(
         check_solvable(topology, engine)  # refuse what cannot fit in memory or time
         return solve_single_root(topology, coll, req.root, engine, progress)
     t = topology.transpose() if coll == "reduce-scatter" else topology
-    sym = _orbit_symmetry(t, symmetry, req.weights)
+    sym: Symmetry | NearSymmetry | None = _orbit_symmetry(t, symmetry, req.weights)
+    if (sym is None and coll != "allreduce" and req.weights is None
+            and not isinstance(symmetry, Symmetry) and symmetry is not False
+            and orbits.wanted(t, symmetry)):
+        sym = near_symmetry(t)  # a degraded machine: box permutations, not a shift
     # refuse what cannot fit in memory or time (limits.py): flows for one sink per orbit
     # (allreduce's bound (6) still solves one max-flow per compute node)
     check_solvable(topology, engine,

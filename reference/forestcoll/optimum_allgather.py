@@ -17,7 +17,7 @@ from fractions import Fraction
 
 from ..model import Topology, TopologyError
 from ..solvers import FlowNetwork
-from ..symmetry import Symmetry, orbits
+from ..symmetry import NearSymmetry, Symmetry, certificate_generators, orbits
 from .optimum_result import FlowWitness, Node, Optimum, Progress
 
 
@@ -80,7 +80,7 @@ def check_engine_cut(value: int, cut_value: int) -> None:
 # --------------------------------------------------------------------------- #
 def solve_allgather(
     t: Topology, engine: str, progress: Progress | None, weights: Sequence[int] | None = None,
-    sym: Symmetry | None = None,
+    sym: Symmetry | NearSymmetry | None = None,
 ) -> Optimum:
     """1/x* by the Dinkelbach iteration described in the docstring of :mod:`.optima`; with ``sym``
     (a verified automorphism group keeping the weights) one sink per orbit."""
@@ -140,11 +140,12 @@ def solve_allgather(
     return opt
 
 
-def _mark_orbits(opt: Optimum, sym: Symmetry | None) -> None:
-    """Record the generator that extends the representatives' flows to every sink."""
+def _mark_orbits(opt: Optimum, sym: Symmetry | NearSymmetry | None) -> None:
+    """Record the generators that extend the representatives' flows to every sink."""
     if sym is not None:
-        opt.automorphisms = [orbits.generator_pairs(sym, opt.topology.nodes)]
-        opt.extra["symmetry"] = orbits.describe(sym)
+        opt.automorphisms = certificate_generators(sym, opt.topology.nodes)
+        opt.extra["symmetry"] = (sym.describe() if isinstance(sym, NearSymmetry)
+                                 else orbits.describe(sym))
 
 
 def prop3(inv_x: Fraction, caps: list[Fraction]) -> tuple[int, Fraction]:
@@ -187,7 +188,7 @@ def _least_u(caps: list[int], need: int) -> Fraction:
 
 
 def solve_fixed_k(t: Topology, k: int, engine: str, progress: Progress | None,
-             sym: Symmetry | None = None) -> Optimum:
+             sym: Symmetry | NearSymmetry | None = None) -> Optimum:
     base = solve_allgather(t, engine, None, sym=sym)
     n_c = t.num_compute
     aux = _Aux(t, engine)

@@ -8,23 +8,29 @@ Modules:
 
 ``boxes``   interchangeable boxes as a verified cyclic group (colour refinement)
 ``search``  generators of a larger group by individualisation-refinement
+``near``    near-symmetry: the box permutations (and moves inside boxes) a degraded
+            machine still has, verified
 ``orbits``  the search for a topology's box symmetry (:func:`find_symmetry`, run once
             per schedule), when to look for it, and its form in certificates
 """
 
 from . import orbits
 from .boxes import Symmetry, box_symmetry, refine
+from .near import NearSymmetry, certificate_generators, near_symmetry
 from .orbits import find_symmetry
 from .search import UnionFind, find_generators, is_automorphism, map_node
 
 __all__ = [
+    "NearSymmetry",
     "Symmetry",
     "UnionFind",
     "box_symmetry",
+    "certificate_generators",
     "find_generators",
     "find_symmetry",
     "is_automorphism",
     "map_node",
+    "near_symmetry",
     "orbits",
     "refine",
 ]

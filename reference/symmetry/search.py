@@ -129,6 +129,11 @@ def map_node(ref: _Refiner, num_compute: int, arcs: Mapping[tuple[int, int], obj
     return None
 
 
+def refiner(n: int, num_compute: int, arcs: Mapping[tuple[int, int], object]) -> _Refiner:
+    """The colour refinement of a topology on node indices that :func:`map_node` takes."""
+    return _Refiner(n, num_compute, arcs)
+
+
 def find_generators(t: Topology, *, max_generators: int = 16,
                     max_attempts: int = 48) -> list[list[int]]:
     """Verified automorphisms of ``t`` (index permutations, compute nodes first) under
@@ -140,11 +145,21 @@ def find_generators(t: Topology, *, max_generators: int = 16,
     box = box_symmetry(t.nodes, nc, arcs)
     if box is not None:
         gens.append([int(x) for x in box.perms[1].tolist()])
+    return extend_generators(_Refiner(n, nc, arcs), nc, arcs, gens,
+                             max_generators=max_generators, max_attempts=max_attempts)
+
+
+def extend_generators(ref: _Refiner, nc: int, arcs: Mapping[tuple[int, int], object],
+                      gens: list[list[int]], *, max_generators: int = 16,
+                      max_attempts: int = 48) -> list[list[int]]:
+    """``gens`` and more verified automorphisms, each merging two orbits of compute nodes
+    of equal refined colour (module docstring), up to ``max_generators``."""
+    gens = list(gens)
+    n = len(ref.colour)
     uf = UnionFind(n)
     for g in gens:
         for v in range(n):
             uf.union(v, g[v])
-    ref = _Refiner(n, nc, arcs)
     attempts = 0
     tried: set[tuple[int, int]] = set()
     progress = True
