@@ -40,6 +40,10 @@ def test_dsl_plans_audit_as_expected(case: dict[str, Any],
         assert code == 2 and "not modelled" in captured.err
         return
     out = json.loads(captured.out)
+    if case["verdict"] == "INVALID":
+        assert (code, out["verdict"]) == (1, "INVALID")
+        assert any(case["reason"] in r for r in out["reasons"]), out["reasons"]
+        return
     assert (code, out["verdict"], out["algbw"]) == (0, case["verdict"], case["algbw"])
 
 
@@ -75,7 +79,7 @@ def test_a_dropped_reduction_leaves_its_chunk_unsummed() -> None:
     del ops[_first(ops, "rres")]
     res = _run(doc)
     assert not res.verdict.ok
-    assert "output cell 10 should hold the sum of cell 10 of all ranks" in (
+    assert "output chunk 10 should hold the sum of chunk 10 of all ranks" in (
         res.verdict.reasons[0])
 
 
@@ -85,7 +89,7 @@ def test_a_wrong_chunk_index_is_a_race_naming_the_op() -> None:
     ops[_first(ops, "rres")]["dst_buff"][1]["index"] += 1
     res = _run(doc)
     assert not res.verdict.ok
-    assert "rank 1 tb 3 op 5 (rres): reads i[cell 11] of rank 0, written by rank 1 tb 2 op 5" in (
+    assert "rank 1 tb 3 op 5 (rres): reads i[chunk 11] of rank 0, written by rank 1 tb 2 op 5" in (
         res.verdict.reasons[0])
 
 
@@ -125,7 +129,7 @@ def test_without_the_final_wait_a_rank_may_return_early() -> None:
         else:
             del ops[_first(ops, "signal")]
     reasons = " | ".join(_run(doc).verdict.reasons)
-    assert "rank 0 output cell 1 is written by rank 1 tb 0 op 5 (put), which no op of rank 0 " \
+    assert "rank 0 output chunk 1 is written by rank 1 tb 0 op 5 (put), which no op of rank 0 " \
            "waits for" in reasons
 
 

@@ -63,7 +63,7 @@ def test_a_broken_export_is_caught() -> None:
     del ops[i]
     report = audit(topo, json.dumps(doc))
     assert not report.valid
-    assert any("rank 2 output cell" in r and "holds nothing" in r for r in report.reasons)
+    assert any("rank 2 output chunk" in r and "holds nothing" in r for r in report.reasons)
 
 
 def test_other_collectives_are_refused() -> None:

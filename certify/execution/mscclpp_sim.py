@@ -124,12 +124,12 @@ class _Run:
             loc = self.loc(ref.rank, ref.buf, j)
             got = self.store.get(loc)
             if got is None:
-                self.v.fail(f"{op.where()}: reads {ref.buf}[cell {j}] of rank {ref.rank} before "
+                self.v.fail(f"{op.where()}: reads {ref.buf}[{_at(self.plan, j)}] of rank {ref.rank} before "
                             "it holds any data")
                 return None
             if loc in self.writer:
                 who, at, _ = self.writer[loc]
-                self.ordered(op, who, at, f"reads {ref.buf}[cell {j}] of rank {ref.rank}, "
+                self.ordered(op, who, at, f"reads {ref.buf}[{_at(self.plan, j)}] of rank {ref.rank}, "
                              "written by")
             self.readers.setdefault(loc, {})[(op.rank, op.tb)] = op.pos + 1
             out.append(got)
@@ -147,10 +147,10 @@ class _Run:
             loc = self.loc(ref.rank, ref.buf, j)
             if loc in self.writer:
                 who, at, _ = self.writer[loc]
-                self.ordered(op, who, at, f"overwrites {ref.buf}[cell {j}] of rank "
+                self.ordered(op, who, at, f"overwrites {ref.buf}[{_at(self.plan, j)}] of rank "
                              f"{ref.rank}, written by")
             for who, at in self.readers.pop(loc, {}).items():
-                self.ordered(op, who, at, f"overwrites {ref.buf}[cell {j}] of rank "
+                self.ordered(op, who, at, f"overwrites {ref.buf}[{_at(self.plan, j)}] of rank "
                              f"{ref.rank}, still to be read by")
             self.writer[loc] = ((op.rank, op.tb), op.pos + 1, op.where())
             self.store[loc] = d
@@ -165,7 +165,8 @@ class _Run:
         for x, y in zip(a, b):
             if not x.isdisjoint(y):
                 r, j = min(x & y)
-                self.v.fail(f"{op.where()}: adds the contribution of rank {r} cell {j} twice")
+                self.v.fail(f"{op.where()}: adds the contribution of rank {r} input "
+                            f"{_at(self.plan, j)} twice")
                 return None
             out.append(x | y)
         return out
@@ -339,13 +340,19 @@ class _Run:
                     want = frozenset((q, c) for q in range(n))
                 by = self.writer.get(loc)
                 if got == want and by is not None and end.get(by[0], 0) < by[1]:
-                    self.v.fail(f"rank {g} output cell {j} is written by {by[2]}, which no op "
+                    self.v.fail(f"rank {g} output {_at(plan, j)} is written by {by[2]}, which no op "
                                 f"of rank {g} waits for: its call may return before the data "
                                 "lands")
                 if got != want:
                     written = f", written by {by[2]}" if by else ""
-                    self.v.fail(f"rank {g} output cell {j} should hold {_show(want, plan)}; "
+                    self.v.fail(f"rank {g} output {_at(plan, j)} should hold {_show(want, plan)}; "
                                 f"it holds {_show(got, plan)}{written}")
+
+
+def _at(plan: Plan, j: int) -> str:
+    """Cell j as a chunk, or a part of one under thread block groups."""
+    g = plan.grain
+    return f"chunk {j}" if g == 1 else f"chunk {j // g} part {j % g + 1}/{g}"
 
 
 def _join(into: Clock, other: Clock) -> None:
@@ -358,9 +365,9 @@ def _show(c: Content | None, plan: Plan) -> str:
     if not c:
         return "nothing"
     if len(c) > 1 and len(c) == plan.ngpus and len({j for _, j in c}) == 1:
-        return f"the sum of cell {min(c)[1]} of all ranks"
+        return f"the sum of {_at(plan, min(c)[1])} of all ranks"
     items = sorted(c)
-    text = ", ".join(f"rank {r}'s input cell {j}" for r, j in items[:3])
+    text = ", ".join(f"rank {r}'s input {_at(plan, j)}" for r, j in items[:3])
     return ("the sum of " if len(c) > 1 else "") + text + (" …" if len(c) > 3 else "")
 
 
