@@ -17,9 +17,16 @@
     largest, by links of the difference both ways, so every compute node
     sends and receives the same (still Eulerian; switches included).
     ``rsag_lp``: ForestColl's RS+AG time (reduce-scatter, then allgather)
-    equals the optimum of LP (5). ``allreduce_hypothesis``, the weakest
-    reading: LP (5) with equal shares per root (RS and AG trees combined as
-    well as possible, running at the same time) equals LP (5).
+    equals the optimum of LP (5). ``allreduce_hypothesis``: LP (5) with equal
+    shares per root (RS and AG trees combined as well as possible, running
+    at the same time) equals LP (5).
+
+``rsag_weighted_lp`` (opt-in)
+    The reading of §5.7 that the golden counterexamples leave open: weighted
+    RS+AG (reduce-scatter, then allgather, with the best unequal shards:
+    :mod:`collcert.reference.allreduce.rsag_weighted`) equals LP (5) on the
+    equalised topology; its certificate checks, and RS+AG ≤ weighted RS+AG
+    ≤ LP (5) holds.
 """
 
 from __future__ import annotations
@@ -74,6 +81,7 @@ def check_rate_chain(t: Topology, label: str) -> None:
         check_cut_set,
         check_forestcoll_lp,
         check_mac_bc_lp,
+        check_rsag_weighted,
     )
     from collcert.reference.allreduce import allreduce_rate
 
@@ -81,7 +89,8 @@ def check_rate_chain(t: Topology, label: str) -> None:
     g = Graph(t.to_json())
     certs = r.certificates()
     for key, checker in (("cut_set_bound", check_cut_set), ("mac_bc_lp", check_mac_bc_lp),
-                         ("forestcoll_lp", check_forestcoll_lp)):
+                         ("forestcoll_lp", check_forestcoll_lp),
+                         ("rsag_weighted", check_rsag_weighted)):
         if key in certs:
             v = checker(g, certs[key])
             if not v.ok:
@@ -91,10 +100,13 @@ def check_rate_chain(t: Topology, label: str) -> None:
     c = vals["cut_set_bound"]
     assert c is not None
     lp, mb, rs, b7 = vals["forestcoll_lp"], vals["mac_bc_lp"], vals["rsag"], vals["bound7"]
+    wr = vals["rsag_weighted"]
     if mb is not None and lp is not None and mb != lp:
         raise _Fail(f"{label}: MAC-BC LP {fraction_str(mb)} ≠ LP (5) {fraction_str(lp)} on a "
                     "network without switches")
     for low, high, what in ((mb, c, "R_LP ≤ C"), (lp, c, "LP (5) ≤ C"),
+                            (rs, wr, "RS+AG ≤ weighted RS+AG"),
+                            (wr, lp, "weighted RS+AG ≤ LP (5)"),
                             (rs, lp, "RS+AG ≤ LP (5)"), (lp, b7, "LP (5) ≤ bound (7)")):
         if low is not None and high is not None and low > high:
             raise _Fail(f"{label}: {what} fails: {fraction_str(low)} > {fraction_str(high)}")
@@ -148,6 +160,34 @@ def prop_allreduce_hypothesis(t: Topology) -> None:
 
 def prop_rsag_lp(t: Topology) -> None:
     _hypothesis(t, uniform=False)
+
+
+def prop_rsag_weighted_lp(t: Topology) -> None:
+    """Weighted RS+AG = LP (5) on ``t`` equalised (see the module docstring)."""
+    from collcert.certify.allreduce import Graph, check_rsag_weighted
+    from collcert.reference.allreduce import forestcoll_lp, weighted_rsag
+    from collcert.reference.forestcoll import optimum
+
+    if not _size_ok(t):
+        raise Skipped(f"{len(t.nodes)} nodes > {MAX_NODES}: LP (5) too slow for fuzzing")
+    e = equalized(t)
+    best = forestcoll_lp(e).value
+    w = weighted_rsag(e)
+    rsag = optimum(e, "allreduce").algbw
+    v = check_rsag_weighted(Graph(e.to_json()), w.certificate())
+    if not v.ok:
+        raise PropertyFailure(f"on {e.name} certify rejects the weighted RS+AG certificate: "
+                              + "; ".join(v.all_reasons()[:2]))
+    if not rsag <= w.value <= best:
+        raise PropertyFailure(f"on {e.name} RS+AG {fraction_str(rsag)} ≤ weighted RS+AG "
+                              f"{fraction_str(w.value)} ≤ LP (5) {fraction_str(best)} fails")
+    if w.value != best:
+        shards = ", ".join(f"{x}: {fraction_str(f)}" for x, f in w.shards.items())
+        raise PropertyFailure(
+            f"on {e.name} (equal bandwidth {fraction_str(e.out_capacity([e.compute_nodes[0]]))} "
+            f"per compute node) weighted RS+AG reaches {fraction_str(w.value)} (shards {shards}), "
+            f"LP (5) {fraction_str(best)} (ratio {fraction_str(w.value / best)}; RS+AG "
+            f"{fraction_str(rsag)})")
 
 
 def equal_bandwidth(src: Source, *, max_compute: int = 6, max_switches: int = 2,

@@ -23,7 +23,8 @@ The properties (Zhao & Krishnamurthy 2023):
                    accepts at the optimum.
 ``allreduce_rate`` the allreduce rate certificates check and their chain holds
                    (:mod:`collcert.fuzz.allreduce`; opt-in there: the §5.7
-                   hypothesis of Zhao et al. 2026, ``allreduce_hypothesis``, ``rsag_lp``).
+                   hypothesis of Zhao et al. 2026, ``allreduce_hypothesis``, ``rsag_lp``,
+                   ``rsag_weighted_lp``).
 """
 
 from __future__ import annotations
@@ -249,6 +250,7 @@ PROPERTIES: dict[str, Callable[[Topology], None]] = {
 OPT_IN: dict[str, Callable[[Topology], None]] = {
     "allreduce_hypothesis": _ar.prop_allreduce_hypothesis,
     "rsag_lp": _ar.prop_rsag_lp,
+    "rsag_weighted_lp": _ar.prop_rsag_weighted_lp,
 }
 """Checked only when asked for by name: open questions, where failures are findings
 (Zhao et al. 2026, §5.7's hypothesis; see collcert.fuzz.allreduce)."""

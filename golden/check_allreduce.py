@@ -24,14 +24,18 @@ For every case this script
   covering every compute node at least once) proves 1/Σ y_i B⁺(S_i) +
   1/Σ y_i B⁺(V − S_i) as a lower bound on the time of any shards.
 
-Networks with more than 20 nodes (the papers' machines) are checked with a
-max-flow of this file instead of enumeration: C by 2(K−1) flows, the phase times
+Networks with more than 20 nodes, and cases marked ``"check": "max-flow"`` (the
+papers' machines, golden/allreduce/papers/), are checked with a max-flow of this
+file instead of enumeration: C by 2(K−1) flows, the phase times
 by the Dinkelbach iteration of Zhao & Krishnamurthy 2023, Thm 1 (one flow per
 compute sink), bound (7) (``bound7_algbw``) by one flow per compute node.
 
 ``uniform_lp`` and, on networks with switches, ``forestcoll_lp`` (LP values)
 are not re-derived here; tests/test_allreduce_golden.py
-cross-checks it with Z3. Usage: python golden/check_allreduce.py [CASE.json ...].
+cross-checks it with Z3.
+
+Usage: python golden/check_allreduce.py [--papers] [CASE.json ...]
+(``--papers``: the cases of golden/allreduce/papers/ too).
 Exit status 0 when every check passes, 1 otherwise.
 """
 
@@ -176,7 +180,7 @@ def _augment(s, t, level: dict, nxt: dict, res: dict) -> int:
     return 0
 
 
-def phase_time(g: "Graph", f: dict, transposed: bool = False) -> Fraction:
+def phase_time(g: Graph, f: dict, transposed: bool = False) -> Fraction:
     """max f(S ∩ V_c) / B⁺(S) over S ⊉ V_c (T_AG; on the transposed graph T_RS), by the
     Dinkelbach iteration of Zhao & Krishnamurthy 2023, Thm 1: one max-flow per sink."""
     cap = {((v, u) if transposed else (u, v)): c for (u, v), c in g.cap.items()}
@@ -205,7 +209,7 @@ def phase_time(g: "Graph", f: dict, transposed: bool = False) -> Fraction:
     return ratio
 
 
-def cut_set_by_flows(g: "Graph") -> Fraction:
+def cut_set_by_flows(g: Graph) -> Fraction:
     d = lcm_den(g.cap.values())
     arcs = {e: int(c * d) for e, c in g.cap.items()}
     v0 = g.compute[0]
@@ -213,7 +217,7 @@ def cut_set_by_flows(g: "Graph") -> Fraction:
                         for a, b in ((v0, v), (v, v0))), d)
 
 
-def bound7_by_flows(g: "Graph") -> Fraction:
+def bound7_by_flows(g: Graph) -> Fraction:
     """N·max_v min_{S ∩ V_c = {v}} B⁺(S) / (2(N−1)) (Zhao & Krishnamurthy 2023, Cor. 18)."""
     d = lcm_den(g.cap.values())
     big = int(sum(g.cap.values(), Fraction(0)) * d) + 1
@@ -226,7 +230,7 @@ def bound7_by_flows(g: "Graph") -> Fraction:
     return Fraction(best, d) * n / (2 * (n - 1))
 
 
-def check_weighted(g: "Graph", case: dict, want: Fraction, cut: Fraction) -> list[str]:
+def check_weighted(g: Graph, case: dict, want: Fraction, cut: Fraction) -> list[str]:
     """``rsag_weighted``: the witness shards reach it; C or the dual shows none do better."""
     errors = []
     witness = case.get("witness", {})
@@ -268,7 +272,7 @@ def check_weighted(g: "Graph", case: dict, want: Fraction, cut: Fraction) -> lis
     return errors
 
 
-def check_large(g: "Graph", case: dict, exp: dict) -> list[str]:
+def check_large(g: Graph, case: dict, exp: dict) -> list[str]:
     """Networks too large to enumerate: the figures that max-flows prove."""
     errors = []
     cut = cut_set_by_flows(g)
@@ -293,7 +297,7 @@ def check(path: Path) -> list[str]:
     g = Graph(case["topology"])
     exp = {k: exact(v) for k, v in case["expected"].items()}
     errors = []
-    if len(g.nodes) > MAX_ENUM_NODES:
+    if len(g.nodes) > MAX_ENUM_NODES or case.get("check") == "max-flow":
         return [f"{path.name}: {e}" for e in check_large(g, case, exp)]
     cut = min(g.out(s) for s, inside in g.subsets() if 0 < inside < len(g.compute))
     if "cut_set_bound" in exp and cut != exp["cut_set_bound"]:
@@ -343,7 +347,11 @@ def check(path: Path) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    papers = "--papers" in argv
+    argv = [a for a in argv if a != "--papers"]
     paths = [Path(a) for a in argv] or sorted((HERE / "allreduce").glob("*.json"))
+    if papers:
+        paths += sorted((HERE / "allreduce" / "papers").glob("*.json"))
     errors = [e for p in paths for e in check(p)]
     for e in errors:
         print(e)

@@ -93,7 +93,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     c.add_argument("--property", "-p", action="append", dest="properties", metavar="NAME",
                    help="a property to check (repeatable; default all): brute, transpose, "
                    "fixed_k, scaling, relabel, broadcast, allreduce, certificate, schedule, "
-                   "allreduce_rate; only by name: allreduce_hypothesis, rsag_lp (Zhao et al. 2026 "
+                   "allreduce_rate; only by name: allreduce_hypothesis, rsag_lp, rsag_weighted_lp "
+                   "(Zhao et al. 2026 "
                    "§5.7's open hypothesis, docs/allreduce.md)")
     c.add_argument("--replay", nargs="+", metavar="FILE",
                    help="check these topology files instead of random ones")
