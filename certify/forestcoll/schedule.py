@@ -231,7 +231,7 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
             v.fail(f"the schedule claims {key} {frac_str(val)}, but its trees give "
                    f"{frac_str(mine)}")
     if v.ok:
-        v.absorb(check_schedule_stated(topo, sched, v.facts))
+        v.absorb(check_schedule_stated(topo, sched, v.facts, certificates))
     return v
 
 
