@@ -10,6 +10,8 @@ Modules:
                      2026, §6.1 does
 ``msccl_allreduce``  the LP (5) allreduce as an MSCCL program
 ``mscclpp_export``   MSCCL++ execution plans (JSON) compiled from a plan (docs/mscclpp.md)
+``runtime_rate``     the rate a runtime that uses every linked pair's direct link gives
+                     an exported schedule, and the refusal of a slower export
 ``alphabeta``        the latency-bandwidth (α-β) model: a schedule's time for a size
 """
 
@@ -39,22 +41,26 @@ from .execplan import (
 from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
 from .msccl_export import msccl_xml, plan_xml
 from .mscclpp_export import mscclpp_json, plan_mscclpp
+from .runtime_rate import ExportRate, SlowExportError, export_rate
 from .treeplan import plan_from_schedule
 
 __all__ = [
     "AlphaBeta",
+    "ExportRate",
     "Latency",
     "Mismatch",
     "Op",
     "Plan",
     "Region",
     "Segment",
+    "SlowExportError",
     "Spec",
     "bytes_per_unit",
     "chunks",
     "dependencies",
     "describe_cell",
     "explain_value",
+    "export_rate",
     "first_mismatch",
     "input_values",
     "latency_lower_bound",

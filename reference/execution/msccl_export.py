@@ -49,10 +49,12 @@ from xml.sax.saxutils import quoteattr
 
 from ..model import ScheduleError, check_budget
 from .execplan import Op, Plan, Region, dependencies
+from .runtime_rate import SlowExportError, export_rate
 from .treeplan import plan_from_schedule
 
 if TYPE_CHECKING:
     from ..forestcoll import Schedule
+    from ..model import Topology
 
 MAX_STEPS = 64
 MAX_TB_PER_CHANNEL = 32
@@ -93,13 +95,26 @@ class _Tb:
 
 
 def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
-              name: str | None = None) -> str:
+              name: str | None = None, *, strict: bool = True,
+              topology: Topology | None = None) -> str:
     """The MSCCL XML of an allgather, reduce-scatter or allreduce tree schedule.
 
     ``channels``: how many channels to spread the trees over; by default the
     fewest (from 1) that keep every threadblock within the runtime's limits.
-    Raises ScheduleError when the schedule cannot be expressed."""
+    Raises ScheduleError when the schedule cannot be expressed.
+
+    The export's rate is computed first (:func:`.runtime_rate.export_rate`: the
+    runtime sends a linked pair's traffic over its direct link): with ``strict``
+    (the default) a program slower than its schedule is refused with
+    :class:`.runtime_rate.SlowExportError`, which says the pair and link responsible.
+    A dict schedule is checked when ``topology`` is given (it carries no capacities)."""
     doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
+    topology = topology if topology is not None or isinstance(schedule, dict) else \
+        schedule.topology
+    if strict and topology is not None:
+        rate = export_rate(doc, topology)
+        if rate.slower:
+            raise SlowExportError(rate)
     coll = doc.get("collective")
     if coll not in MSCCL_COLL:
         raise ScheduleError(f"MSCCL export supports allgather, reduce-scatter and allreduce, "

@@ -65,6 +65,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "with --method lp, nchunksperloop is what the exact shares need (exit 2 "
                    "where that exceeds the executor: never rounded); mscclpp-json: an MSCCL++ "
                    "execution plan (allgather, reduce-scatter, allreduce; docs/mscclpp.md)")
+    p.add_argument("--strict", action="store_true",
+                   help="msccl-xml: refuse (exit 1, nothing written) an export that would run "
+                   "slower than the schedule; without it the export is written with a warning "
+                   "that names the exported rate and the GPU pair and link responsible "
+                   "(a runtime sends all of a linked pair's traffic over the direct link)")
     p.add_argument("--msccl-channels", type=int, metavar="C",
                    help="msccl-xml: spread the trees over C channels (default: the fewest that "
                    "keep every threadblock within the runtime's 64 steps)")
@@ -129,7 +134,11 @@ def run(args: argparse.Namespace) -> int:
                "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
     if args.check:
         _check(s, args, stages, progress)
-    _write(s, args, stages, progress)
+    try:
+        _write(s, args, stages, progress)
+    except _slow_export() as exc:
+        print(f"collcert schedule: refused (--strict): {exc}", file=sys.stderr)
+        return 1
     elapsed = time.monotonic() - started
     out = sys.stderr if args.output == "-" else sys.stdout
     if args.json:
@@ -137,6 +146,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(s, args, stages, out)
     return 0
+
+
+def _slow_export() -> type[Exception]:
+    from collcert.reference.execution import SlowExportError
+
+    return SlowExportError
 
 
 class _StageBars:
@@ -164,9 +179,15 @@ def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
         if args.output:
             write_output(args.output, text, dash_is_stdout=True)
     elif args.format == "msccl-xml":
-        from collcert.reference.execution import msccl_xml
+        from collcert.reference.execution import SlowExportError, export_rate, msccl_xml
 
-        text = msccl_xml(s, channels=args.msccl_channels)
+        rate = export_rate(s, s.topology)  # audited before anything is written
+        args.export_rate = rate
+        if rate.slower and args.strict:
+            raise SlowExportError(rate)
+        if rate.slower or rate.multicast:
+            print(f"warning: {rate.message()}", file=sys.stderr)
+        text = msccl_xml(s, channels=args.msccl_channels, strict=False)
         if args.output:
             write_output(args.output, text, dash_is_stdout=True)
     elif args.output == "-":
@@ -207,6 +228,13 @@ def _summary(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]]
         "peak_memory_mb": round(peak_memory_mb(), 1),
         "symmetry": [p.stats.get("symmetry") for p in s.phases],
     }
+    rate = getattr(args, "export_rate", None)
+    if rate is not None:
+        summary["export"] = {"algbw": fraction_str(1 / rate.export_time),
+                             "time_per_unit": fraction_str(rate.export_time),
+                             "at_schedule_rate": not rate.slower,
+                             "pair": None if rate.pair is None else list(rate.pair),
+                             "message": rate.message()}
     if s.collective == "allreduce":
         summary["lower_bound_time_per_unit"] = fraction_str(s.extra["lower_bound_time_per_unit"])
     return summary
