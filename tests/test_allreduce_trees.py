@@ -97,3 +97,23 @@ def test_golden_tree_cases_check_with_the_standard_library() -> None:
     out = subprocess.run([sys.executable, str(ROOT / "golden" / "check_allreduce.py"),
                           *map(str, cases)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from collcert.cli import main
+
+    case = json.loads((ROOT / "golden" / "allreduce" / "bidirected-tree-spider-7.json")
+                      .read_text())
+    tree = tmp_path / "tree.json"
+    tree.write_text(json.dumps(case["topology"]))
+    args = ["optimum", "-c", "allreduce", "--method", "bidirected-tree"]
+    assert main([*args, str(tree), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert Fraction(out["r_star"]) == Fraction(case["expected"]["r_star"])
+    one_way = dict(case["topology"], links=case["topology"]["links"][:-1])
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(one_way))
+    assert main([*args, str(bad)]) == 2
+    assert "no reverse link" in capsys.readouterr().err
+    assert main([*args, "ring:4"]) == 2
+    assert "cycle" in capsys.readouterr().err

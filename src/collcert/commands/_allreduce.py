@@ -72,6 +72,10 @@ def run(args: argparse.Namespace) -> int:
         raise TopologyError("--fixed-k applies to allgather and reduce-scatter, not allreduce")
     if getattr(args, "method", "all") == "rsag-weighted":
         return _run_weighted(args)
+    if getattr(args, "method", "all") == "bidirected-tree":  # Zhou & Sun 2026, Thm 3
+        from . import _allreduce_tree
+
+        return _allreduce_tree.run(args)
     topo = load_topology(args.topology, strict=False)
     _sizes.check_unit(args, topo)
     started = time.monotonic()

@@ -49,10 +49,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "box symmetry (by default used from 64 compute nodes on; the certificate "
                    "then carries the automorphism, docs/optimum.md); for -c alltoall, the "
                    "full LP with one commodity per compute node, not one per orbit")
-    p.add_argument("--method", default="all", choices=("all", "rsag-weighted"),
+    p.add_argument("--method", default="all",
+                   choices=("all", "rsag-weighted", "bidirected-tree"),
                    help="-c allreduce only: all (default) every allreduce rate as one chain; "
                    "rsag-weighted: only weighted RS+AG (reduce-scatter, then allgather, with "
-                   "the best unequal shards), its shards and certificate (docs/allreduce.md)")
+                   "the best unequal shards), its shards and certificate (docs/allreduce.md); "
+                   "bidirected-tree: the closed form of Zhou & Sun 2026, Thm 3, R* = min β, "
+                   "for a bi-directed tree of compute nodes (anything else: exit 2)")
     _sizes.add_size_arguments(p)
     _whatif.add_arguments(p)
     p.set_defaults(func=run)
