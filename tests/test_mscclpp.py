@@ -37,7 +37,7 @@ def test_dsl_plans_audit_as_expected(case: dict[str, Any],
     code = main(["audit", case["topology"], str(DATA / case["plan"]), "--json"])
     captured = capsys.readouterr()
     if case["verdict"] == "NOT SIMULATED":
-        assert code == 2 and "not modelled" in captured.err
+        assert code == 2 and "which collcert does not simulate" in captured.err
         return
     out = json.loads(captured.out)
     if case["verdict"] == "INVALID":
@@ -131,6 +131,23 @@ def test_without_the_final_wait_a_rank_may_return_early() -> None:
     reasons = " | ".join(_run(doc).verdict.reasons)
     assert "rank 0 output chunk 1 is written by rank 1 tb 0 op 5 (put), which no op of rank 0 " \
            "waits for" in reasons
+
+
+def test_ll_packets_carry_their_own_synchronisation() -> None:
+    # a dropped packet put: the peers' reductions wait for packets that never come
+    doc = _plan("allreduce_pkt_4gpu.json")
+    ops = _ops(doc, 1, 0)
+    del ops[_first(ops, "ppkt")]
+    reasons = _run(doc).verdict.reasons
+    assert reasons[0].startswith("deadlock: no op can run; rank 0 tb 0 op 1 (respkt) waits for "
+                                 "the packets of s[chunk 0]")
+    # packets written twice into one place by two threadblocks: a race, named
+    doc = _plan("allreduce_pkt_4gpu.json")
+    ops = _ops(doc, 1, 0)
+    ops[_first(ops, "respkt")]["dst_buff"][1]["index"] += 1  # onto tb 1's packets
+    reasons = _run(doc).verdict.reasons
+    assert reasons[0].startswith("rank 1 tb 1 op 1 (respkt): overwrites the packets of s[chunk "
+                                 "13] of rank 0, written by rank 1 tb 0 op 1")
 
 
 def test_a_barrier_short_of_a_threadblock_deadlocks() -> None:

@@ -61,9 +61,9 @@ COLLS = {"allgather": "allgather", "reducescatter": "reduce-scatter",
          "reduce_scatter": "reduce-scatter", "allreduce": "allreduce"}
 SIMULATED = ("nop", "barrier", "put", "pws", "pwsf", "get", "copy", "signal", "wait",
              "rlxsignal", "rlxwait", "flush", "re", "res", "rre", "rres",
-             "sem_acquire", "sem_release")
-PACKET = ("ppkt", "rppkt", "respkt", "cpkt", "upkt", "repkt", "recpkt", "recspkt", "gstorepkt")
-SWITCH = ("glres", "gstore")
+             "sem_acquire", "sem_release",
+             "ppkt", "rppkt", "respkt", "cpkt", "upkt", "repkt", "recpkt", "recspkt")
+SWITCH = ("glres", "gstore", "gstorepkt")
 
 
 @dataclass
@@ -154,9 +154,9 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
         raise InputError(f"{origin}: collective {str(doc.get('collective'))[:30]!r}: collcert "
                          "audits allgather, reducescatter and allreduce plans")
     proto = doc.get("protocol", "Simple")
-    if proto != "Simple":
-        raise InputError(f"{origin}: protocol {str(proto)[:10]!r}: collcert simulates "
-                         "Simple plans only (LL packet plans are not modelled, docs/mscclpp.md)")
+    if proto not in ("Simple", "LL"):
+        raise InputError(f"{origin}: protocol {str(proto)[:10]!r}: the executor runs Simple "
+                         "and LL plans")
     if not isinstance(doc.get("inplace"), bool):
         raise InputError(f"{origin}: \"inplace\" must be true or false (the executor reads it)")
     gpus = doc["gpus"]
@@ -277,9 +277,8 @@ def _op(plan: Plan, o: Any, r: int, tid: int, pos: int, chans: dict[str, list[in
         refs: dict[str, list[tuple[int, str]]], sizes: set[int], origin: str) -> Op:
     where = f"rank {r} tb {tid} op {pos}"
     name = o.get("name") if isinstance(o, dict) else None
-    if name in PACKET or name in SWITCH or name == "pipeline":
-        what = ("LL packet" if name in PACKET else "switch (NVLS)" if name in SWITCH
-                else "pipeline")
+    if name in SWITCH or name == "pipeline":
+        what = "switch (NVLS)" if name in SWITCH else "pipeline"
         raise InputError(f"{origin}: {where}: {name!r} is a {what} operation, which collcert "
                          "does not simulate (docs/mscclpp.md)")
     if name not in SIMULATED:

@@ -65,7 +65,10 @@ class _Run:
     def __init__(self, plan: Plan, v: Verdict) -> None:
         self.plan, self.v = plan, v
         g = plan.grain
-        self.size = [{b: c[b] * g for b in "ios"} for c in plan.chunks]
+        # "Pi", "Po", "Ps": the LL packet areas of the buffers (data and flag, at twice the
+        # offset), apart from their plain use
+        self.size = [{p + b: c[b] * g for b in "ios" for p in ("", "P")} for c in plan.chunks]
+        self.pclock: dict[Loc, Clock] = {}  # a packet's writer's clock, joined by its reader
         self.per = plan.chunks[0]["i" if plan.collective == "allgather" else "o"] * g
         self.store: dict[Loc, Content] = {}
         self.writer: dict[Loc, tuple[Key, int, str]] = {}
@@ -85,6 +88,9 @@ class _Run:
                 self.store[self.loc(r, "i", j)] = frozenset({(r, j)})
 
     def loc(self, r: int, buf: str, j: int) -> Loc:
+        if buf.startswith("P"):
+            q, b, k = self.loc(r, buf[1:], j)
+            return (q, "P" + b, k)
         if self.plan.inplace:
             coll = self.plan.collective
             if coll == "allgather" and buf == "i":
@@ -101,7 +107,7 @@ class _Run:
         n = ref.size * g // parts
         lo = ref.index * g + t * n
         if (ref.index + ref.size) * g > self.size[ref.rank][ref.buf]:
-            have = self.plan.chunks[ref.rank][ref.buf]
+            have = self.plan.chunks[ref.rank][ref.buf[-1]]
             self.v.fail(f"{op.where()}: {ref.buf}[{ref.index}:{ref.index + ref.size}] of rank "
                         f"{ref.rank} is outside that buffer, which holds {have} chunks")
             return None
@@ -115,7 +121,9 @@ class _Run:
                         "nothing orders the two (no signal/wait, barrier or semaphore "
                         "between them): a race")
 
-    def read(self, op: Op, ref: Ref) -> list[Content] | None:
+    def read(self, op: Op, ref: Ref, wait: bool = False) -> list[Content] | None:
+        """The cells of ``ref``; ``wait``: packets read as LL does, waiting for their flag
+        (which orders the read after the packet's write)."""
         span = self.cells(op, ref)
         if span is None:
             return None
@@ -123,14 +131,15 @@ class _Run:
         for j in span:
             loc = self.loc(ref.rank, ref.buf, j)
             got = self.store.get(loc)
+            where = f"{_buf(ref.buf)}[{_at(self.plan, j)}] of rank {ref.rank}"
             if got is None:
-                self.v.fail(f"{op.where()}: reads {ref.buf}[{_at(self.plan, j)}] of rank {ref.rank} before "
-                            "it holds any data")
+                self.v.fail(f"{op.where()}: reads {where} before it holds any data")
                 return None
+            if wait:
+                _join(self.clock[(op.rank, op.tb)], self.pclock[loc])
             if loc in self.writer:
                 who, at, _ = self.writer[loc]
-                self.ordered(op, who, at, f"reads {ref.buf}[{_at(self.plan, j)}] of rank {ref.rank}, "
-                             "written by")
+                self.ordered(op, who, at, f"reads {where}, written by")
             self.readers.setdefault(loc, {})[(op.rank, op.tb)] = op.pos + 1
             out.append(got)
         return out
@@ -145,15 +154,16 @@ class _Run:
             return
         for j, d in zip(span, data):
             loc = self.loc(ref.rank, ref.buf, j)
+            where = f"{_buf(ref.buf)}[{_at(self.plan, j)}] of rank {ref.rank}"
             if loc in self.writer:
                 who, at, _ = self.writer[loc]
-                self.ordered(op, who, at, f"overwrites {ref.buf}[{_at(self.plan, j)}] of rank "
-                             f"{ref.rank}, written by")
+                self.ordered(op, who, at, f"overwrites {where}, written by")
             for who, at in self.readers.pop(loc, {}).items():
-                self.ordered(op, who, at, f"overwrites {ref.buf}[{_at(self.plan, j)}] of rank "
-                             f"{ref.rank}, still to be read by")
+                self.ordered(op, who, at, f"overwrites {where}, still to be read by")
             self.writer[loc] = ((op.rank, op.tb), op.pos + 1, op.where())
             self.store[loc] = d
+            if ref.buf.startswith("P"):
+                self.pclock[loc] = dict(self.clock[(op.rank, op.tb)])
         if ref.rank != op.rank:
             self.move(op.rank, ref.rank, len(data))
 
@@ -179,7 +189,9 @@ class _Run:
 
     def data_op(self, op: Op) -> None:
         name = op.name
-        if name in ("put", "pws", "pwsf"):
+        if name in PACKET_OPS:
+            self.packet_op(op)
+        elif name in ("put", "pws", "pwsf"):
             if len(op.src) != len(op.dst):
                 self.v.fail(f"{op.where()}: {len(op.src)} sources for {len(op.dst)} "
                             "destinations")
@@ -215,6 +227,54 @@ class _Run:
                     self.write(op, Ref(d.rank, d.buf, d.index, op.src[0].size, d.remote), acc)
         elif name in ("copy", "re", "res", "rre", "rres"):
             self.v.fail(f"{op.where()}: has no source or no destination buffer")
+
+    def packet_op(self, op: Op) -> None:
+        """LL ops (execution_kernel.hpp handle*Packets): packets carry a flag with the data,
+        so a read from the scratch's packets waits for them; where they go is a packet
+        area of the destination buffer."""
+        name, src, dst = op.name, op.src, op.dst
+        if not src or not dst:
+            self.v.fail(f"{op.where()}: has no source or no destination buffer")
+            return
+        if name == "ppkt":
+            for i, (s, d) in enumerate(zip(src, dst)):
+                if op.chan_type == "port" and not self.port_ok(op, i, d):
+                    continue
+                kind = _pk(s.buf) if op.chan_type == "port" else src[0].buf
+                data = self.read(op, Ref(s.rank, kind, s.index, s.size, False))
+                if data is not None:
+                    self.write(op, _packets(d), data)
+        elif name in ("rppkt", "upkt"):
+            data = self.read(op, _scratch_packets(src[0]), wait=True)
+            if data is None:
+                return
+            for i, d in enumerate(dst):
+                if name == "upkt":
+                    self.write(op, Ref(d.rank, d.buf, d.index, src[0].size, d.remote), data)
+                elif op.chan_type != "port" or self.port_ok(op, i, d):
+                    self.write(op, _packets(Ref(d.rank, d.buf, d.index, src[0].size, True)),
+                               data)
+        elif name == "cpkt":
+            data = self.read(op, src[0])
+            if data is not None:
+                self.write(op, _packets(dst[0]), data)
+        else:  # repkt, respkt, recpkt, recspkt
+            acc = self.read(op, src[0])
+            for s in src[1:]:
+                more = self.read(op, _scratch_packets(Ref(s.rank, s.buf, s.index, src[0].size,
+                                                          False)), wait=True)
+                acc = None if acc is None or more is None else self.reduce(op, acc, more)
+            if acc is None:
+                return
+            size = src[0].size
+            self.write(op, Ref(dst[0].rank, dst[0].buf, dst[0].index, size, False), acc)
+            local = 2 if name in ("recpkt", "recspkt") else 1
+            if local == 2 and len(dst) > 1:
+                self.write(op, _packets(Ref(dst[1].rank, dst[1].buf, dst[1].index, size,
+                                            False)), acc)
+            if name in ("respkt", "recspkt"):
+                for d in dst[local:]:
+                    self.write(op, _packets(Ref(d.rank, d.buf, d.index, size, True)), acc)
 
     def port_ok(self, op: Op, i: int, d: Ref) -> bool:
         if i >= len(op.channels):
@@ -255,6 +315,14 @@ class _Run:
             for s in op.sems:
                 if not self.sem.get((op.rank, s)):
                     return f"waits to acquire device semaphore {s}"
+        elif op.name in WAITING_PACKET_OPS:
+            refs = op.src[:1] if op.name in ("rppkt", "upkt") else op.src[1:]
+            for ref in refs:
+                span = self.cells(op, _scratch_packets(ref))
+                for j in span or ():
+                    if self.loc(op.rank, "Ps", j) not in self.store:
+                        return (f"waits for the packets of s[{_at(self.plan, j)}] (LL: their "
+                                "flag), which no op has written yet")
         elif op.name == "barrier" and key not in self.released:
             group = self.arrived.setdefault((op.rank, op.barrier), {})
             group[key] = dict(self.clock[key])
@@ -347,6 +415,27 @@ class _Run:
                     written = f", written by {by[2]}" if by else ""
                     self.v.fail(f"rank {g} output {_at(plan, j)} should hold {_show(want, plan)}; "
                                 f"it holds {_show(got, plan)}{written}")
+
+
+PACKET_OPS = ("ppkt", "rppkt", "cpkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")
+WAITING_PACKET_OPS = ("rppkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")
+
+
+def _pk(buf: str) -> str:
+    return buf if buf.startswith("P") else "P" + buf
+
+
+def _packets(ref: Ref) -> Ref:
+    return Ref(ref.rank, _pk(ref.buf), ref.index, ref.size, ref.remote)
+
+
+def _scratch_packets(ref: Ref) -> Ref:
+    """The kernel reads these packets from the scratch buffer, whatever the op names."""
+    return Ref(ref.rank, "Ps", ref.index, ref.size, False)
+
+
+def _buf(buf: str) -> str:
+    return f"the packets of {buf[1:]}" if buf.startswith("P") else buf
 
 
 def _at(plan: Plan, j: int) -> str:

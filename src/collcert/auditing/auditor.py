@@ -411,6 +411,11 @@ def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
         opt.bound = None
     notes.append("bandwidth model: time = max over links of traffic / capacity; signals, "
                  "barriers and latency are not timed")
+    t = verdict.facts.get("time_per_unit")
+    if plan.protocol == "LL" and isinstance(t, Fraction) and t > 0:
+        notes.append(f"protocol LL: every packet carries as many flag bytes as data bytes; the "
+                     f"time above counts data only: with the flags, time per unit "
+                     f"{fraction_str(2 * t)}, algbw {fraction_str(1 / (2 * t))} {topology.unit}")
     report = _report(verdict, plan.collective, "mscclpp-json", topology.unit, opt, notes,
                      routing, extra, multicast=bool(topology.multicast_switches))
     if report.valid:
