@@ -20,6 +20,7 @@ import gzip
 import io
 import json
 import os
+import re
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
@@ -32,8 +33,50 @@ GZIP_MAGIC = b"\x1f\x8b"
 
 
 def forestcoll_xml(schedule: Schedule) -> str:
-    """The ForestColl tree format of ``schedule`` (:meth:`Schedule.to_forestcoll_xml`)."""
+    """The ForestColl tree format of ``schedule`` (:meth:`Schedule.to_forestcoll_xml`);
+    a topology whose node ids that format cannot carry is refused (:func:`check_xml_ids`)."""
+    check_xml_ids([str(v) for v in schedule.topology.nodes])
     return schedule.to_forestcoll_xml()
+
+
+def _as_other_ids(pieces: list[str], known: set[str]) -> list[str]:
+    """A way to cut ``pieces`` (an id split at its commas) into two or more runs, each
+    joined by commas an id of ``known``; [] when there is none."""
+    way: list[list[str] | None] = [[]] + [None] * len(pieces)
+    for i in range(len(pieces)):
+        for j in range(i + 1, len(pieces) + 1):
+            part = ",".join(pieces[i:j])
+            prefix = way[i]
+            if prefix is not None and way[j] is None and j - i < len(pieces) and part in known:
+                way[j] = prefix + [part]
+    return way[-1] or []
+
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def check_xml_ids(ids: list[str]) -> None:
+    """ScheduleError naming the node when an id cannot be written to the ForestColl XML
+    and read back as itself: a character XML 1.0 cannot hold (NUL, most control
+    characters), blanks around it or an empty id (paths are read with blanks stripped),
+    or commas that make a path ambiguous (ids ``p``, ``q`` and ``p,q``: the path
+    ``p,q`` reads both ways)."""
+    from ..model import ScheduleError
+
+    known = set(ids)
+    for v in ids:
+        bad = _XML_BAD.search(v)
+        why = (f"it contains the character U+{ord(bad.group()):04X}, which XML cannot hold"
+               if bad else "it is empty or has blanks around it, which a path drops"
+               if v != v.strip() or not v else "")
+        if not why and "," in v:
+            reading = _as_other_ids(v.split(","), known)
+            if reading:
+                why = ("its commas make a path ambiguous: the path " + repr(v[:60])
+                       + " also reads as " + " -> ".join(repr(p[:30]) for p in reading))
+        if why:
+            raise ScheduleError(f"node {v[:60]!r}: cannot be written as ForestColl XML: {why}; "
+                                "rename the node or use --format json")
 
 
 def dump_json(doc: Any, fh: IO[str], *, depth: int = 4) -> None:
@@ -75,6 +118,8 @@ def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = 
     p = os.fspath(path)
     if fmt not in ("json", "forestcoll-xml"):
         raise ValueError(f"unknown schedule format {fmt!r}: use json or forestcoll-xml")
+    if fmt == "forestcoll-xml":  # before the file is opened: a refusal leaves no file
+        check_xml_ids([str(v) for v in schedule.topology.nodes])
     try:
         raw: Any = (gzip.open(p, "wb", compresslevel=1) if p.endswith(".gz")
                     else open(p, "wb"))
