@@ -12,19 +12,22 @@ import pytest
 import collcert
 from collcert.auditing import audit
 from collcert.certify.execution import mscclpp, mscclpp_sim
+from collcert.certify.model import InputError
 from collcert.cli import main
 from collcert.commands._common import load_topology
 from collcert.reference.execution import mscclpp_json
 from collcert.reference.model import ScheduleError
 
 CASES = [(p, c) for p in ("dgx_a100:1", "ring:4", "torus:3x3")
-         for c in ("allgather", "reduce-scatter", "allreduce")]
+         for c in ("allgather", "reduce-scatter", "allreduce")] + [
+    ("ring:4", "broadcast"), ("torus:3x3", "reduce"), ("dgx_a100:1", "reduce")]
 
 
 @pytest.mark.parametrize("platform, coll", CASES)
 def test_exports_audit_at_the_schedules_rate(platform: str, coll: str) -> None:
     topo = load_topology(platform)
-    sched = collcert.schedule(topo, coll)
+    root = topo.compute_nodes[1] if coll in ("broadcast", "reduce") else None
+    sched = collcert.schedule(topo, coll, root=root)
     rate = audit(topo, sched.to_json()).algbw
     assert rate is not None
     for inplace in (False, True):
@@ -66,10 +69,21 @@ def test_a_broken_export_is_caught() -> None:
     assert any("rank 2 output chunk" in r and "holds nothing" in r for r in report.reasons)
 
 
+def test_a_rooted_plan_names_its_root_by_its_buffers() -> None:
+    topo = load_topology("ring:4")
+    doc = json.loads(mscclpp_json(collcert.schedule(topo, "broadcast", root=topo.compute_nodes[2])))
+    assert doc["root"] == 2 and [g["input_chunks"] > 0 for g in doc["gpus"]] == [
+        False, False, True, False]
+    assert mscclpp.read(json.dumps(doc)).root == 2
+    doc["gpus"][0]["input_chunks"] = doc["gpus"][2]["input_chunks"]  # two roots
+    with pytest.raises(InputError, match="gives its root alone input chunks; ranks"):
+        mscclpp.read(json.dumps(doc))
+
+
 def test_other_collectives_are_refused() -> None:
     topo = load_topology("ring:4")
-    with pytest.raises(ScheduleError, match="allgather, reduce-scatter and allreduce"):
-        mscclpp_json(collcert.schedule(topo, "broadcast", root=0))
+    with pytest.raises(ScheduleError, match="not alltoall"):
+        mscclpp_json({**collcert.schedule(topo, "allgather").to_json(), "collective": "alltoall"})
 
 
 def test_the_command_writes_a_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

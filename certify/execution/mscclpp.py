@@ -58,7 +58,9 @@ MAX_CELLS = 20_000_000
 TYPES = ("memory", "port")
 BUFS = {"i": "input", "o": "output", "s": "scratch"}
 COLLS = {"allgather": "allgather", "reducescatter": "reduce-scatter",
-         "reduce_scatter": "reduce-scatter", "allreduce": "allreduce"}
+         "reduce_scatter": "reduce-scatter", "allreduce": "allreduce",
+         "broadcast": "broadcast", "reduce": "reduce"}
+ROOTED = ("broadcast", "reduce")
 SIMULATED = ("nop", "barrier", "put", "pws", "pwsf", "get", "copy", "signal", "wait",
              "rlxsignal", "rlxwait", "flush", "re", "res", "rre", "rres",
              "sem_acquire", "sem_release",
@@ -110,13 +112,14 @@ class Plan:
     pair: dict[tuple[int, str, int], tuple[int, str, int] | None]  # channel -> its other end
     semaphores: dict[int, list[int]]  # rank -> init values
     grain: int = 1  # cells per chunk (lcm of tbg sizes)
+    root: int | None = None  # broadcast, reduce: the rank whose input (output) is whole
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def unit(self) -> int:
         """Chunks in the collective's size M (allgather output, reduce-scatter and
-        allreduce input)."""
-        c = self.chunks[0]
+        allreduce input, the root's buffers of broadcast and reduce)."""
+        c = self.chunks[self.root or 0]
         return max(c["i"], c["o"])
 
 
@@ -152,7 +155,7 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
     coll = COLLS.get(str(doc.get("collective", "")).lower())
     if coll is None:
         raise InputError(f"{origin}: collective {str(doc.get('collective'))[:30]!r}: collcert "
-                         "audits allgather, reducescatter and allreduce plans")
+                         "audits allgather, reducescatter, allreduce, broadcast and reduce plans")
     proto = doc.get("protocol", "Simple")
     if proto not in ("Simple", "LL"):
         raise InputError(f"{origin}: protocol {str(proto)[:10]!r}: the executor runs Simple "
@@ -335,15 +338,19 @@ def _check_sizes(plan: Plan) -> None:
     """Chunk counts the executor accepts for the collective's buffers (getSizeAndChunks:
     input and output chunks must be of one size)."""
     n, coll = plan.ngpus, plan.collective
-    first = plan.chunks[0]
+    if coll in ROOTED:
+        _find_root(plan)
+    first = plan.chunks[plan.root or 0]
     for r, c in enumerate(plan.chunks):
-        if (c["i"], c["o"]) != (first["i"], first["o"]):
-            plan.refusals.append(f"rank {r} declares {c['i']} input and {c['o']} output chunks, "
-                                 f"rank 0 {first['i']} and {first['o']}: the ranks' buffers "
-                                 "are of one size")
+        want = (first["i"], first["o"])
+        if coll in ROOTED and r != plan.root:
+            want = (0, first["o"]) if coll == "broadcast" else (first["i"], 0)
+        if (c["i"], c["o"]) != want:
+            plan.refusals.append(f"rank {r} declares {c['i']} input and {c['o']} output chunks; "
+                                 f"a {coll} of these buffers needs {want[0]} and {want[1]}")
             return
     i, o = first["i"], first["o"]
-    want = {"allgather": (i * n, o), "reduce-scatter": (i, o * n), "allreduce": (i, o)}[coll]
+    want = {"allgather": (i * n, o), "reduce-scatter": (i, o * n)}.get(coll, (i, o))
     if i == 0 or o == 0 or want[0] != want[1]:
         plan.refusals.append(f"{i} input and {o} output chunks per rank do not fit a {coll} of "
                              f"{n} ranks: chunks of the input and the output must be of one "
@@ -351,3 +358,14 @@ def _check_sizes(plan: Plan) -> None:
     total = sum(sum(c.values()) for c in plan.chunks) * plan.grain
     if total > MAX_CELLS:
         raise InputError(f"MSCCL++ plan: {total} buffer cells are too many to simulate")
+
+
+def _find_root(plan: Plan) -> None:
+    """Broadcast: the one rank with an input; reduce: the one with an output."""
+    buf = "i" if plan.collective == "broadcast" else "o"
+    having = [r for r, c in enumerate(plan.chunks) if c[buf]]
+    if len(having) != 1:
+        raise InputError(f"MSCCL++ plan: a {plan.collective} plan gives its root alone "
+                         f"{'input' if buf == 'i' else 'output'} chunks; ranks {having[:5]} "
+                         "have them")
+    plan.root = having[0]

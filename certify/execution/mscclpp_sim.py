@@ -36,8 +36,11 @@ Signals never waited for, and device semaphores not back at their initial
 value, would leave the next call wrong: reported.
 
 Buffers as the user's: in place, the allgather input is output[r·b …], the
-reduce-scatter output input[r·b …], the allreduce output the input (b: a rank's
-share). Postconditions as in :mod:`.msccl_sim`.
+reduce-scatter output input[r·b …], the allreduce output the input, and the
+root's output its input for broadcast and reduce (b: a rank's share).
+Postconditions as in :mod:`.msccl_sim`; broadcast: every output cell j holds
+the root's input cell j; reduce: the root's output cell j is the sum of cell j
+of all ranks.
 """
 
 from __future__ import annotations
@@ -98,6 +101,8 @@ class _Run:
             if coll == "reduce-scatter" and buf == "o":
                 return (r, "i", r * self.per + j)
             if coll == "allreduce" and buf == "o":
+                return (r, "i", j)
+            if r == self.plan.root and buf == "o":
                 return (r, "i", j)
         return (r, buf, j)
 
@@ -403,6 +408,10 @@ class _Run:
                 got = self.store.get(loc)
                 if plan.collective == "allgather":
                     want = frozenset({(j // per, j % per)})
+                elif plan.collective == "broadcast":
+                    want = frozenset({(plan.root or 0, j)})
+                elif plan.collective == "reduce":
+                    want = frozenset((q, j) for q in range(n))
                 else:
                     c = j if plan.collective == "allreduce" else g * per + j
                     want = frozenset((q, c) for q in range(n))

@@ -29,8 +29,11 @@ and receives, which keeps it within the executor's 64 ops and 16 channels.
 
 In place (``inplace=True``) the plan's buffers are aliased as the executor's
 callers pass them (allgather input = output[r·b …], reduce-scatter output =
-input[r·b …], allreduce output = input) before the dependencies are taken, as
-:mod:`.msccl_export` does for MSCCL.
+input[r·b …], allreduce output = input; broadcast and reduce: the root's output
+= its input) before the dependencies are taken, as :mod:`.msccl_export` does
+for MSCCL. Broadcast gives only the root an input and reduce only the root an
+output, which is how a reader finds the root (the plan also names it, ``root``,
+a key the executor does not read).
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ MAX_SEMAPHORES_PER_OP = 16  # MAX_DEVICE_SEMAPHORES
 OPS_PER_TB = 12
 SENDS_PER_TB = 8
 COLLECTIVE = {"allgather": "allgather", "reduce-scatter": "reducescatter",
-              "allreduce": "allreduce"}
+              "allreduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce"}
 CHANNELS = ("memory", "port")
 
 
@@ -86,8 +89,8 @@ def mscclpp_json(schedule: Schedule | dict[str, Any], inplace: bool = False,
     doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
     coll = doc.get("collective")
     if coll not in COLLECTIVE:
-        raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter and allreduce, "
-                            f"not {coll}; use --format json")
+        raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter, allreduce, "
+                            f"broadcast and reduce, not {coll}; use --format json")
     w = doc.get("weights")
     if w and len({str(x) for x in w.values()}) > 1:
         raise ScheduleError("MSCCL++ export needs equal shards (a plan's chunks are uniform); "
@@ -102,8 +105,8 @@ def plan_mscclpp(plan: Plan, inplace: bool = False, channel: str = "memory",
     if channel not in CHANNELS:
         raise ScheduleError(f"channel {channel!r}: choose memory or port")
     if plan.spec.collective not in COLLECTIVE:
-        raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter and "
-                            f"allreduce, not {plan.spec.collective}")
+        raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter, allreduce, "
+                            f"broadcast and reduce, not {plan.spec.collective}")
     if plan.problems:
         raise ScheduleError(f"the schedule's execution plan is faulty: {plan.problems[0]}")
     if inplace:
@@ -124,6 +127,8 @@ def _aliased(plan: Plan) -> Plan:
         if spec.collective == "reduce-scatter" and reg.buf == "o":
             return Region("i", base + reg.off, reg.n)
         if spec.collective == "allreduce" and reg.buf == "o":
+            return Region("i", reg.off, reg.n)
+        if spec.collective in ("broadcast", "reduce") and r == spec.root and reg.buf == "o":
             return Region("i", reg.off, reg.n)
         return reg
 
@@ -180,11 +185,14 @@ class _Compiler:
         plan = self.plan
         coll = plan.spec.collective
         gpus = [self.gpu(r) for r in range(plan.nranks)]
-        return {"name": name, "collective": COLLECTIVE[coll], "protocol": "Simple",
-                "inplace": inplace, "reuse_resources": False, "gpus": gpus,
-                "num_threads_per_block": 1024, "use_double_scratch_buffer": False,
-                "buffer_alignment": 16, "min_message_size": 0,
-                "max_message_size": 2**64 - 1}
+        doc = {"name": name, "collective": COLLECTIVE[coll], "protocol": "Simple",
+               "inplace": inplace, "reuse_resources": False, "gpus": gpus,
+               "num_threads_per_block": 1024, "use_double_scratch_buffer": False,
+               "buffer_alignment": 16, "min_message_size": 0,
+               "max_message_size": 2**64 - 1}
+        if plan.spec.root is not None:
+            doc["root"] = plan.spec.root  # for readers; the executor reads no root
+        return doc
 
     def make_streams(self) -> None:
         """One channel per (sending tb, receiving tb); its messages in the sender's order."""

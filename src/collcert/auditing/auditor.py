@@ -405,7 +405,8 @@ def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
                          f"{fraction_str(time)} (time per unit); the time shown is achievable")
     else:
         verdict.fail("the plan moves no data between ranks")
-    opt = certified_optimum(topology, topo, plan.collective, None, None, check_opt)
+    root = None if plan.root is None else nodes[plan.root]
+    opt = certified_optimum(topology, topo, plan.collective, root, None, check_opt)
     notes += opt.notes
     if len(nodes) != topology.num_compute:
         opt.bound = None

@@ -64,7 +64,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "allreduce), correct for in-place and out-of-place calls (docs/smoke.md); "
                    "with --method lp, nchunksperloop is what the exact shares need (exit 2 "
                    "where that exceeds the executor: never rounded); mscclpp-json: an MSCCL++ "
-                   "execution plan (allgather, reduce-scatter, allreduce; docs/mscclpp.md)")
+                   "execution plan (allgather, reduce-scatter, allreduce, broadcast, reduce; "
+                   "docs/mscclpp.md)")
     p.add_argument("--strict", action="store_true",
                    help="msccl-xml: refuse (exit 1, nothing written) an export that would run "
                    "slower than the schedule; without it the export is written with a warning "
