@@ -24,39 +24,78 @@ def _busbw(collective: str, n: int) -> Fraction:
 
 def audit_optimum(topology: Topology, collective: str, root: Any) -> tuple[Comparison, Row]:
     """ForestColl's optimal schedule, audited: its row, and the certified optimum."""
-    from collcert.auditing import audit
     from collcert.reference.forestcoll import schedule
 
     s = schedule(topology, collective, root=root)
     doc = s.to_json(compact=True)
+    n = topology.num_compute
+    if collective == "allreduce":
+        return _allreduce_optimum(topology, s.root, doc)
+    from collcert.auditing import audit
+
     report = audit(topology, doc)
     if not report.valid or report.algbw is None or report.optimum_algbw is None:
         raise CollcertError("internal: the optimum's own schedule did not audit VALID against "
                             "a certified optimum: " + "; ".join(report.reasons[:3] + report.notes[:3]))
     opt = report.optimum_algbw
-    n = topology.num_compute
     cmp = Comparison(topology.name, collective, s.root, topology.unit, n, opt,
                      report.optimum_kind, report.bound_algbw, [], [])
     cmp.checker_topology = Topo(topology.to_json())
-    label = ("ForestColl trees (optimum)" if collective != "allreduce"
-             else "ForestColl RS+AG trees")
-    row = Row("optimum", label, "optimum", report.algbw, report.algbw * _busbw(collective, n),
-              report.algbw / opt, document=doc)
+    row = Row("optimum", "ForestColl trees (optimum)", "optimum", report.algbw,
+              report.algbw * _busbw(collective, n), report.algbw / opt, document=doc)
     row.phases = read_schedule(cmp.checker_topology, doc).phases
-    if collective == "allreduce" and report.optimum_kind != "certified":
-        cmp.notes.append(f"allreduce: the optimum column is {report.optimum_kind}")
+    return cmp, row
+
+
+def _allreduce_optimum(topology: Topology, root: Any, doc: dict[str, Any],
+                       ) -> tuple[Comparison, Row]:
+    """Allreduce, as ``collcert audit`` judges it (auditing.allreduce) but solving LP (5)
+    once: RS+AG's certified optimum and lower bound, then LP (5) where it is solved,
+    each certificate checked by ``collcert.certify``; the LP is kept for its row."""
+    from collcert.certify.allreduce import Graph, check_forestcoll_lp
+    from collcert.certify.forestcoll import check_optimum
+    from collcert.reference.allreduce import forestcoll_lp
+    from collcert.reference.forestcoll import optimum
+
+    n = topology.num_compute
+    topo = Topo(topology.to_json())
+    ov = check_optimum(topo, optimum(topology, "allreduce").certificate())
+    if not ov.ok:
+        raise CollcertError("internal: the allreduce optimum's certificate did not check: "
+                            + "; ".join(ov.all_reasons()[:3]))
+    lower = ov.facts.get("lower_bound_time_per_unit")
+    cmp = Comparison(topology.name, "allreduce", root, topology.unit, n, ov.facts["algbw"],
+                     "RS+AG's certified algbw; not proven optimal",
+                     None if not lower or topology.multicast_switches else 1 / lower, [], [])
+    cmp.checker_topology = topo
+    try:
+        lp = forestcoll_lp(topology)
+    except CollcertError as exc:
+        cmp.notes.append(f"LP (5) not solved: {str(exc).split('; ')[0]}")
+    else:
+        lv = check_forestcoll_lp(Graph(topology.to_json()), lp.certificate())
+        if lv.ok:
+            cmp.optimum, cmp.optimum_kind, cmp.lp = lp.value, "certified", lp
+        else:
+            cmp.notes.append("LP (5)'s certificate did not check: "
+                             + "; ".join(lv.all_reasons()[:2]))
+    if cmp.optimum_kind != "certified":
+        cmp.notes.append(f"allreduce: the optimum column is {cmp.optimum_kind}")
+    row = checked_row(topology, cmp, "optimum", "ForestColl RS+AG trees", "optimum", doc)
     return cmp, row
 
 
 def lp5_row(topology: Topology, cmp: Comparison) -> Row | None:
     """ForestColl's LP (5) schedule of reduce and broadcast trees (None: not solved)."""
-    from collcert.reference.allreduce import forestcoll_lp, lp_schedule
+    from collcert.reference.allreduce import lp_schedule
 
+    lp = cmp.lp
+    if lp is None:
+        return None
     try:
-        lp = forestcoll_lp(topology)
         sched = lp_schedule(topology, lp=lp)
     except CollcertError as exc:
-        cmp.notes.append(f"LP (5) not solved: {str(exc).split('; ')[0]}")
+        cmp.notes.append(f"LP (5) trees not built: {exc}")
         return None
     row = checked_row(topology, cmp, "lp5", "ForestColl LP (5) trees", "lp5",
                       sched.to_json(certificates=False))

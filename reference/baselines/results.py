@@ -67,6 +67,7 @@ class Comparison:
     best: list[str] = field(default_factory=list)  # the fastest row's name per size
     notes: list[str] = field(default_factory=list)
     checker_topology: Any = field(default=None, repr=False)  # certify's view, read once
+    lp: Any = field(default=None, repr=False)  # ForestColl's LP (5), solved and checked
 
     def row(self, name: str) -> Row:
         return next(r for r in self.rows if r.name == name)

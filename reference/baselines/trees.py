@@ -194,8 +194,9 @@ def tree_allreduce(topology: Topology, rings: Rings) -> Baseline:
     label = _label(rings)
     doc = document(topology, "allreduce", [rs, ag], name="nccl-tree", label=label,
                    weights=count, overlap=True, options={"channels": len(rings.channels)})
+    roots = ", ".join(f"{v} ({n})" for v, n in list(count.items())[:6])
     return Baseline("nccl-tree", label, "allreduce", doc,
-                    [f"tree roots: {', '.join(f'{v} ({n})' for v, n in count.items())}"])
+                    [f"{len(count)} tree roots: {roots}{' …' if len(count) > 6 else ''}"])
 
 
 def tree_rooted(topology: Topology, rings: Rings, collective: str, root: Node) -> Baseline:
