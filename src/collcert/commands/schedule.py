@@ -67,7 +67,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "execution plan (allgather, reduce-scatter, allreduce, broadcast, reduce; "
                    "docs/mscclpp.md)")
     p.add_argument("--strict", action="store_true",
-                   help="msccl-xml: refuse (exit 1, nothing written) an export that would run "
+                   help="msccl-xml, mscclpp-json: refuse (exit 1, nothing written) an export "
+                   "that would run "
                    "slower than the schedule; without it the export is written with a warning "
                    "that names the exported rate and the GPU pair and link responsible "
                    "(a runtime sends all of a linked pair's traffic over the direct link)")
@@ -174,8 +175,14 @@ def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
     """The schedule to -o in --format (stdout for '-'); the writing stage timed."""
     t_write = time.monotonic()
     if args.format == "mscclpp-json":
-        from collcert.reference.execution import mscclpp_json
+        from collcert.reference.execution import SlowExportError, export_rate, mscclpp_json
 
+        rate = export_rate(s, s.topology)  # a plan names ranks, as an MSCCL program does
+        args.export_rate = rate
+        if rate.slower and args.strict:
+            raise SlowExportError(rate)
+        if rate.slower or rate.multicast:
+            print(f"warning: {rate.message()}", file=sys.stderr)
         text = mscclpp_json(s, inplace=args.in_place, channel=args.mscclpp_channel)
         if args.output:
             write_output(args.output, text, dash_is_stdout=True)
