@@ -21,7 +21,7 @@ from typing import Any
 from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
 from . import _sizes
-from ._common import Progress, load_topology, print_json, write_output
+from ._common import Progress, is_eulerian, load_topology, print_json, write_output
 
 
 def check_all(report: Any) -> dict[str, bool]:
@@ -78,6 +78,10 @@ def run(args: argparse.Namespace) -> int:
         return _allreduce_tree.run(args)
     topo = load_topology(args.topology, strict=False)
     _sizes.check_unit(args, topo)
+    if _sizes.wanted(args) and not is_eulerian(topo):  # the view is RS+AG's: never ignored
+        raise TopologyError("--sizes/--plot/--alpha: the α-β view of -c allreduce is drawn "
+                            "from the RS+AG optimum, which needs an Eulerian topology (every "
+                            "node sends what it receives), and this one is not; drop them")
     started = time.monotonic()
     progress = Progress("MAC-BC LP (gap closed, ‰)", force=args.progress)
     report = allreduce_rate(topo, engine=args.engine, progress=progress)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import time
+from types import SimpleNamespace
+from typing import Any
 
 from collcert.certify.alltoall import check_alltoall_optimum
 from collcert.reference.alltoall import alltoall_optimum
 from collcert.reference.model import ScheduleError, fraction_str, show
 
+from . import _sizes
 from ._common import load_topology, print_json
 
 
@@ -16,6 +19,7 @@ def run(args: argparse.Namespace) -> int:
     if args.root is not None or args.fixed_k is not None:
         raise ScheduleError("alltoall has no root and no trees: drop --root / --fixed-k")
     topo = load_topology(args.topology)
+    _sizes.check_unit(args, topo)
     started = time.monotonic()
     opt = alltoall_optimum(topo, symmetry=False if args.no_symmetry else None)
     cert = opt.certificate()
@@ -31,6 +35,8 @@ def run(args: argparse.Namespace) -> int:
         out["topology_name"] = topo.name
         out["witness"] = opt.witness()
         out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
+        if _sizes.wanted(args):
+            out["sizes"] = _sizes.optimum_view(args, topo, _view(opt))
         print_json(out)
     else:
         unit = topo.unit
@@ -50,4 +56,12 @@ def run(args: argparse.Namespace) -> int:
             print(f"  LP             : {lp}, solved exactly, certificate checked by "
                   "collcert.certify.alltoall")
         print(f"  time: {elapsed:.2f} s")
+        if _sizes.wanted(args):  # --sizes, --plot: never silently ignored
+            _sizes.optimum_view(args, topo, _view(opt))
     return 0
+
+
+def _view(opt: Any) -> SimpleNamespace:
+    """What the α-β view reads of an optimum: the alltoall's certified time per unit."""
+    return SimpleNamespace(collective="alltoall", time_per_unit=opt.time_per_unit,
+                           root=None, fixed_k=None, extra={})

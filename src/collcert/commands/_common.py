@@ -252,6 +252,16 @@ def add_topology_argument(parser: Any, *, optional: bool = True) -> None:
                         "more options (NVLink, NIC speeds, boxes)")
 
 
+def is_eulerian(topo: Topology) -> bool:
+    """Whether every node of ``topo`` sends exactly what it receives (RS+AG, the trees
+    and their α-β view need it; the allreduce rates do not)."""
+    balance: dict[Any, Fraction] = {}
+    for (u, v), c in topo.capacity.items():
+        balance[u] = balance.get(u, Fraction(0)) + c
+        balance[v] = balance.get(v, Fraction(0)) - c
+    return not any(balance.values())
+
+
 def exact_number(text: str) -> Fraction:
     """argparse ``type=``: an exact number read by the same bounded parser as topology
     capacities (:func:`collcert.reference.model.exact.parse_number`): NaN, infinities and
