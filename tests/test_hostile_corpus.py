@@ -137,6 +137,11 @@ _bundle: dict[str, object] = {"kind": "lp", "lp": {"objective": {}, "rows": []},
 for _ in range(300):  # bundles inside bundles: the checker would recurse 900 frames deep
     _bundle = {"certificates": {"a": _bundle}}
 FILES["nested_bundles.json"] = json.dumps(_bundle)
+# issue 24 rows 3, 4: a k of 401 digits; a tree that sends one edge twice (100,000 times)
+FILES["k400.json"] = json.dumps({**RING4, "phases": [{**RING4["phases"][0], "k": 10**400}]})
+_dup = json.loads(json.dumps(RING4))
+_dup["phases"][0]["trees"][0]["edges"] += [_dup["phases"][0]["trees"][0]["edges"][0]] * 100_000
+FILES["dup_edges.json"] = json.dumps(_dup)
 
 SCHEDULE = {"format": "collcert-schedule/1", "collective": "allgather",
             "compute_nodes": [0, 1, 2, 3], "phases": [{"collective": "allgather", "k": 1,
@@ -328,6 +333,9 @@ CASES = [
                       "zz"], None, ["--device", "not a device"]),
     ("smoke-dev-zero", ["smoke", "/dev/zero"], None, ["NUL byte"]),
     ("smoke-reduction-file", ["smoke", "{reduction300.json}"], None, ["not a schedule"]),
+    ("smoke-k-401-digits", ["smoke", "{k400.json}"], None, ["phase 0", "401 digits"]),
+    ("smoke-duplicated-edge", ["smoke", "{dup_edges.json}"], None,
+     ["not run", "INVALID", "lists the edge 0 -> 1 twice", "--run-invalid"]),
     ("smoke-gloo-100-ranks", ["smoke", "{chain100.json}", "--backend", "gloo"], None,
      ["100 ranks", "--backend single-gpu"]),
 ]
@@ -453,6 +461,7 @@ ONTO_INPUT = [  # (argv, the input file that the output names; files made by _on
     (["reduce-tree", "--check", "{red.png}", "--figure2", "{red.png}"], "red.png"),
     (["import", "{t.json}", "-o", "{t-hardlink.json}"], "t.json"),
     (["import", "{t.json}", "--nvidia-smi", "{s.json}", "-o", "{s.json}"], "s.json"),
+    (["compare", "{t.png}", "--plot", "{t-symlink.png}"], "t.png"),
 ]
 
 

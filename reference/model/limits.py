@@ -152,6 +152,12 @@ def _scientific(n: int) -> str:
     return f"{digits}e+{exp:02d}"
 
 
+def _bytes(n: int) -> str:
+    """``"about 2.6 TB"``, or ``"about 1e+400 bytes"`` beyond a zettabyte (a figure of 390
+    digits in petabytes says nothing more)."""
+    return f"about {human_bytes(n) if n < 10**21 else _scientific(n) + ' bytes'}"
+
+
 def human_seconds(s: float) -> str:
     if s < 120:
         return f"{s:.0f} s"
@@ -197,7 +203,7 @@ def check_budget(what: str, need: int, detail: str, seconds: float | None = None
     budget, how = memory_budget()
     if need > budget:
         raise TopologyError(
-            f"{what}: {detail} needs about {human_bytes(need)} of memory, more than the "
+            f"{what}: {detail} needs {_bytes(need)} of memory, more than the "
             f"{human_bytes(budget)} collcert may use ({how}); {action} (docs/limits.md)")
     if seconds is not None:
         limit = seconds_budget()
@@ -234,7 +240,7 @@ def check_size(size: Size, what: str, *, solve: bool = False, exact: bool = Fals
         detail = (f"computing its optimum (one max-flow witness per compute node, over "
                   f"{size.links + size.compute} arcs each)" if solve else "building it")
         raise TopologyError(
-            f"{what}: {size.describe()}: {detail} needs about {human_bytes(need)} of memory, "
+            f"{what}: {size.describe()}: {detail} needs {_bytes(need)} of memory, "
             f"more than the {human_bytes(budget)} collcert may use ({how}); try a smaller "
             "topology (docs/limits.md)")
     if solve:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from typing import Any
 
 from collcert.reference.model import ScheduleError
 from collcert.smoke import MAX_ITERS  # torch itself is imported only when a run starts
@@ -70,6 +71,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="gloo/nccl: stop the ranks after S (+30) seconds (default: 120)")
     p.add_argument("--seed", type=int, default=0,
                    help="single-gpu on the CPU: seed of the emulated streams' interleaving")
+    p.add_argument("--run-invalid", action="store_true",
+                   help="run a schedule that the checks of 'collcert audit' find INVALID "
+                   "anyway (it is refused by default), to see what goes wrong on the devices; "
+                   "the result is FAIL whatever the devices do")
     add_json_option(p, ' (model algbw exact as "p/q")')
     p.set_defaults(func=run)
 
@@ -79,8 +84,136 @@ def run(args: argparse.Namespace) -> int:
 
     require_torch()  # without torch, say how to get it before anything else
     topology = load_topology(args.topology) if args.topology else None
+    size = parse_size(args.size)
+    invalid = check_structure(args.schedule, args.format, topology)
+    if invalid and not args.run_invalid:
+        more = f" (and {len(invalid) - 3} more)" if len(invalid) > 3 else ""
+        raise ScheduleError(
+            f"{args.schedule}: not run: the schedule is INVALID ({'; '.join(invalid[:3])}"
+            f"{more}); 'collcert audit TOPOLOGY {args.schedule}' lists every problem "
+            "(--run-invalid runs it anyway, to see what goes wrong on the devices)")
     report = smoke(args.schedule, topology=topology, backend=args.backend,
-                   size=parse_size(args.size), iters=args.iters, fmt=args.format,
+                   size=size, iters=args.iters, fmt=args.format,
                    timeout=args.timeout, device=args.device, seed=args.seed)
+    if invalid:  # --run-invalid: whatever the devices did, the schedule stays INVALID
+        report.mark_invalid(invalid)
     print_result(args, report)
     return 0 if report.passed else 1
+
+
+_SHAPE_KEYS = ("format", "collective", "root", "weights", "overlap", "compute_nodes")
+_PHASE_KEYS = ("collective", "k", "walks")
+_TREE_KEYS = ("root", "multiplicity", "direction", "edges")
+
+
+def check_structure(path: str, fmt: str | None, topology: Any) -> list[str]:
+    """The reasons why the checks of ``collcert audit`` find a tree schedule INVALID
+    (none: it may run) (a node receiving twice, a tree that spans too
+    little, multiplicities that do not add up to k, a k too large to compute with), with
+    the audit's reasons. With ``--topology`` the schedule is checked on it, as
+    ``collcert audit`` would, certificates aside; without, on the links its own paths
+    name (the shapes and multiplicities, not the times or figures it states). An MSCCL
+    program is checked by its simulator when it is loaded (its own reasons). A k too
+    large for any memory is refused (ScheduleError), as is unreadable input."""
+    from collcert.certify.forestcoll import check_schedule, forestcoll_xml, schedule_json
+    from collcert.certify.model import InputError, read_text
+
+    try:
+        text = read_text(path, 512 * 1024 * 1024)  # gzip by its magic bytes, size capped
+        head = text.lstrip()[:4096]
+        if (fmt or ("json" if head.startswith("{") else "xml")) == "msccl-xml" or (
+                fmt is None and head.startswith("<")
+                and re.search(r"<algo\b[^>]*\b(ngpus|nchunksperloop)=", head)):
+            return []
+        if fmt == "forestcoll-xml" or head.startswith("<"):
+            if topology is None:
+                return []  # the harness asks for --topology
+            doc = forestcoll_xml(text, origin=path, node_ids=[str(v) for v in topology.nodes])
+            doc["compute_nodes"] = [str(v) for v in topology.compute_nodes]
+        else:
+            doc = schedule_json(text, path)
+        _refuse_huge_k(doc, path)
+        repeated = _repeated_edge(doc)
+        if repeated:
+            return [repeated]
+        own, shape = _own_links(doc)
+        verdict = check_schedule(own if topology is None else topology.to_json(), shape,
+                                 certificates=False)
+    except InputError as exc:
+        raise ScheduleError(str(exc)) from None
+    return [] if verdict.ok else list(dict.fromkeys(verdict.all_reasons()))
+
+
+MAX_K_BITS = 64
+"""A phase's k beyond 2^64: smoke cuts each shard into k cells, so no memory holds it."""
+
+
+def _refuse_huge_k(doc: Any, path: str) -> None:
+    phases = doc.get("phases") if isinstance(doc, dict) else None
+    for i, phase in enumerate(phases if isinstance(phases, list) else []):
+        k = phase.get("k") if isinstance(phase, dict) else None
+        if isinstance(k, str) and k.strip().isdigit():
+            k = int(k) if len(k) < 4000 else 1 << 20000
+        if isinstance(k, int) and k.bit_length() > MAX_K_BITS:
+            raise ScheduleError(
+                f"{path}: phase {i} has k = a number of about "
+                f"{k.bit_length() * 30103 // 100000 + 1} digits: smoke cuts every shard into "
+                f"k cells, and no memory holds that many (at most 2^{MAX_K_BITS}); a real "
+                "schedule has k below a few thousand")
+
+
+def _repeated_edge(doc: Any) -> str:
+    """A tree that lists one edge twice (it would send the same data twice), found at
+    once, before the full check reads every edge of a million repeated ones."""
+    phases = doc.get("phases") if isinstance(doc, dict) else None
+    for i, phase in enumerate(phases if isinstance(phases, list) else []):
+        trees = phase.get("trees") if isinstance(phase, dict) else None
+        for j, tree in enumerate(trees if isinstance(trees, list) else []):
+            edges = tree.get("edges") if isinstance(tree, dict) else None
+            seen: set[tuple[str, str]] = set()
+            for e in edges if isinstance(edges, list) else []:
+                if not isinstance(e, dict):
+                    break
+                key = (str(e.get("src")), str(e.get("dst")))
+                if key in seen:
+                    return (f"phase {i} tree {j} lists the edge {key[0][:40]} -> "
+                            f"{key[1][:40]} twice: node {key[1][:40]} would receive the same "
+                            "data twice")
+                seen.add(key)
+    return ""
+
+
+def _own_links(doc: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(a topology of the links the schedule's paths use, each of capacity 1; the
+    schedule's shape without the figures it states), for :func:`check_structure`."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("phases"), list):
+        return {"compute_nodes": []}, {}
+    shape = {k: doc[k] for k in _SHAPE_KEYS if k in doc}
+    shape["phases"] = []
+    links: dict[tuple[str, str], None] = {}
+    nodes: dict[str, Any] = {str(v): v for v in doc.get("compute_nodes") or []
+                             if isinstance(v, str | int)}
+    compute = set(nodes)
+    for phase in doc["phases"]:
+        if not isinstance(phase, dict):
+            shape["phases"].append(phase)
+            continue
+        trees = [{k: t[k] for k in _TREE_KEYS if k in t} if isinstance(t, dict) else t
+                 for t in phase.get("trees") or []]
+        shape["phases"].append({**{k: phase[k] for k in _PHASE_KEYS if k in phase},
+                                "trees": trees})
+        walks = list(phase.get("walks") or [])
+        for tree in trees:
+            if isinstance(tree, dict) and isinstance(tree.get("edges"), list):
+                walks += [e for e in tree["edges"] if isinstance(e, dict)]
+        for e in walks:
+            path = e.get("path", [e.get("src"), e.get("dst")]) if isinstance(e, dict) else []
+            hops = [v for v in path if isinstance(v, str | int)] if isinstance(path, list) else []
+            for v in hops:
+                nodes.setdefault(str(v), v)
+            for u, v in zip(hops, hops[1:]):
+                links[(str(u), str(v))] = None
+    topo = {"compute_nodes": [nodes[v] for v in compute if v in nodes],
+            "switch_nodes": [v for k, v in nodes.items() if k not in compute],
+            "links": [{"src": nodes[u], "dst": nodes[v], "capacity": 1} for u, v in links]}
+    return topo, shape

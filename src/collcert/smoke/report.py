@@ -10,6 +10,12 @@ from typing import Any
 
 from collcert.reference.model import fraction_str, show
 
+INVALID = "INVALID before the run"
+"""How a failure found by the audit's checks before a --run-invalid run begins."""
+
+CLAIM = "the schedule's claim"
+"""``model_from`` when the algbw is the schedule's own claim (no --topology)."""
+
 
 @dataclass
 class SmokeReport:
@@ -33,6 +39,12 @@ class SmokeReport:
     failures: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     wrong_ranks: int = 0
+
+    def mark_invalid(self, reasons: list[str]) -> None:
+        """A run of a schedule the audit's checks refuted (``smoke --run-invalid``): their
+        reasons come first, and the result is FAIL whatever the devices did."""
+        self.failures[:0] = [f"{INVALID} (the audit's checks): {r}" for r in reasons]
+        self.passed = False
 
     def median_time(self) -> float | None:
         return statistics.median(self.times) if self.times else None
@@ -64,6 +76,10 @@ class SmokeReport:
         verdict = ("every element of every rank's output is right" if self.passed else
                    f"wrong data on {self.wrong_ranks} rank(s)" if self.wrong_ranks else
                    "the schedule is inconsistent")
+        if any(f.startswith(INVALID) for f in self.failures):
+            verdict = ("the schedule is INVALID; run anyway (--run-invalid), "
+                       + ("the devices' output was right nonetheless" if not self.wrong_ranks
+                          and self.times else verdict))
         lines = [f"{head} {self.collective} on {self.nranks} ranks ({self.name}, {self.fmt}): "
                  + verdict]
         for f in self.failures:
@@ -76,9 +92,14 @@ class SmokeReport:
             lines.append(f"  time    : {t * 1e3:.3f} ms per iteration (median of {len(self.times)};"
                          f" min {min(self.times) * 1e3:.3f} ms)")
             bw = self.measured_algbw_gbps()
-            model = (f"{show(self.model_algbw)} {self.model_unit} ({self.model_from})"
-                     if self.model_algbw is not None else "unknown (pass --topology)")
-            lines.append(f"  algbw   : measured {bw:.4g} GB/s; model {model}")
+            if self.model_algbw is None:
+                model = "model unknown (pass --topology)"
+            elif self.model_from == CLAIM:
+                model = (f"the schedule claims {show(self.model_algbw)} {self.model_unit}, "
+                         "unchecked (pass --topology for the exact model)")
+            else:
+                model = f"model {show(self.model_algbw)} {self.model_unit} ({self.model_from})"
+            lines.append(f"  algbw   : measured {bw:.4g} GB/s; {model}")
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
