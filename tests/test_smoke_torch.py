@@ -76,11 +76,14 @@ def test_gloo_fail_names_root_and_tree(tmp_path: Path, capsys: Any) -> None:
     lost = tree["edges"].pop()  # a leaf: exactly that node misses the root's shard
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
+    assert main(["smoke", str(path), "--backend", "gloo", "--size", "4K", "--iters", "1"]) == 2
+    assert "never receives" in capsys.readouterr().err  # refused: the audit's checks fail
     assert main(["smoke", str(path), "--backend", "gloo", "--size", "4K", "--iters", "1",
-                 "--json"]) == 1
+                 "--json", "--run-invalid"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["result"] == "FAIL" and out["wrong_ranks"] == 1 and out["backend"] == "gloo"
-    first, why = out["failures"][0], out["failures"][1]
+    assert out["failures"][0].startswith("INVALID before the run")
+    first, why = out["failures"][1], out["failures"][2]
     assert first.startswith(f"rank {doc['compute_nodes'].index(lost['dst'])} ({lost['dst']})")
     assert "never written" in first and "expected" in first
     assert f"({tree['root']})'s data" in why and f"tree #{tree['index']}" in why
@@ -145,7 +148,10 @@ def test_wrong_multiplicity_fails(tmp_path: Path, capsys: Any) -> None:
     doc["phases"][0]["trees"][0]["multiplicity"] += 1
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
-    assert main(["smoke", str(path), "-b", "single-gpu", "--device", "cpu", "--iters", "1"]) == 1
+    argv = ["smoke", str(path), "-b", "single-gpu", "--device", "cpu", "--iters", "1"]
+    assert main(argv) == 2
+    assert "multiplicities summing to 5, not k = 4" in capsys.readouterr().err
+    assert main(argv + ["--run-invalid"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("FAIL broadcast") and "sum to more than k" in out
 
