@@ -15,7 +15,7 @@ from collcert.certify.execution import mscclpp, mscclpp_sim
 from collcert.certify.model import InputError
 from collcert.cli import main
 from collcert.commands._common import load_topology
-from collcert.reference.execution import mscclpp_json
+from collcert.reference.execution import SlowExportError, mscclpp_json
 from collcert.reference.model import ScheduleError
 
 CASES = [(p, c) for p in ("dgx_a100:1", "ring:4", "torus:3x3")
@@ -120,3 +120,7 @@ def test_a_slower_export_is_said_and_refused_under_strict(
     assert "the exported program runs at algbw 15/2" in capsys.readouterr().err
     report = audit(topo, out.read_text())
     assert report.valid and report.algbw == 15 / 2  # what the warning said, audited
+    sched = collcert.schedule(topo, "allgather")
+    with pytest.raises(SlowExportError, match="c3 -> c2"):  # the Python API refuses
+        mscclpp_json(sched)
+    assert mscclpp_json(sched, strict=False) == out.read_text()

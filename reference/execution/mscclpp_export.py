@@ -44,10 +44,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import ScheduleError
 from .execplan import Op, Plan, Region, dependencies
+from .runtime_rate import SlowExportError, export_rate
 from .treeplan import plan_from_schedule
 
 if TYPE_CHECKING:
     from ..forestcoll import Schedule
+    from ..model import Topology
 
 MAX_OPERATION = 64  # execution_common.hpp
 MAX_SEMAPHORES_PER_OP = 16  # MAX_DEVICE_SEMAPHORES
@@ -80,13 +82,25 @@ class _Stream:
 
 
 def mscclpp_json(schedule: Schedule | dict[str, Any], inplace: bool = False,
-                 channel: str = "memory", name: str | None = None) -> str:
-    """The MSCCL++ execution plan (JSON text) of an allgather, reduce-scatter or
-    allreduce tree schedule, for in-place or out-of-place calls; ``channel``:
-    ``memory`` (GPUs that share memory, CUDA IPC) or ``port`` (any, through the
-    proxy: InfiniBand between machines). Raises ScheduleError when it cannot be
-    expressed."""
+                 channel: str = "memory", name: str | None = None, *, strict: bool = True,
+                 topology: Topology | None = None) -> str:
+    """The MSCCL++ execution plan (JSON text) of an allgather, reduce-scatter,
+    allreduce, broadcast or reduce tree schedule, for in-place or out-of-place
+    calls; ``channel``: ``memory`` (GPUs that share memory, CUDA IPC) or ``port``
+    (any, through the proxy: InfiniBand between machines). Raises ScheduleError
+    when it cannot be expressed.
+
+    A plan names ranks, not links, as an MSCCL program does: with ``strict`` (the
+    default) a plan slower than its schedule is refused with
+    :class:`.runtime_rate.SlowExportError` (:func:`.runtime_rate.export_rate`
+    says why). A dict schedule is checked when ``topology`` is given."""
     doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
+    topology = topology if topology is not None or isinstance(schedule, dict) else \
+        schedule.topology
+    if strict and topology is not None:
+        rate = export_rate(doc, topology)
+        if rate.slower:
+            raise SlowExportError(rate)
     coll = doc.get("collective")
     if coll not in COLLECTIVE:
         raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter, allreduce, "

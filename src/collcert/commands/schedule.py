@@ -183,7 +183,8 @@ def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
             raise SlowExportError(rate)
         if rate.slower or rate.multicast:
             print(f"warning: {rate.message()}", file=sys.stderr)
-        text = mscclpp_json(s, inplace=args.in_place, channel=args.mscclpp_channel)
+        text = mscclpp_json(s, inplace=args.in_place, channel=args.mscclpp_channel,
+                            strict=False)
         if args.output:
             write_output(args.output, text, dash_is_stdout=True)
     elif args.format == "msccl-xml":
