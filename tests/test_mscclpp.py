@@ -184,3 +184,11 @@ def test_unreadable_plans_are_input_errors(edit: Any, needle: str) -> None:
 def test_the_format_is_detected() -> None:
     report = audit(load_topology("complete:2"), (DATA / "allgather_2gpu.json").read_text())
     assert report.valid and report.format == "mscclpp-json"
+
+
+def test_a_buffer_of_no_chunks_is_refused() -> None:
+    doc = _plan("allgather_2gpu.json")
+    for g in doc["gpus"]:
+        g["input_chunks"] = 0
+    reasons = _run(doc).verdict.reasons
+    assert "the executor divides the buffer sizes by both" in reasons[0]

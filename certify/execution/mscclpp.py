@@ -117,9 +117,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
     def unit(self) -> int:
-        """Chunks in the collective's size M (allgather output, reduce-scatter and
-        allreduce input, the root's buffers of broadcast and reduce)."""
-        c = self.chunks[self.root or 0]
+        """Chunks in the collective's size M (allgather output; reduce-scatter, allreduce,
+        broadcast and reduce input)."""
+        c = self.chunks[0]
         return max(c["i"], c["o"])
 
 
@@ -167,7 +167,7 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
     if not 2 <= n <= MAX_RANKS:
         raise InputError(f"{origin}: {n} gpus; collcert audits plans of 2..{MAX_RANKS} ranks")
     plan = Plan(str(doc.get("name", ""))[:200], coll, proto, doc["inplace"], n, [], {}, {},
-                {}, {})
+                {}, {}, root=_root(doc, coll, n, origin))
     for r, g in enumerate(gpus):
         where = f"gpus[{r}]"
         if _int(g, "id", where, 0, n - 1) != r:
@@ -335,23 +335,23 @@ def _ref(b: Any, r: int, op: Op, refs: dict[str, list[tuple[int, str]]], where: 
 
 
 def _check_sizes(plan: Plan) -> None:
-    """Chunk counts the executor accepts for the collective's buffers (getSizeAndChunks:
-    input and output chunks must be of one size)."""
+    """Chunk counts the executor accepts for the collective's buffers: never 0
+    (``checkMessageSize`` divides by them), input and output chunks of one size
+    (``getSizeAndChunks``), the same on every rank (the user's buffers are)."""
     n, coll = plan.ngpus, plan.collective
-    if coll in ROOTED:
-        _find_root(plan)
-    first = plan.chunks[plan.root or 0]
+    first = plan.chunks[0]
     for r, c in enumerate(plan.chunks):
-        want = (first["i"], first["o"])
-        if coll in ROOTED and r != plan.root:
-            want = (0, first["o"]) if coll == "broadcast" else (first["i"], 0)
-        if (c["i"], c["o"]) != want:
-            plan.refusals.append(f"rank {r} declares {c['i']} input and {c['o']} output chunks; "
-                                 f"a {coll} of these buffers needs {want[0]} and {want[1]}")
+        if (c["i"], c["o"]) != (first["i"], first["o"]):
+            plan.refusals.append(f"rank {r} declares {c['i']} input and {c['o']} output chunks, "
+                                 f"rank 0 {first['i']} and {first['o']}: the ranks' buffers "
+                                 "are of one size")
             return
     i, o = first["i"], first["o"]
     want = {"allgather": (i * n, o), "reduce-scatter": (i, o * n)}.get(coll, (i, o))
-    if i == 0 or o == 0 or want[0] != want[1]:
+    if i == 0 or o == 0:
+        plan.refusals.append(f"{i} input and {o} output chunks: the executor divides the "
+                             "buffer sizes by both (execution_plan.cc, checkMessageSize)")
+    elif want[0] != want[1]:
         plan.refusals.append(f"{i} input and {o} output chunks per rank do not fit a {coll} of "
                              f"{n} ranks: chunks of the input and the output must be of one "
                              "size (execution_plan.cc, \"Size per chunks inconsistent\")")
@@ -360,12 +360,13 @@ def _check_sizes(plan: Plan) -> None:
         raise InputError(f"MSCCL++ plan: {total} buffer cells are too many to simulate")
 
 
-def _find_root(plan: Plan) -> None:
-    """Broadcast: the one rank with an input; reduce: the one with an output."""
-    buf = "i" if plan.collective == "broadcast" else "o"
-    having = [r for r, c in enumerate(plan.chunks) if c[buf]]
-    if len(having) != 1:
-        raise InputError(f"MSCCL++ plan: a {plan.collective} plan gives its root alone "
-                         f"{'input' if buf == 'i' else 'output'} chunks; ranks {having[:5]} "
-                         "have them")
-    plan.root = having[0]
+def _root(doc: dict[str, Any], coll: str, n: int, origin: str) -> int | None:
+    """Broadcast and reduce: the root the plan names (a key the executor does not read;
+    the DSL has no such collectives, collcert's export writes it)."""
+    if coll not in ROOTED:
+        return None
+    root = doc.get("root")
+    if type(root) is not int or not 0 <= root < n:
+        raise InputError(f"{origin}: a {coll} plan must name its root rank (\"root\": 0..{n - 1}"
+                         f"), it has {str(root)[:20]!r}")
+    return root

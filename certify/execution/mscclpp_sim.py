@@ -39,7 +39,8 @@ Buffers as the user's: in place, the allgather input is output[r·b …], the
 reduce-scatter output input[r·b …], the allreduce output the input, and the
 root's output its input for broadcast and reduce (b: a rank's share).
 Postconditions as in :mod:`.msccl_sim`; broadcast: every output cell j holds
-the root's input cell j; reduce: the root's output cell j is the sum of cell j
+the root's input cell j (the other ranks' inputs hold their own data, which must
+not leak into any output); reduce: the root's output cell j is the sum of cell j
 of all ranks.
 """
 
@@ -403,6 +404,8 @@ class _Run:
             for key, seen in self.clock.items():
                 if key[0] == g:
                     _join(end, seen)
+            if plan.collective == "reduce" and g != plan.root:
+                continue  # only the root's output is defined
             for j in range(self.size[g]["o"]):
                 loc = self.loc(g, "o", j)
                 got = self.store.get(loc)

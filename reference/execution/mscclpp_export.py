@@ -31,9 +31,8 @@ In place (``inplace=True``) the plan's buffers are aliased as the executor's
 callers pass them (allgather input = output[r·b …], reduce-scatter output =
 input[r·b …], allreduce output = input; broadcast and reduce: the root's output
 = its input) before the dependencies are taken, as :mod:`.msccl_export` does
-for MSCCL. Broadcast gives only the root an input and reduce only the root an
-output, which is how a reader finds the root (the plan also names it, ``root``,
-a key the executor does not read).
+for MSCCL. Broadcast and reduce name their root (``root``, a key the executor
+does not read; every rank declares M-sized buffers, as the executor needs).
 """
 
 from __future__ import annotations
@@ -328,8 +327,10 @@ class _Compiler:
                               "channel_ids": [number[e] for e in tb.chans]}] if tb.chans else [],
                 "remote_buffer_refs": [{"access_channel_type": ty,
                                         "remote_buffer_ids": tb.refs}] if tb.refs else []})
-        b = plan.buffers[r]
-        return {"id": r, "input_chunks": b.get("i", 0), "output_chunks": b.get("o", 0),
+        # every rank declares the collective's buffers (the executor divides by both counts;
+        # broadcast and reduce pass M-sized buffers on every rank, as NCCL's calls do)
+        b = {k: max(x.get(k, 0) for x in plan.buffers) for k in "io"}
+        return {"id": r, "input_chunks": b["i"], "output_chunks": b["o"],
                 "scratch_chunks": self.slots[r],
                 "threadblocks": threadblocks,
                 "channels": [{"channel_type": ty, "connected_to": [peer]} for peer, _ in ends],
