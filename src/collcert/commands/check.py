@@ -80,13 +80,12 @@ def _topology(spec: str) -> dict[str, Any]:
             raise InputError(f"{spec}: a topology is a JSON object (collcert-topology/1)")
         return data
     try:  # a built-in platform: only the reference can build it
-        from collcert.commands._common import load_topology
+        from collcert.commands._common import topology_json
     except ImportError as exc:
         raise InputError(f"{spec!r} is not a file; built-in platforms are built by "
                          f"collcert.reference, which cannot be imported here ({exc}); pass a "
                          "topology JSON file") from None
-    built: dict[str, Any] = load_topology(spec).to_json()
-    return built
+    return topology_json(spec)  # one-port platforms (fig1, random:P) too
 
 
 def _show(value: Any) -> str:
