@@ -150,6 +150,19 @@ FILES["no_compute_nodes.json"] = json.dumps({k: v for k, v in SCHEDULE.items()
                                              if k != "compute_nodes"})
 FILES["ring4_schedule.json"] = json.dumps(SCHEDULE)
 
+
+def _ring_of(ids: list[str]) -> str:
+    return json.dumps({"compute_nodes": ids, "links": [
+        {"src": ids[i], "dst": ids[(i + 1) % len(ids)], "capacity": 1, "bidirectional": True}
+        for i in range(len(ids))]})
+
+
+# issue 24 row 5: node ids the ForestColl XML cannot carry; row 6: a non-Eulerian graph
+FILES["ids_pq.json"] = _ring_of(["p", "q", "p,q"])
+FILES["ids_nul.json"] = _ring_of(["a\u0000b", "c", "d"])
+FILES["not_eulerian.json"] = json.dumps({"compute_nodes": [0, 1, 2], "links": [
+    [0, 1, 1], [1, 2, 1], [2, 0, 1], [0, 2, 1]]})
+
 # (id, argv, stdin: None | file name in FILES | a device path, words stderr must contain)
 CASES = [
     # numbers in topology files
@@ -320,6 +333,17 @@ CASES = [
     ("msccl-channels-zero", ["schedule", "ring:4", "--format", "msccl-xml",
                              "--msccl-channels", "0", "-o", "{c.xml}"], None,
      ["--msccl-channels 0", "1 to 32"]),
+    # issue 24: ForestColl XML ids refused at write time, naming the node (row 5); options
+    # never silently ignored (row 6)
+    ("xml-ids-ambiguous", ["schedule", "{ids_pq.json}", "--format", "forestcoll-xml", "-o",
+                           "{pq.xml}"], None, ["node 'p,q'", "also reads as 'p' -> 'q'"]),
+    ("xml-ids-nul", ["schedule", "{ids_nul.json}", "--format", "forestcoll-xml", "-o",
+                     "{nul.xml}"], None, ["node 'a\\x00b'", "U+0000"]),
+    ("allreduce-sizes-not-eulerian", ["optimum", "{not_eulerian.json}", "-c", "allreduce",
+                                      "--sizes", "1K:1M", "--plot", "{ar.png}"], None,
+     ["--sizes/--plot", "Eulerian"]),
+    ("draw-one-port-alone", ["draw", "fig1", "-o", "{f.png}"], None,
+     ["one-port platform", "broadcast-steady fig1"]),
     # smoke (torch is imported once, in the last group)
     ("smoke-size-memory", ["smoke", "{ring4_chains.json}", "--size", "100G"], None,
      ["--size", "of memory"]),
@@ -528,3 +552,34 @@ def test_an_empty_output_name_is_refused(capsys: pytest.CaptureFixture[str]) -> 
 
     assert main(["schedule", "ring:4", "-o", ""]) == 2
     assert "an empty file name" in capsys.readouterr().err
+
+
+def test_xml_refusal_leaves_no_file(corpus: Path, results: dict[str, dict[str, object]]) -> None:
+    assert results["xml-ids-ambiguous"]["code"] == 2
+    assert not (corpus / "pq.xml").exists() and not (corpus / "nul.xml").exists()
+
+
+def test_alltoall_sizes_print_the_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                        ) -> None:
+    """Issue 24 row 6: --sizes and --plot of -c alltoall give the table and the plot."""
+    from collcert.cli import main
+
+    plot = tmp_path / "a.svg"
+    assert main(["optimum", "ring:4", "-c", "alltoall", "--sizes", "1K:4K", "--plot",
+                 str(plot)]) == 0
+    out = capsys.readouterr().out
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("1024")]
+    assert rows and rows[0][3] == "none"  # an alltoall row: no reduction
+    assert "<svg" in plot.read_text()
+
+
+def test_check_takes_one_port_platform_names(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24 row 7: 'check fig1 bs.json' checks what 'broadcast-steady fig1 -o' wrote."""
+    from collcert.cli import main
+
+    out = tmp_path / "bs.json"
+    assert main(["broadcast-steady", "fig1", "-o", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["check", "fig1", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("OK")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ._common import add_topology_argument, load_topology
+from ._common import ONE_PORT_NAMES, add_topology_argument, load_topology
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -80,6 +80,14 @@ def run(args: argparse.Namespace) -> int:
 
     check_output(args.output)
     require_matplotlib()
+    if args.schedule is None and str(args.topology).split(":", 1)[0] in ONE_PORT_NAMES \
+            and not os.path.exists(str(args.topology)):
+        from collcert.drawing import DrawError
+
+        raise DrawError(f"{args.topology} is a one-port platform: draw it with a steady-state "
+                        f"broadcast schedule, 'collcert broadcast-steady {args.topology} -o "
+                        f"bs.json' then 'collcert draw {args.topology} bs.json -o "
+                        f"{args.output}' (docs/steady-broadcast.md)")
     if args.schedule and args.schedule != "-" and not os.path.lexists(args.schedule):
         from collcert.drawing import DrawError  # before the topology (fig1 only fits fig1's)
 
