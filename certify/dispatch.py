@@ -45,6 +45,10 @@ KINDS: dict[str, tuple[str, str]] = {
     "steady-broadcast": ("broadcast:check_steady_broadcast",
                          "a one-port steady-state broadcast schedule "
                          "(`collcert broadcast-steady`; TOPOLOGY is its platform)"),
+    "runtime-routes-optimum": ("execution:check_runtime_routes",
+                               "the best allgather rate when every GPU pair uses the runtime's "
+                               "route (an LP rebuilt from the topology): `collcert schedule "
+                               "--routes runtime`"),
     "reduction": ("dispatch:check_reduction_file",
                   "a reduction-tree schedule (`collcert reduce-tree`; TOPOLOGY is not used)"),
     "bundle": ("dispatch:check_bundle",

@@ -7,9 +7,12 @@ Modules:
 ``msccl_sim``  the program run chunk by chunk, its postcondition checked
 ``mscclpp``    MSCCL++ execution plans (JSON), read as its executor reads them
 ``mscclpp_sim`` an MSCCL++ plan run op by op as its executor runs it, its postcondition checked
+``runtime_routes`` the best allgather rate when every GPU pair uses the runtime's route (LP)
 """
 
 from . import msccl, msccl_sim, mscclpp, mscclpp_sim
 from .program import Program, Threadblock
+from .runtime_routes import check_runtime_routes
 
-__all__ = ["Program", "Threadblock", "msccl", "msccl_sim", "mscclpp", "mscclpp_sim"]
+__all__ = ["Program", "Threadblock", "check_runtime_routes", "msccl", "msccl_sim", "mscclpp",
+           "mscclpp_sim"]

@@ -37,6 +37,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..allreduce import check_forestcoll_lp
+from ..execution import check_runtime_routes
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
 from .optimum import check_optimum
 from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
@@ -323,6 +324,20 @@ def _check_embedded(topology: Mapping[str, Any] | Topo, topo: Topo, sched: Sched
                 v.facts["certified_lower_bound_time_per_unit"] = ov.facts[
                     "lower_bound_time_per_unit"]
                 v.facts["certified_proven_optimal"] = ov.facts.get("proven_optimal")
+    rr = sched.certificates.get("runtime_routes")
+    if isinstance(rr, Mapping):  # `schedule --routes runtime`: the constrained optimum
+        rv = check_runtime_routes(topo, rr)
+        v.absorb(rv, "embedded runtime-routes certificate: ")
+        if rv.ok and rr.get("collective") != sched.collective:
+            v.fail(f"the runtime-routes certificate is for {rr.get('collective')}, the "
+                   f"schedule is {sched.collective}")
+        elif rv.ok and rv.facts["constrained"] and not rv.facts["balanced"]:
+            v.facts["certified_optimum_algbw"] = rv.facts["algbw"]
+            v.facts["certified_optimum_time_per_unit"] = rv.facts["time_per_unit"]
+            if v.ok and v.facts["algbw"] > rv.facts["algbw"] and sched.stated.get(
+                    "routes") == "runtime":
+                v.fail(f"the trees give algbw {frac_str(v.facts['algbw'])}, more than the "
+                       "runtime-routes optimum its certificate proves: one of them is wrong")
     lp5 = sched.certificates.get("forestcoll_lp")
     if isinstance(lp5, Mapping):  # `schedule -c allreduce --method lp`
         _check_lp5(topology if isinstance(topology, Mapping) else _as_dict(topo), lp5, v)

@@ -134,7 +134,7 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
             raise InputError(
                 f"the schedule lists {len(cn)} compute nodes ({', '.join(names[:4])}…) that are "
                 "not this topology's compute nodes; audit it against the topology it was made for")
-    stated = {key: data[key] for key in ("unit", "generator") if key in data}
+    stated = {key: data[key] for key in ("unit", "generator", "routes") if key in data}
     return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap, stated)
 
 

@@ -6,6 +6,8 @@ phase's ``time_per_unit``. This module compares the rest (issue 22, item 5), eac
 failure naming its field:
 
 * ``unit``: the topology's unit, when the topology states one;
+* ``routes``: ``"runtime"`` (the only value) holds when every tree edge between GPUs
+  with a direct link takes that link (``collcert schedule --routes runtime``);
 * a G* certificate's ``U`` is its phase's (the phase's own ``U`` is the scale
   of that G*; rewriting a schedule into an equivalent one, trees split or reordered,
   keeps it, so it is not compared with the time, and neither is a tree's ``index``, a
@@ -40,6 +42,12 @@ def check_schedule_stated(topo: Topo, sched: Schedule, facts: Mapping[str, Any],
     if unit is not None and topo.unit and unit != topo.unit:
         v.fail(f"field 'unit': the schedule says {unit!r}; the topology's unit is "
                f"{topo.unit!r}")
+    routes = sched.stated.get("routes")
+    if routes is not None and routes != "runtime":
+        v.fail(f"field 'routes': {routes!r}; the only value is 'runtime' (every GPU pair on "
+               "the route the runtime gives it)")
+    elif routes == "runtime":
+        _runtime_routes(v, topo, sched)
     many = len(sched.phases) > 1
     for phase in sched.phases:
         _phase(v, sched, phase, f"{phase.label}: " if many else "")
@@ -66,6 +74,23 @@ def _phase(v: Verdict, sched: Schedule, phase: Phase, where: str) -> None:
             if h is not None and tree.extra["height"] != h:
                 v.fail(f"{where}{tree.label}: field 'height' is {tree.extra['height']!r}, "
                        f"the tree's deepest node is {h} hops from the root")
+
+
+def _runtime_routes(v: Verdict, topo: Topo, sched: Schedule) -> None:
+    """``routes: runtime``: a linked GPU pair sends only over its direct link (paths have
+    only switches inside, so an unlinked pair goes through switches anyway)."""
+    bad = 0
+    for phase in sched.phases:
+        for tree in phase.trees:
+            for e in tree.edges:
+                if (e.src, e.dst) in topo.cap and list(e.path) != [e.src, e.dst]:
+                    if bad < 3:
+                        v.fail(f"field 'routes': 'runtime', but {tree.label} sends from "
+                               f"{e.src!r} to {e.dst!r} through {list(e.path)[1:-1]!r}, not "
+                               "over their direct link")
+                    bad += 1
+    if bad > 3:
+        v.fail(f"field 'routes': … and {bad - 3} more tree edges off the runtime's route")
 
 
 def _height(tree: Tree) -> int | None:

@@ -12,6 +12,9 @@ Modules:
 ``mscclpp_export``   MSCCL++ execution plans (JSON) compiled from a plan (docs/mscclpp.md)
 ``runtime_rate``     the rate a runtime that uses every linked pair's direct link gives
                      an exported schedule, and the refusal of a slower export
+``runtime_routes``   the best allgather rate when every GPU pair uses the runtime's route
+                     (an exact LP, certified)
+``runtime_trees``   trees on those routes at that optimum (``schedule --routes runtime``)
 ``alphabeta``        the latency-bandwidth (α-β) model: a schedule's time for a size
 """
 
@@ -42,6 +45,8 @@ from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
 from .msccl_export import msccl_xml, plan_xml
 from .mscclpp_export import mscclpp_json, plan_mscclpp
 from .runtime_rate import ExportRate, SlowExportError, export_rate
+from .runtime_routes import RuntimeOptimum, runtime_optimum
+from .runtime_trees import runtime_schedule
 from .treeplan import plan_from_schedule
 
 __all__ = [
@@ -52,6 +57,7 @@ __all__ = [
     "Op",
     "Plan",
     "Region",
+    "RuntimeOptimum",
     "Segment",
     "SlowExportError",
     "Spec",
@@ -74,5 +80,7 @@ __all__ = [
     "plan_mscclpp",
     "plan_xml",
     "run_host",
+    "runtime_optimum",
+    "runtime_schedule",
     "tree_schedule_latency",
 ]

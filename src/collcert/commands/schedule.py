@@ -66,6 +66,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "where that exceeds the executor: never rounded); mscclpp-json: an MSCCL++ "
                    "execution plan (allgather, reduce-scatter, allreduce, broadcast, reduce; "
                    "docs/mscclpp.md)")
+    p.add_argument("--routes", default="any", choices=("any", "runtime"),
+                   help="any (default): trees may send a GPU pair's data over any path, as "
+                   "ForestColl does; runtime: every ordered GPU pair uses only the route an "
+                   "MSCCL-style runtime gives it (the direct link where there is one, else "
+                   "through switches), at the certified optimum under that constraint, "
+                   "printed beside ForestColl's (allgather, reduce-scatter; json or msccl-xml; "
+                   "docs/schedules.md)")
     p.add_argument("--strict", action="store_true",
                    help="msccl-xml, mscclpp-json: refuse (exit 1, nothing written) an export "
                    "that would run "
@@ -122,6 +129,10 @@ def run(args: argparse.Namespace) -> int:
     topo = load_topology(args.topology)
     if _whatif.wanted(args):  # the machine after --degrade/--fail (docs/whatif.md)
         topo = _whatif.schedule_topology(args, topo)
+    if args.routes == "runtime":
+        from . import _runtime_routes
+
+        return _runtime_routes.run(args, topo)
     weights = None
     if args.weights:
         weights = [w.strip() for w in args.weights.split(",")]

@@ -1,0 +1,151 @@
+"""A tree schedule on the runtime's routes, at its certified optimum (issue 22 item 2).
+
+:func:`.runtime_routes.runtime_optimum` gives the best GPU-to-GPU rates y (a switch-free
+logical graph) and each source's flow through the switches. ForestColl's trees on y
+(Zhao & Krishnamurthy 2023, Thm 12, Edmonds' packing: the logical graph has no
+switches) reach its optimum, which is the LP's x. Every tree edge then gets its real
+path: a linked pair its direct link; an unlinked pair a path of its source's switch
+flow toward it, each path taking at most U·(its flow) unit trees (U: the trees'
+bandwidth unit), so no link carries more than the LP's flow through it. Where a
+tree's edge takes units from two paths, the tree is split into copies with the same
+edges (k and every multiplicity are first scaled so that every path's share is
+integral), as ForestColl's mapping back does (Zhao et al. 2026, §5).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from ..model import ScheduleError, Topology, fraction_str
+from .runtime_routes import RuntimeOptimum, runtime_optimum
+
+COLLECTIVES = ("allgather", "reduce-scatter")
+
+
+def runtime_schedule(t: Topology, collective: str = "allgather") -> dict[str, Any]:
+    """A ``collcert-schedule/1`` dict whose every GPU pair uses the runtime's route, at
+    the certified optimum under that constraint (the LP certificate under
+    ``certificates.runtime_routes``)."""
+    from ..forestcoll import schedule
+
+    if collective not in COLLECTIVES:
+        raise ScheduleError(f"--routes runtime builds allgather and reduce-scatter schedules, "
+                            f"not {collective}")
+    rs = collective == "reduce-scatter"
+    opt = runtime_optimum(t, constrained=True, collective=collective)
+    if opt.x <= 0:
+        raise ScheduleError("under the runtime's routes some GPU cannot reach another: no "
+                            "schedule exists")
+    links = [(p, q, c) for (p, q), c in opt.logical.items()]
+    logical = Topology(list(t.compute_nodes), links, [], name=f"{t.name} (logical)",
+                       unit=t.unit, strict=False)
+    # y need not be Eulerian: ForestColl needs that only to remove switches (Zhao &
+    # Krishnamurthy 2023, Thm 8), and y has none; its tree packing rests on Edmonds'
+    # branching theorem (Thm 5, 12), which holds in every digraph. The trees are
+    # checked by collcert.certify all the same. Reduce-scatter: the allgather of the
+    # transposed machine, every tree reversed into an in-tree (App. B).
+    logical.forestcoll_problem = None
+    doc = schedule(logical, "allgather", multicast=False).to_json(certificates=False,
+                                                                  compact=False)
+    if rs:
+        doc["collective"] = "reduce-scatter"
+        for phase in doc["phases"]:
+            phase["collective"] = "reduce-scatter"
+            for tree in phase["trees"]:
+                tree["direction"] = "in"
+                tree["edges"] = [{"src": e["dst"], "dst": e["src"]} for e in tree["edges"]]
+    paths = _paths(opt, rs)
+    for phase in doc["phases"]:
+        _map_phase(phase, paths, opt, rs)
+    doc.update({"topology": t.content_hash(), "topology_name": t.name, "routes": "runtime"})
+    doc["certificates"] = {"runtime_routes": opt.certificate()}
+    gen = doc.setdefault("generator", {})
+    gen.pop("lower_bound_time_per_unit", None)
+    gen.pop("rsag_proven_optimal", None)
+    gen["target_time_per_unit"] = fraction_str(1 / opt.algbw)
+    return doc
+
+
+def _paths(opt: RuntimeOptimum, rs: bool) -> dict[tuple[Any, Any], list[tuple[list[Any],
+                                                                             Fraction]]]:
+    """Per logical pair (in the real direction): its real paths and their amounts."""
+    t = opt.topology  # the topology the LP ran on (transposed for reduce-scatter)
+    out: dict[tuple[Any, Any], list[tuple[list[Any], Fraction]]] = {}
+    for (p, q), amount in opt.logical.items():
+        if (p, q) in t.capacity:
+            routes = [([p, q], amount)]
+        else:
+            routes = _decompose(opt.switch_flow[p], p, q, amount)
+        if rs:
+            out[(q, p)] = [(list(reversed(path)), a) for path, a in routes]
+        else:
+            out[(p, q)] = routes
+    return out
+
+
+def _decompose(flow: dict[tuple[Any, Any], Fraction], p: Any, q: Any,
+               need: Fraction) -> list[tuple[list[Any], Fraction]]:
+    """Paths p -> … -> q carrying ``need`` in all, taken out of ``flow`` (which is
+    reduced): walk from q back along arcs with flow left, as a flow decomposition does."""
+    routes: list[tuple[list[Any], Fraction]] = []
+    while need > 0:
+        path = [q]
+        seen = {q}
+        while path[-1] != p:
+            prev = next((a for (a, b), x in flow.items() if b == path[-1] and x > 0
+                         and a not in seen), None)
+            if prev is None:
+                raise RuntimeError(f"internal: the switch flow of {p} does not reach {q}")
+            path.append(prev)
+            seen.add(prev)
+        path.reverse()
+        arcs = list(zip(path, path[1:]))
+        amount = min([need] + [flow[e] for e in arcs])
+        for e in arcs:
+            flow[e] -= amount
+        routes.append((path, amount))
+        need -= amount
+    return routes
+
+
+def _map_phase(phase: dict[str, Any], paths: dict[tuple[Any, Any], list[tuple[list[Any],
+                                                                            Fraction]]],
+               opt: RuntimeOptimum, rs: bool) -> None:
+    """Give every tree edge a real path (splitting trees where an edge takes two)."""
+    u = Fraction(phase["U"])
+    scale = 1
+    for routes in paths.values():
+        for _, amount in routes:
+            scale = math.lcm(scale, (u * amount).denominator)
+    units = {pair: [[path, int(u * amount * scale)] for path, amount in routes]
+             for pair, routes in paths.items()}
+    phase["k"] *= scale
+    phase["U"] = fraction_str(u * scale)
+    out = []
+    work = [dict(tree, multiplicity=tree["multiplicity"] * scale) for tree in phase["trees"]]
+    while work:
+        tree = work.pop()
+        m = tree["multiplicity"]
+        for i, e in enumerate(tree["edges"]):
+            if e.get("mapped"):
+                continue
+            left = units[(e["src"], e["dst"])]
+            j = next(j for j, (_, r) in enumerate(left) if r > 0)
+            take = min(m, left[j][1])
+            left[j][1] -= take
+            edges = list(tree["edges"])
+            edges[i] = {"src": e["src"], "dst": e["dst"], "path": left[j][0], "mapped": True}
+            if take < m:
+                work.append(dict(tree, multiplicity=m - take))
+            tree = dict(tree, multiplicity=take, edges=edges)
+            m = take
+        out.append(tree)
+    for tree in out:
+        tree["edges"] = [{k: v for k, v in e.items() if k != "mapped"} for e in tree["edges"]]
+    phase["trees"] = sorted(out, key=lambda tr: str(tr["root"]))
+    counts: dict[str, int] = {}
+    for tree in phase["trees"]:
+        tree["index"] = counts.get(str(tree["root"]), 0)
+        counts[str(tree["root"])] = tree["index"] + 1
