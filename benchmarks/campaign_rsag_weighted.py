@@ -46,14 +46,17 @@ def gap(t: Topology) -> tuple[Fraction, Fraction, Fraction]:
     return optimum(e, "allreduce").algbw, weighted_rsag(e).value, forestcoll_lp(e).value
 
 
-def family(name: str) -> Callable[[int], Topology]:
+def family(name: str, max_compute: int, layers: int) -> Callable[[int], Topology]:
+    tag = "" if (max_compute, layers) == (7, 4) else f"-{max_compute}x{layers}"
     if name == "free":
-        return lambda i: equal_bandwidth(RandomSource(f"free-{i}"), max_compute=7,
-                                         max_switches=0, max_layers=4)
+        return lambda i: equal_bandwidth(RandomSource(f"free{tag}-{i}"),
+                                         max_compute=max_compute, max_switches=0,
+                                         max_layers=layers)
     if name == "switched":
-        return lambda i: equal_bandwidth(RandomSource(f"switched-{i}"), max_compute=6,
-                                         max_switches=2, max_layers=3)
-    return lambda i: generate(f"random-{i}", max_nodes=8)
+        return lambda i: equal_bandwidth(RandomSource(f"switched{tag}-{i}"),
+                                         max_compute=max_compute - 1, max_switches=2,
+                                         max_layers=layers - 1)
+    return lambda i: generate(f"random{tag}-{i}", max_nodes=max_compute + 1)
 
 
 def fails_in(name: str) -> Callable[[Topology], bool]:
@@ -76,12 +79,17 @@ def main(argv: list[str]) -> int:
         ap.add_argument(f"--{fam}", type=int, default=default, metavar="N",
                         help=f"cases of the {fam} family (default {default})")
     ap.add_argument("--start", type=int, default=0, help="first case index (default 0)")
+    ap.add_argument("--max-compute", type=int, default=7, metavar="K",
+                    help="largest number of GPUs (free family; switched K−1, random K+1 "
+                    "nodes; default 7)")
+    ap.add_argument("--layers", type=int, default=4, metavar="L",
+                    help="most derangement layers (free; switched L−1; default 4)")
     args = ap.parse_args(argv)
     found = 0
     print(f"{'family':9} {'cases':>5} {'rsag<lp':>7} {'w<lp':>5} {'w>rsag':>6} {'max K':>5} "
           f"{'seconds':>8}", flush=True)
     for fam in ("free", "switched", "random"):
-        make, fails = family(fam), fails_in(fam)
+        make, fails = family(fam, args.max_compute, args.layers), fails_in(fam)
         n = getattr(args, fam)
         below = closed = wlt = biggest = 0
         t0 = time.monotonic()
@@ -92,7 +100,7 @@ def main(argv: list[str]) -> int:
             except CollcertError:  # not strongly connected: no allreduce to compare
                 skipped += 1
                 continue
-            if len(t.nodes) > 12:
+            if len(t.nodes) > args.max_compute + 5:
                 skipped += 1
                 continue
             rs, w, lp = gap(t)

@@ -28,7 +28,9 @@ Networks with more than 20 nodes, and cases marked ``"check": "max-flow"`` (the
 papers' machines, golden/allreduce/papers/), are checked with a max-flow of this
 file instead of enumeration: C by 2(K−1) flows, the phase times
 by the Dinkelbach iteration of Zhao & Krishnamurthy 2023, Thm 1 (one flow per
-compute sink), bound (7) (``bound7_algbw``) by one flow per compute node.
+compute sink), bound (7) (``bound7_algbw``) by one flow per compute node; and
+``forestcoll_lp`` (``mac_bc_lp``) where RS+AG meets bound (7), since RS+AG ≤ LP (5)
+≤ bound (7) (= R_LP without switches); elsewhere those two are recorded only.
 
 ``uniform_lp`` and, on networks with switches, ``forestcoll_lp`` (LP values)
 are not re-derived here; tests/test_allreduce_golden.py
@@ -289,6 +291,12 @@ def check_large(g: Graph, case: dict, exp: dict) -> list[str]:
                       f"{exp['bound7_algbw']}")
     if "rsag_weighted" in exp:
         errors += check_weighted(g, case, exp["rsag_weighted"], cut)
+    # RS+AG ≤ LP (5) ≤ bound (7) (and R_LP = LP (5) without switches): where RS+AG meets
+    # bound (7) the LP values are pinned; otherwise they are only recorded
+    rs, b7 = exp.get("rsag_algbw"), exp.get("bound7_algbw")
+    for key in ("forestcoll_lp", "mac_bc_lp"):
+        if key in exp and rs is not None and rs == b7 and exp[key] != rs:
+            errors.append(f"{key} {exp[key]} is not RS+AG = bound (7) = {rs}")
     return errors
 
 

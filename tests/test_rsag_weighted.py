@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 import itertools
 import json
+import subprocess
+import sys
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -179,3 +181,45 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
                   "--format", "forestcoll-xml"]):
         code, _, err = run(capsys, *argv)
         assert code == 2 and "rsag-weighted" in err and "Traceback" not in err
+
+
+def test_below_lp5_without_equal_bandwidth_and_a_forced_zero_shard(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    t = golden_topology("weighted-rsag-below-lp5-star")
+    r = weighted_rsag(t)
+    assert optimum(t, "allreduce").algbw < r.value < forestcoll_lp(t).value
+    assert 0 in r.shards.values() and 1 / rsag_time(t, r.shards) == r.value
+    assert r.value == full_lp(t)
+    topo = tmp_path / "star.json"
+    topo.write_text(json.dumps(t.to_json()))
+    code, _, err = run(capsys, "schedule", str(topo), "-c", "allreduce", "--method",
+                       "rsag-weighted")
+    assert code == 2 and "no shard" in err and "--method lp" in err
+
+
+def test_fuzz_property_holds_on_the_counterexamples(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = []
+    for name in ("hypothesis-counterexample-rsag", "hypothesis-counterexample-equal-shards"):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(golden_topology(name).to_json()))
+        files.append(str(path))
+    code, out, _ = run(capsys, "fuzz", "check", "--property", "rsag_weighted_lp", "--replay",
+                       *files, "--no-save")
+    assert code == 0 and "all hold" in out
+
+
+def test_the_golden_checker_proves_a_papers_machine_and_catches_a_wrong_one(
+        tmp_path: Path) -> None:
+    script = ROOT / "golden" / "check_allreduce.py"
+    case_path = GOLDEN / "papers" / "paper-dgx_a100-2.json"
+    proc = subprocess.run([sys.executable, str(script), str(case_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout
+    case = json.loads(case_path.read_text())
+    case["expected"]["rsag_weighted"] = case["expected"]["cut_set_bound"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(case))
+    proc = subprocess.run([sys.executable, str(script), str(bad)], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1 and "rsag_weighted" in proc.stdout

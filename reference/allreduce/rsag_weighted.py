@@ -92,7 +92,7 @@ class WeightedRSAG:
 
     def certificate(self) -> dict[str, Any]:
         t = self.topology
-        inside = [v for v in t.nodes]
+        nodes = list(t.nodes)
         return {
             "kind": KIND,
             "rate": fraction_str(self.value),
@@ -103,9 +103,9 @@ class WeightedRSAG:
             "multiplier": self.multiplier,
             "ag_flows": self.ag_flows,
             "rs_flows": self.rs_flows,
-            "ag_cut": [v for v in inside if v in self.ag_cut],
-            "rs_cut": [v for v in inside if v in self.rs_cut],
-            "dual": [{"cut": [v for v in inside if v in s], "y": fraction_str(y)}
+            "ag_cut": [v for v in nodes if v in self.ag_cut],
+            "rs_cut": [v for v in nodes if v in self.rs_cut],
+            "dual": [{"cut": [v for v in nodes if v in s], "y": fraction_str(y)}
                      for s, y in self.dual],
         }
 
