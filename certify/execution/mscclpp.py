@@ -53,8 +53,10 @@ MAX_OPERATION = 64
 MAX_CHANNEL = 16
 MAX_CHANNEL_PER_OPERATION = 8
 MAX_RANKS = 4096
-MAX_OPS = 500_000
-MAX_CELLS = 20_000_000
+MAX_OPS = 500_000  # in all: real plans have at most 64 per threadblock
+MAX_THREADBLOCKS = 100_000  # in all
+MAX_CELLS = 2_000_000  # buffer cells in all (a cell: a chunk, or a part of one)
+MAX_WORK = 8_000_000  # cells the simulation may touch (Σ over ops of their ranges)
 TYPES = ("memory", "port")
 BUFS = {"i": "input", "o": "output", "s": "scratch"}
 COLLS = {"allgather": "allgather", "reducescatter": "reduce-scatter",
@@ -244,6 +246,9 @@ def _threadblock(plan: Plan, t: Any, r: int, flat: list[tuple[int, str]],
     where = f"rank {r} tb {tid}"
     if (r, tid) in plan.tbs:
         raise InputError(f"{origin}: {where} appears twice")
+    if len(plan.tbs) >= MAX_THREADBLOCKS:
+        raise InputError(f"{origin}: more than {MAX_THREADBLOCKS} threadblocks in all: too many "
+                         "to simulate")
     chans: dict[str, list[int]] = {ty: [] for ty in TYPES}
     for c in _list(t, "channels", where, []):
         ty = _type(c.get("channel_type") if isinstance(c, dict) else None, where)
@@ -268,8 +273,9 @@ def _threadblock(plan: Plan, t: Any, r: int, flat: list[tuple[int, str]],
     ops: list[Op] = []
     for pos, o in enumerate(_list(t, "ops", where)):
         ops.append(_op(plan, o, r, tid, pos, chans, refs, sizes, origin))
-        if len(ops) > MAX_OPS:
-            raise InputError(f"{origin}: {where} has more than {MAX_OPS} ops")
+        if len(ops) + sum(map(len, plan.tbs.values())) > MAX_OPS:
+            raise InputError(f"{origin}: more than {MAX_OPS} ops in all: too many to simulate "
+                             "(the executor runs at most 64 per threadblock)")
     if len(ops) > MAX_OPERATION:
         plan.refusals.append(f"{where} has {len(ops)} ops; the executor loads at most "
                              f"{MAX_OPERATION} per threadblock (MAX_OPERATION)")
@@ -358,6 +364,11 @@ def _check_sizes(plan: Plan) -> None:
     total = sum(sum(c.values()) for c in plan.chunks) * plan.grain
     if total > MAX_CELLS:
         raise InputError(f"MSCCL++ plan: {total} buffer cells are too many to simulate")
+    work = sum(ref.size * plan.grain // op.part[1] for ops in plan.tbs.values() for op in ops
+               for ref in op.src + op.dst)
+    if work > MAX_WORK:
+        raise InputError(f"MSCCL++ plan: its ops touch {work} buffer cells in all: too many to "
+                         "simulate cell by cell")
 
 
 def _root(doc: dict[str, Any], coll: str, n: int, origin: str) -> int | None:
