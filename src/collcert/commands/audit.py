@@ -52,9 +52,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "tree XML, or an MSCCL algorithm XML; '-' reads it from stdin")
     p.add_argument("--format", "-f", choices=FORMATS, default=None,
                    help="the schedule's format (default: detected from the file: JSON, or XML "
-                   "whose <algo> has ngpus= is MSCCL, other XML is ForestColl)")
+                   "whose <algo> has ngpus= is MSCCL, other XML is ForestColl; JSON whose "
+                   "\"gpus\" hold \"threadblocks\" is an MSCCL++ plan, docs/mscclpp.md)")
     p.add_argument("--ranks", metavar="FILE",
-                   help="MSCCL only: which compute node runs each rank, one node id per line "
+                   help="MSCCL and MSCCL++ only: which compute node runs each rank, one node id per line "
                    "or a JSON array (default: rank i is the i-th compute node of the topology)")
     add_json_option(p, '; algbw, time_per_unit and ratio are exact "p/q" strings')
     _sizes.add_size_arguments(p)
