@@ -192,3 +192,18 @@ def test_golden_pipe_checker_passes_and_can_fail(tmp_path: Path) -> None:
     fail = subprocess.run([sys.executable, str(script), str(bad)], capture_output=True,
                           text=True, timeout=120)
     assert fail.returncode == 1 and "expected" in fail.stdout
+
+
+def test_audit_replays_a_pipe_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    plat, doc = tmp_path / "plat.json", tmp_path / "pipe.json"
+    plat.write_text(json.dumps(with_startup(paper_fig1(), 1).to_json()))
+    assert main(["broadcast-steady", str(plat), "--size", "30", "-o", str(doc)]) == 0
+    capsys.readouterr()
+    assert main(["audit", str(plat), str(doc), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["valid"] and out["format"] == "collcert-pipe-broadcast/1"
+    bad = json.loads(doc.read_text())
+    bad["best"]["makespan"] = "1"
+    doc.write_text(json.dumps(bad))
+    assert main(["audit", str(plat), str(doc)]) == 1
+    assert "the replay ends at" in capsys.readouterr().out

@@ -4,8 +4,11 @@ Modules:
 
 ``oneport``         the platform, the LP certificate and the weighted trees
 ``oneport_events``  a periodic schedule replayed event by event (§5.4)
+``pipe``            a finite series (§5.5) and PIPE (§6): the finite schedule replayed,
+                    makespan, lower bound L·T* and ratio recomputed
 """
 
 from .oneport_events import check_steady_broadcast
+from .pipe import check_pipe, check_series
 
-__all__ = ["check_steady_broadcast"]
+__all__ = ["check_pipe", "check_series", "check_steady_broadcast"]

@@ -133,8 +133,8 @@ def _check_delivery(topo: OnePortTopo, source: Node, receipts: Receipts, packets
 def check_pipe(platform: Mapping[str, Any], doc: Mapping[str, Any]) -> Verdict:
     """Every check of a ``collcert-pipe-broadcast/1`` document (module doc).
 
-    ``facts``: ``T_star``, ``lower_bound``, ``paper`` and ``best`` (each: packets,
-    makespan, ratio)."""
+    ``facts``: ``T_star``, ``lower_bound``, and for ``paper`` and ``best``:
+    ``paper_packets``, ``paper_makespan``, ``paper_ratio``, ``best_…``."""
     v = Verdict("PIPE broadcast (Legrand et al. 2003, §6)")
     if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
         raise InputError(f"not a {FORMAT} document")
@@ -176,8 +176,9 @@ def check_pipe(platform: Mapping[str, Any], doc: Mapping[str, Any]) -> Verdict:
                    f"{frac_str(claimed)}")
         if number(run.get("ratio"), f"{name} ratio") != mk / bound:
             v.fail(f"{name}: the ratio is {frac_str(mk / bound)}, not {run.get('ratio')}")
-        v.facts[name] = {"packets": p, "makespan": mk, "ratio": mk / bound}
-    if v.ok and v.facts["best"]["makespan"] > v.facts["paper"]["makespan"]:
+        v.facts.update({f"{name}_packets": p, f"{name}_makespan": mk,
+                        f"{name}_ratio": mk / bound})
+    if v.ok and v.facts["best_makespan"] > v.facts["paper_makespan"]:
         v.fail("the 'best' run is slower than the paper's")
     return v
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from collcert.certify.broadcast import check_steady_broadcast
+from collcert.certify.broadcast import check_pipe, check_steady_broadcast
 from collcert.certify.model import InputError, load_json, read_text
 from collcert.certify.model import frac_str as fraction_str
 
@@ -28,10 +28,13 @@ from .report import AuditReport
 
 STEADY_FORMAT = "collcert-steady-broadcast/1"
 """The ``"format"`` a steady-state broadcast schedule file declares."""
+PIPE_FORMAT = "collcert-pipe-broadcast/1"
+"""The ``"format"`` of a PIPE document (``collcert broadcast-steady --size L -o``)."""
+FORMATS = (STEADY_FORMAT, PIPE_FORMAT)
 STEADY = "steady-broadcast"
 """The format's name in an audit report (``AuditReport.format``)."""
 MAX_STEADY_BYTES = 256 * 1024 * 1024
-_MARK = b"collcert-steady-broadcast"
+_MARKS = (b"collcert-steady-broadcast", b"collcert-pipe-broadcast")
 
 
 @dataclass
@@ -54,14 +57,28 @@ class SteadyBroadcastReport(AuditReport):
         """The checker's verdict (exact numbers as ``"p/q"`` strings), with ``valid``
         and the file ``format``: what ``collcert audit --json`` prints."""
         out = dict(self.checks[0])
-        out.update({"valid": self.valid, "format": STEADY_FORMAT})
+        out.update({"valid": self.valid,
+                    "format": PIPE_FORMAT if "lower_bound" in self.facts else STEADY_FORMAT})
         return out
 
     def summary(self) -> str:
-        what = "steady-state broadcast schedule" + (f" {self.name}" if self.name else "")
+        pipe = "lower_bound" in self.facts or self.checks[0].get("check", "").startswith("PIPE")
+        what = ("PIPE broadcast" if pipe else "steady-state broadcast schedule") + (
+            f" {self.name}" if self.name else "")
         if not self.valid:
             return "\n".join([f"INVALID {what}:"] + [f"  - {r}" for r in self.reasons])
         f = self.facts
+        if pipe:
+            runs = [f"  {k}: {f[k + '_packets']} packets, makespan "
+                    f"{fraction_str(f[k + '_makespan'])}, ratio "
+                    f"{fraction_str(f[k + '_ratio'])}" for k in ("paper", "best")]
+            return "\n".join([
+                f"VALID {what} (one-port model with start-ups, Legrand et al. 2003, §6)",
+                f"  lower bound L·T* = {fraction_str(f['lower_bound'])} (T* = "
+                f"{fraction_str(f['T_star'])}, proven; no schedule is faster, Lemma 7)",
+                *runs,
+                "  replayed every period: no node sends or receives twice at once, every "
+                "packet forwarded after it arrived, every node gets every packet once"])
         tp, per, trees, mts = (f["throughput"], f["messages_per_period"], f["trees"],
                                f["matchings"])
         packing = (f"{trees} weighted tree{_s(trees)} (spanning, Σλ = N, load ≤ N·n), "
@@ -109,7 +126,8 @@ def steady_document(path: str | os.PathLike[str] | None) -> dict[str, Any] | Non
     p = os.fspath(path)
     try:
         with open(p, "rb") as fh:
-            if _MARK not in fh.read(4096):
+            head = fh.read(4096)
+            if not any(mark in head for mark in _MARKS):
                 return None
         # bounded reading and a parse that must fit in memory (certify.files, readers)
         doc = load_json(read_text(p, MAX_STEADY_BYTES), p)
@@ -117,7 +135,7 @@ def steady_document(path: str | os.PathLike[str] | None) -> dict[str, Any] | Non
         raise ScheduleError(f"{p}: cannot read ({exc.strerror or exc})") from None
     except InputError as exc:
         raise ScheduleError(f"{exc} (a {STEADY_FORMAT} file)") from None
-    return doc if isinstance(doc, dict) and doc.get("format") == STEADY_FORMAT else None
+    return doc if isinstance(doc, dict) and doc.get("format") in FORMATS else None
 
 
 def steady_schedule(schedule: Mapping[str, Any] | str) -> Mapping[str, Any] | None:
@@ -126,27 +144,29 @@ def steady_schedule(schedule: Mapping[str, Any] | str) -> Mapping[str, Any] | No
     from collcert.reference.model import ScheduleError
 
     if isinstance(schedule, Mapping):
-        return schedule if schedule.get("format") == STEADY_FORMAT else None
+        return schedule if schedule.get("format") in FORMATS else None
     head = schedule.lstrip()[:4096]
-    if not head.startswith("{") or _MARK.decode() not in head:
+    if not head.startswith("{") or not any(m.decode() in head for m in _MARKS):
         return None
     try:
         doc = load_json(schedule, "the schedule")
     except InputError as exc:
         raise ScheduleError(f"{exc} (a {STEADY_FORMAT} file)") from None
-    return doc if isinstance(doc, dict) and doc.get("format") == STEADY_FORMAT else None
+    return doc if isinstance(doc, dict) and doc.get("format") in FORMATS else None
 
 
 def audit_steady(platform: Any, schedule: Mapping[str, Any], name: str = "",
                  ) -> SteadyBroadcastReport:
-    """Audit a ``collcert-steady-broadcast/1`` document on its one-port ``platform``
+    """Audit a ``collcert-steady-broadcast/1`` (or ``collcert-pipe-broadcast/1``: PIPE,
+    replayed by ``check_pipe``) document on its one-port ``platform``
     (a ``OnePortPlatform`` or its JSON). ``name``: the file, as messages and the
     summary name it. Raises ScheduleError when the document cannot be read."""
     from collcert.reference.model import ScheduleError
 
     data = platform if isinstance(platform, Mapping) else dict(platform.to_json())
+    check = check_pipe if schedule.get("format") == PIPE_FORMAT else check_steady_broadcast
     try:
-        verdict = check_steady_broadcast(data, schedule)
+        verdict = check(data, schedule)
     except InputError as exc:
         raise ScheduleError(f"{name}: {exc}" if name else str(exc)) from None
     facts = dict(verdict.facts)
