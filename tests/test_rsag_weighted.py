@@ -21,7 +21,7 @@ from collcert.certify.model import Topo
 from collcert.cli import main
 from collcert.reference.allreduce import forestcoll_lp, weighted_rsag, weighted_rsag_schedule
 from collcert.reference.forestcoll import optimum
-from collcert.reference.model import Topology, TopologyError
+from collcert.reference.model import Topology, TopologyError, fraction_str
 from collcert.reference.solvers import LinearProgram, solve_lp
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -192,6 +192,13 @@ def test_below_lp5_without_equal_bandwidth_and_a_forced_zero_shard(
     assert r.value == full_lp(t)
     topo = tmp_path / "star.json"
     topo.write_text(json.dumps(t.to_json()))
+    code, out, _ = run(capsys, "schedule", str(topo), "-c", "allreduce", "--method",
+                       "rsag-weighted", "--check")
+    assert code == 0 and f"time per unit {fraction_str(1 / r.value)}" in out
+    # the same star with d behind a switch: ForestColl's packing needs positive shards
+    links = [(u, v, c) for (u, v), c in t.capacity.items() if "d" not in (u, v)]
+    links += [("c", "s", 6), ("s", "c", 6), ("s", "d", 6), ("d", "s", 6)]
+    topo.write_text(json.dumps(Topology(t.compute_nodes, links, ["s"]).to_json()))
     code, _, err = run(capsys, "schedule", str(topo), "-c", "allreduce", "--method",
                        "rsag-weighted")
     assert code == 2 and "no shard" in err and "--method lp" in err

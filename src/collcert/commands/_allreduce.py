@@ -171,7 +171,7 @@ def run_schedule(args: argparse.Namespace) -> int:
         print_json({"collective": "allreduce", "method": "rsag-weighted",
                     "topology": topo.content_hash(), "topology_name": topo.name,
                     "algbw": fraction_str(s.algbw), "time_per_unit": fraction_str(s.time_per_unit),
-                    "shards": doc["weights"], "trees": len(s.schedule.trees),
+                    "shards": doc["weights"], "trees": s.num_trees,
                     "checked_time_per_unit": checked, "output": args.output,
                     "seconds": round(elapsed, 3)}, out)
     else:
