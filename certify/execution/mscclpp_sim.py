@@ -366,8 +366,8 @@ class _Run:
         else:
             self.data_op(op)
 
-    def run(self) -> None:
-        keys = sorted(self.plan.tbs)
+    def run(self, backwards: bool = False) -> None:
+        keys = sorted(self.plan.tbs, reverse=backwards)
         moved = True
         while moved:
             moved = False
@@ -475,10 +475,11 @@ def _show(c: Content | None, plan: Plan) -> str:
     return ("the sum of " if len(c) > 1 else "") + text + (" …" if len(c) > 3 else "")
 
 
-def run(plan: Plan) -> Result:
+def run(plan: Plan, backwards: bool = False) -> Result:
     """Check ``plan``: what the executor refuses to load, deadlocks, races, and outputs that
     break the collective's postcondition; ``traffic`` counts the cells each rank moves to
-    each other rank (a cell is 1/``grain`` of a chunk)."""
+    each other rank (a cell is 1/``grain`` of a chunk). ``backwards``: visit the
+    threadblocks in the reverse order (another interleaving: the verdict must not change)."""
     mode = "in-place" if plan.inplace else "out-of-place"
     v = Verdict(f"MSCCL++ {plan.collective} plan {plan.name!r} ({mode})")
     res = Result(v, plan=plan)
@@ -488,7 +489,7 @@ def run(plan: Plan) -> Result:
     if not v.ok:
         return res
     sim = _Run(plan, v)
-    sim.run()
+    sim.run(backwards)
     if v.ok:
         sim.postcondition()
     res.traffic = sim.traffic
