@@ -136,7 +136,7 @@ def test_fuzz_plans_audit_at_the_schedule_rate_or_say_why_not() -> None:
 
     slower = exported = 0
     for seed in range(80):
-        if exported >= 6 and slower >= 2:
+        if exported >= 4 and slower >= 2:
             break
         t = random_topology(RandomSource(f"mscclpp-rate:{seed}"), max_nodes=6,
                             kinds=["switched_cycles", "switched", "boxes"], capacities="small")
@@ -148,6 +148,8 @@ def test_fuzz_plans_audit_at_the_schedule_rate_or_say_why_not() -> None:
             if max(p.k for p in s.phases) * t.num_compute > 30:
                 continue  # thousands of ops: slow to simulate here
             rate = export_rate(s, t)
+            if exported >= 4 and not rate.slower:
+                continue  # enough at the schedule's rate: look for slower ones
             for inplace in (False, True):
                 try:
                     text = mscclpp_json(s, inplace=inplace)
@@ -165,4 +167,4 @@ def test_fuzz_plans_audit_at_the_schedule_rate_or_say_why_not() -> None:
                     assert audited <= s.time_per_unit
             exported += 1
             slower += rate.slower
-    assert exported >= 6 and slower >= 2  # the property was tried, on slow exports too
+    assert exported >= 4 and slower >= 2  # the property was tried, on slow exports too
