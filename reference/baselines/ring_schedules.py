@@ -44,8 +44,8 @@ def _phase(rings: Rings, collective: str, root: Node | None) -> PhaseDoc:
             i = pos[u]
             if collective in ("allgather", "broadcast"):
                 hops = _chain(ch, i, n - 1)  # u → next(u) → … → prev(u)
-            else:
-                hops = _chain(ch, (i + 1) % n, n - 1)  # next(u) → … → u
+            else:  # next(u) → … → u, listed from u's end: edges nearest the root first
+                hops = _chain(ch, (i + 1) % n, n - 1)[::-1]
             ph.tree(u, [ch.routes[a] for a, _ in hops])
     return ph
 
