@@ -78,7 +78,8 @@ def replay(topo: OnePortTopo, source: Node, sched: Mapping[str, Any], packets: i
     lag = max((p[0] for p in placed), default=0)
     if (batches + lag) * len(placed) > MAX_REPLAYED_BLOCKS:
         raise InputError(f"replaying {batches + lag} periods of {len(placed)} blocks is too "
-                         "large to check")
+                         f"large to check (at most {MAX_REPLAYED_BLOCKS} blocks); use fewer "
+                         "packets (a smaller message size or --packets)")
     receipts: Receipts = {}
     forwards: list[Forward] = []
     busy: dict[tuple[str, Node], list[tuple[Fraction, Fraction]]] = {}

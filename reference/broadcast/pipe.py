@@ -41,7 +41,7 @@ from .oneport import OnePortPlatform
 from .steady import SteadyBroadcast, steady_broadcast
 
 PIPE_FORMAT = "collcert-pipe-broadcast/1"
-MAX_PACKETS = 10**6
+MAX_PACKETS = 20_000
 CLIMB = 64
 """At most this many ±1 steps refine the best packet count of the grid."""
 Node = Hashable
