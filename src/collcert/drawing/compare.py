@@ -16,7 +16,7 @@ from collcert.reference.execution import AlphaBeta
 
 from .common import DrawError, check_output, require_matplotlib, save
 
-_STYLE = {"optimum": ("black", "-", 2.4), "lp5": ("0.35", "--", 2.0)}
+_STYLE = {"optimum": ("black", "-", 1.8), "lp5": ("0.35", "--", 1.6)}
 _COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
             "tab:pink", "tab:olive"]
 
@@ -64,14 +64,17 @@ def plot_comparison(path: str, series: Sequence[CompareSeries], sizes: Sequence[
         ys = [float(s.model.algbw_gbps(Fraction(x))) for x in xs]
         peak = float(s.model.unit_bytes / s.model.time_per_unit / 10**9)
         c, style, width = _STYLE.get(s.kind, (None, "-", 1.6))
-        if c is None:
+        if c is None:  # curves that coincide stay visible: wider first, then dashed
             c = _COLOURS[k % len(_COLOURS)]
+            style = ("-", "-.", "--", ":")[k % 4]
+            width = max(1.2, 3.0 - 0.4 * k)
             k += 1
         colour[s.name] = c
-        ax.plot(xs, ys, color=c, linestyle=style, linewidth=width,
+        z = 5 if s.kind in _STYLE else 3  # the optimum on top of a baseline that reaches it
+        ax.plot(xs, ys, color=c, linestyle=style, linewidth=width, zorder=z,
                 label=f"{s.label} (→ {peak:.4g} GB/s)")
         ax.plot(marks, [float(s.model.algbw_gbps(m)) for m in marks], "o", color=c,
-                markersize=3)
+                markersize=3, zorder=z)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     octaves = max(1, (hi // max(lo, 1)).bit_length())
