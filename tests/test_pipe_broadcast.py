@@ -156,7 +156,7 @@ def test_command_line(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["broadcast-steady", "fig1", "--messages", "5"]) == 0
     assert "makespan" in capsys.readouterr().out
     for bad in (["--size", "0"], ["--size", "-2"], ["--size", "x"], ["--messages", "0"],
-                ["--packets", "3"], ["--size", "4", "--dag"]):
+                ["--packets", "3"], ["--size", "4", "--dag"], ["--size", "5", "--packets", "0"]):
         assert main(["broadcast-steady", "fig1", *bad]) == 2, bad
         assert "error" in capsys.readouterr().err
 

@@ -79,7 +79,7 @@ def replay(topo: OnePortTopo, source: Node, sched: Mapping[str, Any], packets: i
     if (batches + lag) * len(placed) > MAX_REPLAYED_BLOCKS:
         raise InputError(f"replaying {batches + lag} periods of {len(placed)} blocks is too "
                          f"large to check (at most {MAX_REPLAYED_BLOCKS} blocks); use fewer "
-                         "packets (a smaller message size or --packets)")
+                         "messages or packets")
     receipts: Receipts = {}
     forwards: list[Forward] = []
     busy: dict[tuple[str, Node], list[tuple[Fraction, Fraction]]] = {}

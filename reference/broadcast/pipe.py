@@ -220,10 +220,10 @@ def pipe_broadcast(platform: OnePortPlatform, source: object, size: object, *,
     nu = paper_packets(L)
     paper = pipe_run(unit, nu, Fraction(nu))
     runs: dict[int, PipeRun] = {}
-    todo = ([packets] if packets else []) + (candidates(nu) if search else [])
+    if packets is not None and not 1 <= packets <= MAX_PACKETS:
+        raise TopologyError(f"--packets {packets}: give a count from 1 to {MAX_PACKETS}")
+    todo = ([packets] if packets is not None else []) + (candidates(nu) if search else [])
     for i, p in enumerate(todo):
-        if p < 1 or p > MAX_PACKETS:
-            raise TopologyError(f"--packets {p}: give a count from 1 to {MAX_PACKETS}")
         runs[p] = pipe_run(unit, p, L / p)
         if progress:
             progress(i + 1, len(todo))
