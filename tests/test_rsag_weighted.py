@@ -230,3 +230,15 @@ def test_the_golden_checker_proves_a_papers_machine_and_catches_a_wrong_one(
     proc = subprocess.run([sys.executable, str(script), str(bad)], capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1 and "rsag_weighted" in proc.stdout
+
+
+def test_large_machines_are_left_out_with_the_reason(monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from collcert.reference.allreduce import allreduce_rate, report
+
+    monkeypatch.setattr(report, "MAX_WEIGHTED_NODES", 3)
+    r = allreduce_rate(platforms.ring(4), mac_bc=False, forestcoll=False)
+    assert r.weighted is None and "compute nodes" in r.reasons["rsag_weighted"]
+    code, _, err = run(capsys, "optimum", "ring:4", "-c", "allreduce", "--method",
+                       "rsag-weighted")
+    assert code == 2 and "limit here is 3 compute nodes" in err

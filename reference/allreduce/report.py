@@ -42,6 +42,9 @@ Progress = Callable[[int, int], None]
 KEYS = ("cut_set_bound", "mac_bc_lp", "forestcoll_lp", "rsag_weighted")
 MAX_MAC_BC_NODES = 256
 """Above this many compute nodes ``allreduce_rate`` skips the MAC-BC LP (with the reason)."""
+MAX_WEIGHTED_NODES = 256
+"""Above this many compute nodes ``allreduce_rate`` skips weighted RS+AG (with the reason):
+one max-flow per compute node per round, two per compute node in its certificate."""
 
 LABELS = {
     "rsag": ("RS+AG schedule: reduce-scatter trees, then allgather trees "
@@ -115,11 +118,25 @@ class AllreduceRate:
         out["not_applicable"] = dict(self.reasons)
         thm19 = self.thm19  # Zhao & Krishnamurthy 2023, Thm 19 decided exactly (issue 23)
         out["thm19"] = None if thm19 is None else thm19.certificate(t)
+        tree = self.bidirected_tree  # Zhou & Sun 2026, Thm 3 (issue 23)
+        out["bidirected_tree"] = None if tree is None else tree.to_json(t)
         out["chain"] = [{"key": k, "rate": fraction_str(v), "model": LABELS[k][1]}
                         for k, v in self.chain()]
         if certificates:
             out["certificates"] = self.certificates()
         return out
+
+    @property
+    def bidirected_tree(self) -> Any:
+        """Zhou & Sun 2026, Thm 3 when the topology is a bi-directed tree of compute nodes
+        (R* = R_LP = C = min β, :func:`.closed_forms.bidirected_tree_rate`), else None."""
+        from ..model import TopologyError
+        from .tree_rate import bidirected_tree_rate
+
+        try:
+            return bidirected_tree_rate(self.topology)
+        except TopologyError:
+            return None
 
     @property
     def thm19(self) -> Any:
@@ -191,6 +208,10 @@ class AllreduceRate:
                          f"{show(Fraction(self.mac_bc.stats['corollary_2_1']))}")
         if self.thm19 is not None:
             lines.append("  " + self.thm19.summary())
+        tree = self.bidirected_tree
+        if tree is not None:
+            lines.append(f"  Zhou & Sun 2026, Thm 3: a bi-directed tree, so R* = min β = "
+                         f"{show(tree.value)} (link {tree.edge[0]} -> {tree.edge[1]})")
         inside = ", ".join(str(v) for v in t.nodes if v in self.cut_set.cut)
         lines.append(f"  cut-set witness: S = {{{inside}}}, B⁺(S) = {show(upper)}")
         for key, why in self.reasons.items():
@@ -255,6 +276,11 @@ def allreduce_rate(
         reasons["rsag_weighted"] = reasons["rsag"]
     elif cut.value == 0:
         reasons["rsag_weighted"] = "every rate is 0 (see the cut-set witness)"
+    elif t.num_compute > MAX_WEIGHTED_NODES:
+        reasons["rsag_weighted"] = (f"{t.num_compute} compute nodes: one max-flow per compute "
+                                    "node per round and two per compute node in its certificate "
+                                    "would take long here; call collcert.reference.allreduce."
+                                    "weighted_rsag directly")
     else:
         wr = weighted_rsag(t, engine=engine)
     return AllreduceRate(t, cut, mb, fc, rs, reasons, wr)

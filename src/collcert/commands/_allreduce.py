@@ -60,6 +60,13 @@ def check_all(report: Any) -> dict[str, bool]:
             raise RuntimeError("internal: the Thm 19 decision did not check: "
                                + "; ".join(verdict.all_reasons()[:3]))
         done["rsag"] = done["thm19"] = True
+    tree = getattr(report, "bidirected_tree", None)
+    if tree is not None:  # Thm 3's closed form must meet the checked C and R_LP (issue 23)
+        checked = [report.cut_set.value] + ([report.mac_bc.value] if report.mac_bc else [])
+        if any(v != tree.value for v in checked):
+            raise RuntimeError("internal: the bi-directed tree's closed form min β differs "
+                               "from the checked cut-set bound or R_LP")
+        done["bidirected_tree"] = True
     return done
 
 
@@ -104,6 +111,18 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _weighted_size(topo: Any) -> None:
+    """Refuse, before any work, a machine too large for weighted RS+AG here."""
+    from collcert.reference.allreduce.report import MAX_WEIGHTED_NODES
+
+    if topo.num_compute > MAX_WEIGHTED_NODES:
+        raise TopologyError(
+            f"weighted RS+AG on {topo.num_compute} compute nodes: its cut generation runs one "
+            f"max-flow per compute node per round and its certificate holds two flows per "
+            f"compute node, about {2 * topo.num_compute * len(topo.capacity):,} flow entries; "
+            f"the limit here is {MAX_WEIGHTED_NODES} compute nodes (docs/allreduce.md)")
+
+
 def _weighted_checked(topo: Any, engine: str) -> tuple[Any, dict[str, Any]]:
     """Weighted RS+AG and its certificate, checked by collcert.certify (exit 3 if not)."""
     from collcert.certify.allreduce import Graph, check_rsag_weighted
@@ -121,6 +140,7 @@ def _weighted_checked(topo: Any, engine: str) -> tuple[Any, dict[str, Any]]:
 def _run_weighted(args: argparse.Namespace) -> int:
     """``optimum -c allreduce --method rsag-weighted``."""
     topo = load_topology(args.topology)
+    _weighted_size(topo)
     started = time.monotonic()
     r, cert = _weighted_checked(topo, args.engine)
     elapsed = time.monotonic() - started
@@ -158,6 +178,7 @@ def run_schedule(args: argparse.Namespace) -> int:
             raise ScheduleError(f"{flag} does not apply to --method rsag-weighted: it chooses "
                                 "every shard itself")
     topo = load_topology(args.topology)
+    _weighted_size(topo)
     started = time.monotonic()
     r, _ = _weighted_checked(topo, args.engine)
     s = weighted_rsag_schedule(topo, engine=args.engine, result=r)
