@@ -117,8 +117,10 @@ def golden_case(row: dict[str, Any]) -> dict[str, Any]:
            "rsag_weighted": v["rsag_weighted"], "bound7_algbw": v["bound7"],
            "forestcoll_lp": v["forestcoll_lp"], "mac_bc_lp": v["mac_bc_lp"]}
     w = row["weighted"]
-    witness: dict[str, Any] = {"rsag_weighted_shards": [[fraction_str(x) for x in w.weights()]]}
-    if w.value != v["cut_set_bound"]:
+    witness: dict[str, Any] = {}
+    if w is not None:
+        witness["rsag_weighted_shards"] = [[fraction_str(x) for x in w.weights()]]
+    if w is not None and w.value != v["cut_set_bound"]:
         witness["rsag_weighted_dual"] = [[[x for x in t.nodes if x in s], fraction_str(y)]
                                          for s, y in w.dual]
     spec = row["machine"]
