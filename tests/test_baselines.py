@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -207,20 +208,32 @@ def test_compare_ranks_and_refuses_a_baseline_above_the_optimum(monkeypatch) -> 
         bl.compare(t, "allgather")
 
 
-def test_compare_cli(tmp_path) -> None:
-    import subprocess
-    import sys
+def test_compare_cli(tmp_path, capsys) -> None:
+    from collcert.cli import main
 
-    out = subprocess.run([sys.executable, "-m", "collcert", "compare", "ring:4", "-c",
-                          "allreduce", "--sizes", "1K:1G:32", "--alpha", "1", "--json",
-                          "--save-schedules", str(tmp_path / "s")],
-                         capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    code = main(["compare", "ring:4", "-c", "allreduce", "--sizes", "1K:1G:32", "--alpha", "1",
+                 "--json", "--save-schedules", str(tmp_path / "s")])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
     names = [r["name"] for r in doc["rows"]]
     assert names[:2] == ["optimum", "lp5"] and "nccl-ring" in names and "nccl-tree" in names
     assert all(Fraction(r["ratio_to_optimum"]) <= 1 for r in doc["rows"])
+    assert len(doc["best_per_size"]) == 5  # 1K, 32K, 1M, 32M, 1G
     assert (tmp_path / "s" / "nccl-tree.json").exists()
-    bad = subprocess.run([sys.executable, "-m", "collcert", "compare", "dgx_a100:1",
-                          "--baselines", "nope"], capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "nope" in bad.stderr
+    assert main(["compare", "ring:4", "--baselines", "nope"]) == 2
+    assert "unknown nope" in capsys.readouterr().err
+
+
+def test_ring_and_tree_on_an_imported_nccl_dump() -> None:
+    import collcert
+
+    boxes = 2
+    path = Path(__file__).resolve().parent / "data" / "importers" / "dgx_a100_dump.xml"
+    t = collcert.import_topology(path, boxes=boxes).topology
+    rings = bl.ring_channels(t)
+    assert [len(b) for b in rings.boxes] == [8] * boxes  # NCCL's nodes: the dump's hosts
+    for name, coll in [("nccl-ring", "allgather"), ("nccl-ring", "allreduce"),
+                       ("nccl-tree", "allreduce"), ("nccl-tree", "broadcast")]:
+        assert _algbw(t, bl.baseline(t, name, coll, rings=rings).document) > 0
+    # NCCL's rings across the two hosts leave through the NICs: 8 channels, one per NIC
+    assert len(rings.channels) == 8
