@@ -129,3 +129,55 @@ def test_imported_nccl_topology(capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(capsys.readouterr().out)["whatif"]
     assert Fraction(out["algbw"]) < Fraction(out["healthy_algbw"])
     assert out["cut"]["listed"] == ["gpu3"]
+
+
+def test_symmetrized_machine_is_below_the_degraded_one_and_symmetric() -> None:
+    from collcert.reference.forestcoll.symmetrize import symmetrized
+    from collcert.reference.symmetry import find_symmetry
+
+    h = platforms.dgx_a100(4)
+    t = what_if(h, degrade=["b3.nic2=25/2"]).topology
+    assert t is not None
+    m = symmetrized(t, h)
+    assert m is not None and find_symmetry(m) is not None and find_symmetry(t) is None
+    assert all(c <= t.capacity[e] for e, c in m.capacity.items())
+    # every box's NIC 2 now at the degraded capacity
+    assert all(m.capacity[(f"b{b}.gpu2", f"b{b}.nic2")] == Fraction(25, 2) for b in range(4))
+    failed = what_if(h, fail=["b1.nic5"]).topology
+    assert failed is not None
+    m2 = symmetrized(failed, h)
+    assert m2 is not None and not any(f"b{b}.nic5" in m2.index for b in range(4))
+    # a failed GPU changes the compute nodes: nothing to borrow
+    gone = what_if(h, fail=["b1.gpu0"]).topology
+    assert gone is not None and symmetrized(gone, h) is None
+
+
+@pytest.mark.parametrize("change", [{"degrade": ["b2.nic2=25/2"]}, {"fail": ["b1.nic6"]}])
+def test_degraded_schedule_borrowed_from_the_symmetrized_machine(change: dict[str, list[str]],
+                                                                 ) -> None:
+    from collcert.certify.forestcoll import check_schedule
+    from collcert.certify.model import Topo
+    from collcert.reference.forestcoll import schedule
+
+    h = platforms.dgx_a100(8)
+    t = what_if(h, **change).topology  # type: ignore[arg-type]
+    assert t is not None
+    s = schedule(t, "allgather", healthy=h)
+    assert "symmetrized" in s.extra
+    assert s.topology is t and s.time_per_unit == optimum(t, "allgather").time_per_unit
+    doc = json.loads(json.dumps(s.to_json(compact=True)))
+    verdict = check_schedule(Topo(t.to_json()), doc)
+    assert verdict.ok, verdict.all_reasons()[:3]
+    assert verdict.facts["time_per_unit"] == s.time_per_unit
+
+
+def test_no_borrowing_when_symmetrizing_costs_bandwidth() -> None:
+    from collcert.reference.forestcoll import schedule
+
+    # NICs 2 and 5 of different boxes: every box loses both in the symmetrized machine
+    h = platforms.dgx_a100(4)
+    t = what_if(h, fail=["b0.nic2", "b3.nic5"]).topology
+    assert t is not None
+    s = schedule(t, "allgather", healthy=h)
+    assert "symmetrized" not in s.extra
+    assert s.time_per_unit == optimum(t, "allgather").time_per_unit

@@ -51,6 +51,8 @@ from .schedule_build import (
     require_eulerian,
 )
 from .schedule_result import Node, Phase, Schedule, StageProgress
+from .symmetrize import retarget, symmetrized
+from .symsplit import SymmetryFailed
 
 ORBIT_COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 """Collectives whose phases may go by the orbits of a box symmetry."""
@@ -67,6 +69,7 @@ def schedule(
     engine: str = "auto",
     progress: StageProgress | None = None,
     symmetry: bool | None = None,
+    healthy: Topology | None = None,
 ) -> Schedule:
     """A bandwidth-optimal tree schedule of ``collective`` on ``topology``.
 
@@ -83,10 +86,22 @@ def schedule(
     found; the optimum uses it too from ``orbits.AUTO_MIN_COMPUTE`` compute nodes
     on, as ``optimum()`` would, without a second search. False: never, in the
     optimum neither. Either way the result is exact and reaches the same optimum.
+    ``healthy``: the machine ``topology`` is a degraded copy of (what-if): when the
+    optimum of the symmetrized machine is ``topology``'s own, the schedule is built
+    by orbits on it and handed over (:mod:`.symmetrize`); else the usual path.
     """
     req = check_request(topology, collective, root=root, fixed_k=fixed_k, weights=weights,
                         caller="schedule")
-    stages = Stages(engine, multicast, progress)
+    if healthy is not None and symmetry is not False:
+        borrowed = _borrowed(topology, healthy, req, multicast, engine, progress)
+        if borrowed is not None:
+            return borrowed
+    return _build(topology, req, symmetry, Stages(engine, multicast, progress))
+
+
+def _build(topology: Topology, req: Request, symmetry: bool | None, stages: Stages,
+           ) -> Schedule:
+    """The optimum and the phases of :func:`schedule`, checked against the optimum."""
     sym, opt = _symmetry_and_optimum(topology, req, symmetry, stages)
     phases: list[tuple[Phase, Fraction]] = []
     extra: dict[str, Any] = {}
@@ -118,6 +133,45 @@ def schedule(
             f"from the certified optimum {fraction_str(target)}"
         )
     return sched
+
+
+def _target(opt: Optimum) -> Fraction:
+    t: Fraction = (opt.extra["rsag_time_per_unit"] if opt.collective == "allreduce"
+                   else opt.time_per_unit)
+    return t
+
+
+def _borrowed(t: Topology, healthy: Topology, req: Request, multicast: bool, engine: str,
+              progress: StageProgress | None) -> Schedule | None:
+    """The schedule of the symmetrized machine, handed to ``t`` when it reaches ``t``'s
+    own certified optimum (:mod:`.symmetrize`); None when it does not apply."""
+    if req.weights is not None or req.collective not in ORBIT_COLLECTIVES:
+        return None
+    t0 = time.monotonic()
+    m = symmetrized(t, healthy)
+    if m is None:
+        return None
+    kw: dict[str, Any] = {"fixed_k": req.fixed_k, "engine": engine}
+    own = optimum(t, req.collective, **kw)  # by near-symmetry orbits where it finds some
+    if _target(optimum(m, req.collective, **kw)) != _target(own):
+        return None  # the degradation is not local: symmetrizing costs bandwidth
+    spent = time.monotonic() - t0
+    stages = Stages(engine, multicast, progress, orbits_only=True)
+    try:
+        s = _build(m, check_request(m, req.collective, root=None, fixed_k=req.fixed_k,
+                                    weights=None, caller="schedule"), None, stages)
+    except SymmetryFailed:
+        return None  # the orbit-wise build got stuck on M_sym: the general path on t
+    note = (f"built by orbits on {m.name}, whose certified optimum equals this machine's "
+            "(every link at the least capacity of its orbit)")
+    out = retarget(s, t, own, _target(own), note)
+    if out is None:
+        return None
+    out.timings = {"symmetrize": spent, **s.timings}
+    if req.collective == "allreduce":
+        for key in ("lower_bound_time_per_unit", "rsag_proven_optimal"):
+            out.extra[key] = own.extra[key]
+    return out
 
 
 def _symmetry_and_optimum(t: Topology, req: Request, symmetry: bool | None, stages: Stages,

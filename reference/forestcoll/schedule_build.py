@@ -43,6 +43,9 @@ class Stages:
     progress: StageProgress | None = None
     timings: dict[str, float] = field(default_factory=dict)
     memory: dict[str, float] = field(default_factory=dict)
+    orbits_only: bool = False
+    """Raise :class:`SymmetryFailed` where the orbit-wise build gets stuck, instead of
+    running the general algorithms (a caller with a better fallback)."""
 
     def callback(self, stage: str) -> Callable[[int, int], None] | None:
         """``progress`` for one stage, as the algorithms call it: ``(done, total)``."""
@@ -92,6 +95,8 @@ def build_phase(
         try:
             built = _by_orbits(g, collective, caps, supply, sym, transposed, stages)
         except SymmetryFailed as exc:
+            if stages.orbits_only:
+                raise
             note = f"general algorithms ({exc})"
     if built is None:
         built = _general(g, collective, caps, supply, direction, stages)

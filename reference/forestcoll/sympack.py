@@ -74,8 +74,12 @@ class _Batch:
 def pack_orbits(split: SplitResult, sym: Symmetry, supply: Mapping[Node, int],
                 progress: Progress | None = None) -> OrbitPacking:
     """Pack the representatives' trees against label budgets and map them (module doc)."""
-    packer = _OrbitPacker(split, sym)
-    done = packer.pack(supply, progress)
+    try:
+        packer = _OrbitPacker(split, sym)
+        done = packer.pack(supply, progress)
+    except SymmetryFailed:  # the greedy got stuck: grow all batches an arc at a time
+        packer = _OrbitPacker(split, sym)
+        done = packer.pack(supply, progress, interleave=True)
     return _map_out(split, sym, packer.compute, packer.idx, packer.perm, packer.canon, done)
 
 
@@ -110,8 +114,11 @@ class _OrbitPacker:
                 raise SymmetryFailed("G* is not invariant under the symmetry")
         self.residual = list(self.budget)
 
-    def pack(self, supply: Mapping[Node, int], progress: Progress | None) -> list[_Batch]:
-        """The representatives' batches, each spanning, their m summing to the supply."""
+    def pack(self, supply: Mapping[Node, int], progress: Progress | None,
+             interleave: bool = False) -> list[_Batch]:
+        """The representatives' batches, each spanning, their m summing to the supply;
+        one batch after the other, or (``interleave``) an arc to each batch in turn,
+        so that no root takes the largest budgets first."""
         sym, compute = self.sym, self.compute
         total_edges = sum(int(supply.get(compute[r], 0)) for r in sym.reps) * (self.nc - 1)
         placed = 0
@@ -124,12 +131,16 @@ class _OrbitPacker:
                 self.push(bt, r)
                 queue.append(bt)
         while queue:
-            bt = queue.pop()
+            bt = queue.pop(0) if interleave else queue.pop()
             while len(bt.depth) < self.nc:
                 placed += self.grow(bt, queue)
                 if progress:
                     progress(placed, total_edges)
-            done.append(bt)
+                if interleave and len(bt.depth) < self.nc:
+                    queue.append(bt)
+                    break
+            else:
+                done.append(bt)
         return done
 
     def grow(self, bt: _Batch, queue: list[_Batch]) -> int:

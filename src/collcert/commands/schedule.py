@@ -127,8 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
         return _allreduce.run_schedule(args)
     topo = load_topology(args.topology)
+    healthy = None
     if _whatif.wanted(args):  # the machine after --degrade/--fail (docs/whatif.md)
-        topo = _whatif.schedule_topology(args, topo)
+        healthy, topo = topo, _whatif.schedule_topology(args, topo)
     if args.routes == "runtime":
         from . import _runtime_routes
 
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     s = schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k, weights=weights,
                  multicast=not args.no_multicast, engine=args.engine, progress=progress,
-                 symmetry=False if args.no_symmetry else None)
+                 symmetry=False if args.no_symmetry else None, healthy=healthy)
     stages = [{"stage": k, "seconds": round(v, 3),
                "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
     if args.check:
