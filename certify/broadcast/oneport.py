@@ -63,8 +63,9 @@ class OnePortTopo:
         if not isinstance(data, Mapping):
             raise InputError("the platform must be a JSON object")
         if data.get("port_model") != "one-port":
-            raise InputError(f"the platform's port_model is {data.get('port_model')!r}, not "
-                             "'one-port'")
+            raise InputError("this is not a one-port platform (its file has no \"port_model\": "
+                             "\"one-port\" and links with a 'cost'): check the schedule on "
+                             "the platform it was made for, e.g. fig1 or its platform file")
         raw = data.get("compute_nodes")
         if not isinstance(raw, list) or len(raw) < 2:
             raise InputError("the platform needs 'compute_nodes', at least two")

@@ -329,6 +329,8 @@ class Topo:
         hit = find_node(ref, self.node_index, self._by_text)
         if hit is not None:
             return hit
+        if ref is None:
+            raise InputError(f"{where} is missing (null): name a node of the topology")
         sample = ", ".join(str(v) for v in self.nodes[:6])
         more = ", …" if len(self.nodes) > 6 else ""
         text = repr(ref) if len(repr(ref)) < 80 else repr(ref)[:77] + "..."

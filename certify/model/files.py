@@ -232,8 +232,8 @@ def _read(path: str | os.PathLike[str], limit: int, text: bool) -> bytearray:
 
 def decode(data: bytes | bytearray, origin: str) -> str:
     """``data`` as UTF-8 text (InputError naming the byte if it is not)."""
-    try:
-        return data.decode("utf-8")
+    try:  # a byte-order mark (Windows editors write one) is not part of the text
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise InputError(f"{origin}: not UTF-8 text (byte {exc.start}): a binary file, not "
                          "text (JSON or XML)") from None
@@ -257,10 +257,16 @@ def load_json(text: str | bytes, origin: str) -> Any:
         raise InputError(f"{origin}: {len(text)} bytes is more than collcert reads")
     check_json_memory(text, origin)  # 60 MB of {},{},… would parse to over 1 GB
     sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
+    sample = sample.removeprefix("\ufeff")
     try:
         return json.loads(sample)
     except json.JSONDecodeError as exc:
         raise InputError(f"{origin}: not valid JSON at line {exc.lineno} column {exc.colno}: "
                          f"{exc.msg}") from None
-    except (ValueError, RecursionError) as exc:
-        raise InputError(f"{origin}: not readable JSON: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{origin}: JSON nested too deeply to read (arrays or objects "
+                         "thousands of levels deep)") from None
+    except ValueError as exc:  # an integer beyond Python's 4300 digits
+        why = ("a number with more than 4300 digits" if "digits" in str(exc)
+               else str(exc)[:200])
+        raise InputError(f"{origin}: not readable JSON: {why}") from None

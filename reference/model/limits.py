@@ -333,8 +333,8 @@ def read_text(source: str | os.PathLike[str] | BinaryIO, origin: str | None = No
             raise TopologyError(f"{origin}: more than the {human_bytes(limit)} collcert reads "
                                 "(limits.MAX_INPUT_BYTES)")
     data = b"".join(chunks)
-    try:
-        return data.decode("utf-8")
+    try:  # a byte-order mark (Windows editors write one) is not part of the text
+        return data.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise TopologyError(f"{origin}: not UTF-8 text ({exc.reason} at byte {exc.start}): "
                             f"a binary file, not {what}") from None

@@ -27,6 +27,19 @@ _KEYS = {"format", "name", "unit", "compute_nodes", "switch_nodes", "multicast_s
          "links", "description", "source"}
 
 
+_OTHER_FORMATS = {
+    "collcert-schedule/1": ("a schedule", "collcert audit TOPOLOGY SCHEDULE"),
+    "collcert-certificate/1": ("a certificate", "collcert check TOPOLOGY CERTIFICATE"),
+    "collcert-lp-certificate/1": ("an LP certificate", "collcert check TOPOLOGY CERTIFICATE"),
+    "collcert-reduction/1": ("a reduction schedule", "collcert reduce-tree --check FILE"),
+    "collcert-steady-broadcast/1": ("a steady-state broadcast schedule",
+                                    "collcert check PLATFORM FILE"),
+    "collcert-pipe-broadcast/1": ("a pipelined broadcast schedule",
+                                  "collcert check PLATFORM FILE"),
+}
+"""The other collcert documents, and what to do with one given as a topology."""
+
+
 def document_arguments(data: Any, origin: str, where: dict[int, str], *,
                        solve: bool = False) -> dict[str, Any]:
     """The keyword arguments of :class:`~collcert.Topology` (``strict`` aside) that the
@@ -76,9 +89,14 @@ def _check_keys(data: Any, origin: str) -> None:
         raise TopologyError(f"{origin}: the top level must be a JSON object")
     fmt = data.get("format", TOPOLOGY_FORMAT)
     if fmt != TOPOLOGY_FORMAT:
+        other = _OTHER_FORMATS.get(str(fmt)[:60])
+        if other:
+            raise TopologyError(f"{origin}: this is {other[0]} (format {fmt!r}), not a "
+                                "topology: give the topology file or platform it was made for "
+                                f"('{other[1]}' checks the file itself)")
         raise TopologyError(
-            f"{origin}: format {fmt!r} is not {TOPOLOGY_FORMAT!r}; convert the file or drop "
-            "the key"
+            f"{origin}: format {str(fmt)[:60]!r} is not {TOPOLOGY_FORMAT!r}; a topology file "
+            "says \"format\": \"collcert-topology/1\" or nothing (docs/topology.md)"
         )
     if "port_model" in data:  # one-port platforms (Legrand et al. 2003): reference/broadcast
         raise TopologyError(

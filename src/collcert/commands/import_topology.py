@@ -8,7 +8,7 @@ import sys
 
 from collcert.importers import FORMATS, MAX_BOXES
 
-from ._common import add_json_option, exact_number, print_json, write_output
+from ._common import add_json_option, positive_number, print_json, write_output
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,17 +33,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--speeds", choices=("nominal", "nccl"), default="nominal",
                    help="assumed NVLink/PCIe speeds: the hardware's nominal rates (default, "
                    "as collcert's platforms) or the lower figures NCCL itself uses")
-    p.add_argument("--nvlink-bw", type=exact_number, metavar="GBPS",
+    p.add_argument("--nvlink-bw", type=positive_number, metavar="GBPS",
                    help="GB/s per NVLink each way, instead of the figure of the GPU's "
                    "generation (25 for V100/A100/H100, 50 for B200)")
-    p.add_argument("--nvswitch", type=exact_number, metavar="GBPS",
+    p.add_argument("--nvswitch", type=positive_number, metavar="GBPS",
                    help="for a file with no NVLink entries: every GPU reaches one NVSwitch at "
                    "GBPS each way (300 for A100 SXM, 450 for H100 SXM)")
     p.add_argument("--nvidia-smi", dest="nvidia_smi", metavar="MATRIX",
                    help="for an XML file: take the NVLinks from this 'nvidia-smi topo -m' "
                    "output of the same machine (GPUs matched in PCI bus-id order)"
                    ).complete = shtab.FILE  # type: ignore[attr-defined]
-    p.add_argument("--nic-bw", type=exact_number, metavar="GBPS",
+    p.add_argument("--nic-bw", type=positive_number, metavar="GBPS",
                    help="GB/s each way of every NIC (needed with --boxes when the file gives "
                    "no NIC speed; 25 = 200 Gb/s, 50 = 400 Gb/s)")
 

@@ -140,7 +140,8 @@ def check_structure(path: str, fmt: str | None, topology: Any) -> list[str]:
         verdict = check_schedule(own if topology is None else topology.to_json(), shape,
                                  certificates=False)
     except InputError as exc:
-        raise ScheduleError(str(exc)) from None
+        text = str(exc)
+        raise ScheduleError(text if text.startswith(path) else f"{path}: {text}") from None
     return [] if verdict.ok else list(dict.fromkeys(verdict.all_reasons()))
 
 

@@ -84,7 +84,7 @@ def _positive(value: object, what: str) -> Fraction | None:
     except ValueError as exc:
         raise TopologyError(f"{what}: {exc}") from None
     if x <= 0:
-        raise TopologyError(f"{what} must be positive (GB/s each way), got {value!r}")
+        raise TopologyError(f"{what} must be positive (GB/s each way), got {value}")
     return x
 
 
