@@ -273,7 +273,7 @@ def allreduce_rate(
     if not rsag:
         reasons["rsag_weighted"] = "not asked for"
     elif rs is None:
-        reasons["rsag_weighted"] = reasons["rsag"]
+        reasons["rsag_weighted"] = "needs what RS+AG needs (see rsag)"
     elif cut.value == 0:
         reasons["rsag_weighted"] = "every rate is 0 (see the cut-set witness)"
     elif t.num_compute > MAX_WEIGHTED_NODES:
