@@ -122,6 +122,17 @@ def test_pipe_is_bracketed_by_the_z3_optimum(packets: int, size: int) -> None:
     assert packets * size * unit.T_star <= z <= run.makespan
 
 
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(st.integers(3, 4), st.integers(0, 99), st.integers(1, 2), st.sampled_from([1, 2, 3]))
+def test_random_tiny_platforms_are_bracketed_by_z3(nodes: int, seed: int, packets: int,
+                                                   size: int) -> None:
+    p = with_startup(random_platform(nodes, seed, 2), 0, seed)
+    unit = steady_broadcast(p, "p0")
+    run = pipe_run(unit, packets, Fraction(size))
+    z = optimal_makespan(p.to_json(), "p0", packets, Fraction(size))
+    assert packets * size * unit.T_star <= z <= run.makespan
+
+
 def test_z3_optimum_on_a_chain_is_the_pipeline() -> None:
     """s → a → b, cost 1, start-up 1: p packets of size q take (p + 1)(1 + q)."""
     d = {"format": "collcert-topology/1", "port_model": "one-port",
