@@ -112,7 +112,7 @@ def test_read_before_write_and_out_of_bounds() -> None:
 
 
 @pytest.mark.parametrize("text, needle", [
-    ('<algo coll="broadcast" ngpus="2" nchunksperloop="2"/>', "not supported"),
+    ('<algo coll="gather" ngpus="2" nchunksperloop="2"/>', "not supported"),
     ('<algo coll="allgather" ngpus="2" nchunksperloop="2"><gpu id="0"/></algo>',
      "have no <gpu>"),
     ('<algo coll="allgather" ngpus="2" nchunksperloop="x"/>', "not an integer"),

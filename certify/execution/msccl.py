@@ -54,7 +54,7 @@ EXEC_MAX_XML_NODES = 4096  # MAX_NODES: elements the reader keeps per rank
 PROTOCOLS = ("Simple", "LL128", "LL")
 COLLS = {"allgather": "allgather", "allreduce": "allreduce", "reducescatter": "reduce-scatter",
          "reduce_scatter": "reduce-scatter", "reduce-scatter": "reduce-scatter",
-         "alltoall": "alltoall"}
+         "alltoall": "alltoall", "broadcast": "broadcast", "reduce": "reduce"}
 
 
 def _int(el: Element, name: str, default: int | None = None, low: int = -1,
@@ -85,7 +85,8 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
     coll = COLLS.get(coll_raw.lower())
     if coll is None:
         raise InputError(f"{origin}: coll={coll_raw!r} is not supported; collcert audits "
-                         "allgather, reducescatter, allreduce and alltoall programs")
+                         "allgather, reducescatter, allreduce, alltoall, broadcast and reduce "
+                         "programs")
     ngpus = _int(root, "ngpus", low=2, high=100_000)
     nchunks = _int(root, "nchunksperloop", low=1, high=MAX_CHUNKS)
     oop = root.attrs.get("outofplace")
@@ -94,6 +95,7 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
                    root.attrs.get("proto", "Simple").strip(),
                    _int(root, "nchannels", 0, 0, 10**6) if "nchannels" in root.attrs else None,
                    None if oop is None else oop.strip() == "1", coll_raw)
+    prog.root = _root(root, coll, ngpus, origin)
     _check_algo(prog, root)
     total = work = 0
     for g in root.children:
@@ -151,6 +153,17 @@ def read(text: str | bytes, origin: str = "MSCCL XML") -> Program:
         raise InputError(f"{origin}: {total_chunks} buffer chunks on {ngpus} gpus is too large "
                          "to simulate chunk by chunk")
     return prog
+
+
+def _root(algo: Element, coll: str, ngpus: int, origin: str) -> int | None:
+    """Broadcast, reduce: the rank the program serves (attribute root="r"), else None."""
+    if coll not in ("broadcast", "reduce"):
+        return None
+    if "root" not in algo.attrs:
+        raise InputError(f"{origin}: a {coll} program needs the attribute root=\"r\" (the rank "
+                         "it was written for; the executor runs it for any root, so collcert "
+                         "must be told which)")
+    return _int(algo, "root", low=0, high=ngpus - 1)
 
 
 def _steps(tb: Element, gid: int, tid: int, origin: str) -> list[Step]:

@@ -18,17 +18,20 @@ care with very large chunks, which this model does not size.
 
 Buffers are the user's (msccl_setup.cc: M = count × sizeMultiplier, one chunk
 = M/nchunksperloop = C): allgather input C/N chunks and output C; reduce-
-scatter input C, output C/N; allreduce and alltoall C and C. In-place calls
+scatter input C, output C/N; allreduce, alltoall, broadcast and reduce C and C
+(every rank passes count elements both ways). In-place calls
 alias them as NCCL does and as msccl-tools compiles for (msccl/language/
 collectives.py): allgather input = output[r·C/N …]; reduce-scatter output =
-input[r·C/N …]; allreduce and alltoall output = input. The scratch buffer
+input[r·C/N …]; allreduce, alltoall, broadcast and reduce output = input. The scratch buffer
 has the declared ``s_chunks``. An access must start below the declared size
 (the executor's parser refuses it otherwise) and stay inside the real buffer.
 
 Postconditions (C/N chunks per rank block, b = C/N): allgather: output chunk
 j of every rank is {(j // b, j mod b)}; reduce-scatter: output chunk j of
 rank r is {(q, r·b + j) : every rank q}; allreduce: output chunk j is
-{(q, j) : every q}; alltoall: output chunk i·b + k of rank j is {(i, j·b + k)}.
+{(q, j) : every q}; alltoall: output chunk i·b + k of rank j is {(i, j·b + k)};
+broadcast (attribute root="r"): output chunk j of every rank is {(r, j)}; reduce:
+output chunk j of rank r is {(q, j) : every q} (other ranks' outputs are undefined).
 
 The simulation runs one interleaving, so races are checked apart: an access
 to a chunk another threadblock of the gpu wrote (or a write to one it read)
@@ -107,7 +110,7 @@ class _Run:
                 return (g, "o", g * self.per + off)
             if coll == "reduce-scatter" and buf == "o":
                 return (g, "i", g * self.per + off)
-            if coll in ("allreduce", "alltoall") and buf == "o":
+            if coll in ("allreduce", "alltoall", "broadcast", "reduce") and buf == "o":
                 return (g, "i", off)
         return (g, buf, off)
 
@@ -347,8 +350,14 @@ class _Run:
                               f"{self.real[buf]} {'input' if buf == 'i' else 'output'} "
                               f"chunks per rank (one chunk = M/{prog.nchunks})")
             for j in range(self.real["o"]):
+                if coll == "reduce" and g != prog.root:
+                    break  # only the root's output is defined
                 got = self.store.get(self.alias(g, "o", j))
-                if coll == "allgather":
+                if coll == "broadcast":
+                    if got != frozenset({(prog.root, j)}):
+                        self.fail(f"gpu {g} output chunk {j} should hold the root "
+                                  f"{prog.root}'s input chunk {j}; it holds {_show(got)}")
+                elif coll == "allgather":
                     want = frozenset({(j // per, j % per)})
                     if got != want:
                         self.fail(f"gpu {g} output chunk {j} should hold rank {j // per}'s "
@@ -361,7 +370,7 @@ class _Run:
                                   f"chunk {g * per + k} (its block for rank {g}); it holds "
                                   f"{_show(got)}")
                 else:
-                    c = j if coll == "allreduce" else g * per + j
+                    c = j if coll in ("allreduce", "reduce") else g * per + j
                     if c not in sums:  # built once per chunk, not once per gpu
                         sums[c] = frozenset((q, c) for q in range(n))
                     want = sums[c]

@@ -84,6 +84,7 @@ class Program:
     nchannels: int | None = None
     outofplace: bool | None = None  # None: the attribute is absent
     coll_name: str = ""
+    root: int | None = None  # broadcast, reduce: the root rank (attribute root="r")
     refusals: list[str] = field(default_factory=list)  # what the executor refuses
     notes: list[str] = field(default_factory=list)
 
@@ -97,7 +98,7 @@ class Program:
     def per_rank(self) -> int:
         """Chunks per rank of the sharded buffer (allgather input, reduce-scatter output,
         alltoall's block per peer); C for allreduce."""
-        if self.collective == "allreduce":
+        if self.collective in ("allreduce", "broadcast", "reduce"):
             return self.nchunks
         return self.nchunks // self.ngpus
 
@@ -106,4 +107,4 @@ class Program:
         the executor takes M = count × sizeMultiplier and one chunk = M/C."""
         c, per = self.nchunks, self.per_rank()
         return {"allgather": (per, c), "reduce-scatter": (c, per), "allreduce": (c, c),
-                "alltoall": (c, c)}[self.collective]
+                "alltoall": (c, c), "broadcast": (c, c), "reduce": (c, c)}[self.collective]

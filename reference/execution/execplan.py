@@ -230,6 +230,12 @@ def input_values(spec: Spec, rank: int, cell_elems: int) -> np.ndarray:
 def expected_values(spec: Spec, rank: int, cell_elems: int) -> np.ndarray:
     _, _, goff, n = spec.outputs[rank]
     e = np.arange(goff * cell_elems, (goff + n) * cell_elems, dtype=np.int64)
+    if spec.collective == "alltoall":  # block src of rank g's output: src's block for g
+        per = n // spec.nranks
+        j = np.arange(n * cell_elems, dtype=np.int64) // cell_elems
+        src, k = j // per, j % per
+        cells = src * n + rank * per + k
+        e = cells * cell_elems + np.arange(n * cell_elems, dtype=np.int64) % cell_elems
     if not spec.reducing():
         return e + 1
     if reduce_values_decodable(spec.nranks):

@@ -68,7 +68,7 @@ SECONDS_PER_OP = 2e-4
 --format msccl-xml: 523,264 transfers, 89 s CPU, 920 MB)."""
 MAX_XML_ELEMENTS = 4096  # msccl_parser.h MAX_NODES: <algo>, every <gpu>, one rank's tb/step
 MSCCL_COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter",
-              "allreduce": "allreduce"}
+              "allreduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce"}
 
 
 @dataclass(eq=False)
@@ -117,8 +117,9 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
             raise SlowExportError(rate)
     coll = doc.get("collective")
     if coll not in MSCCL_COLL:
-        raise ScheduleError(f"MSCCL export supports allgather, reduce-scatter and allreduce, "
-                            f"not {coll}; use --format json or forestcoll-xml")
+        raise ScheduleError(f"MSCCL export supports allgather, reduce-scatter, allreduce, "
+                            f"broadcast and reduce, not {coll}; use --format json or "
+                            "forestcoll-xml")
     w = doc.get("weights")
     if w and len({str(x) for x in w.values()}) > 1:
         raise ScheduleError("MSCCL export needs equal shards (MSCCL chunks are uniform); this "
@@ -200,7 +201,7 @@ def _inplace(plan: Plan) -> Plan:
             return Region("o", base + reg.off, reg.n)
         if spec.collective == "reduce-scatter" and reg.buf == "o":
             return Region("i", base + reg.off, reg.n)
-        if spec.collective == "allreduce" and reg.buf == "o":
+        if spec.collective in ("allreduce", "broadcast", "reduce") and reg.buf == "o":
             return Region("i", reg.off, reg.n)
         return reg
 
@@ -427,7 +428,8 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<algo name={q(name)} proto="Simple" nchannels="{nch}" '
              f'nchunksperloop="{chunks}" ngpus="{plan.nranks}" coll="{coll}" inplace="1" '
-             f'outofplace="1" minBytes="0" maxBytes="0">']
+             f'outofplace="1" minBytes="0" maxBytes="0"'
+             + ("" if spec.root is None else f' root="{spec.root}"') + '>']
 
     def step(s: int, kind: str, src: tuple[str, int], dst: tuple[str, int], cnt: int,
              dep: _Step | None, hasdep: bool) -> str:
@@ -445,6 +447,8 @@ def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
         for off, cnt in used:
             packed[off] = scratch
             scratch += cnt
+        if spec.root is not None:  # the user's buffers: count elements on every rank
+            b = {"i": chunks, "o": chunks}
         lines.append(f'  <gpu id="{r}" i_chunks="{b.get("i", 0)}" o_chunks="{b.get("o", 0)}" '
                      f's_chunks="{scratch}">')
         for tb in (t for t in tbs if t.rank == r):

@@ -341,7 +341,8 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
                          f"{fraction_str(time)} (time per unit); the time shown is achievable")
     else:
         verdict.fail("the program moves no data between ranks")
-    opt = certified_optimum(topology, topo, prog.collective, None, None, check_opt)
+    root = None if getattr(prog, "root", None) is None else nodes[prog.root]  # broadcast, reduce
+    opt = certified_optimum(topology, topo, prog.collective, root, None, check_opt)
     notes += opt.notes
     if len(nodes) != topology.num_compute:
         opt.bound = None  # a collective on fewer ranks is another problem

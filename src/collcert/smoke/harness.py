@@ -132,7 +132,10 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
         raise SmokeError(f"--iters must be between 1 and {MAX_ITERS}, got {iters}")
     if size < 1:
         raise SmokeError(f"--size must be a positive number of bytes, got {size}")
-    ce = max(1, -(-size // (ELEM_BYTES * plan.spec.cells)))
+    # M: the data of the collective; alltoall's is each rank's send buffer (C cells of the
+    # N·C its Spec numbers globally)
+    m_cells = plan.spec.cells // (plan.nranks if plan.spec.collective == "alltoall" else 1)
+    ce = max(1, -(-size // (ELEM_BYTES * m_cells)))
     _check_memory(plan, size, ce)
     model = _model(fmt, parsed, text, topology)
     torch = require_torch()
@@ -141,7 +144,7 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
         raise SmokeError(f"--device {device[:40]} is for the single-gpu backend, and this run "
                          f"uses {chosen}; add --backend single-gpu")
     report = SmokeReport(False, plan.spec.collective, plan.nranks, origin, fmt, chosen, [],
-                         False, plan.spec.cells * ce * ELEM_BYTES, ce, plan.spec.cells,
+                         False, m_cells * ce * ELEM_BYTES, ce, m_cells,
                          plan.messages(), iters, model_algbw=model[0], model_unit=model[1],
                          model_from=model[2])
     report.failures += plan.problems

@@ -30,13 +30,15 @@ def plan_from_program(prog: Program, inplace: bool | None = None) -> Plan:
     in the first mode it is marked for (in place when ``inplace="1"``)."""
     n = prog.ngpus
     coll = prog.collective
-    if coll not in ("allgather", "reduce-scatter", "allreduce"):
-        raise ScheduleError(f"collcert smoke runs allgather, reduce-scatter and allreduce MSCCL "
-                            f"programs, not {coll}")
+    if coll not in ("allgather", "reduce-scatter", "allreduce", "alltoall", "broadcast",
+                    "reduce"):
+        raise ScheduleError(f"collcert smoke runs allgather, reduce-scatter, allreduce, "
+                            f"alltoall, broadcast and reduce MSCCL programs, not {coll}")
     c, per = prog.nchunks, prog.per_rank()
     real_i, real_o = prog.sizes()
     if inplace is None:
         inplace = (prog.modes() or [False])[0]
+    whole = ("allreduce", "alltoall", "broadcast", "reduce")  # in place: output = input
 
     def alias(g: int, buf: str, off: int) -> tuple[str, int]:
         if inplace:
@@ -44,17 +46,11 @@ def plan_from_program(prog: Program, inplace: bool | None = None) -> Plan:
                 return "o", g * per + off
             if coll == "reduce-scatter" and buf == "o":
                 return "i", g * per + off
-            if coll == "allreduce" and buf == "o":
+            if coll in whole and buf == "o":
                 return "i", off
         return buf, off
 
-    spec = Spec(coll, n, c, None, [(q * per, per) if coll != "allreduce" else (0, c)
-                                   for q in range(n)])
-    for q in range(n):
-        b, off = alias(q, "i", 0)
-        spec.inputs.append((b, off, q * per if coll == "allgather" else 0, real_i))
-        b, off = alias(q, "o", 0)
-        spec.outputs.append((b, off, q * per if coll == "reduce-scatter" else 0, real_o))
+    spec = _spec(prog, coll, n, c, per, real_i, real_o, alias)
     buffers = [{"i": real_i, "o": real_o, "s": prog.chunks[g]["s"], "t": 0} for g in range(n)]
     plan = Plan(spec, buffers, [], name=prog.name or "MSCCL program")
     if inplace:
@@ -68,6 +64,30 @@ def plan_from_program(prog: Program, inplace: bool | None = None) -> Plan:
     plan.problems = [f"the MSCCL executor would refuse to load it: {r}"
                      for r in prog.refusals] + plan.problems
     return plan
+
+
+def _spec(prog: Program, coll: str, n: int, c: int, per: int, real_i: int, real_o: int,
+          alias: Callable[[int, str, int], tuple[str, int]]) -> Spec:
+    """Where the collective's data lives (execplan.Spec): alltoall's rank q holds the
+    global cells q·C…, its block for rank g at q·C + g·per; broadcast / reduce: the root's
+    data (reduce: every rank's input, the root's output)."""
+    root = prog.root
+    if coll in ("broadcast", "reduce"):
+        shards = [(0, c) if q == root else (0, 0) for q in range(n)]
+    elif coll == "alltoall":
+        shards = [(q * c, c) for q in range(n)]
+    else:
+        shards = [(q * per, per) if coll != "allreduce" else (0, c) for q in range(n)]
+    spec = Spec(coll, n, c * n if coll == "alltoall" else c, root, shards)
+    for q in range(n):
+        b, off = alias(q, "i", 0)
+        goff = {"allgather": q * per, "alltoall": q * c}.get(coll, 0)
+        size = 0 if coll == "broadcast" and q != root else real_i
+        spec.inputs.append((b, off, goff, size))
+        b, off = alias(q, "o", 0)
+        size = 0 if coll == "reduce" and q != root else real_o
+        spec.outputs.append((b, off, q * per if coll == "reduce-scatter" else 0, size))
+    return spec
 
 
 RECEIVES = ("r", "rcs", "rrc", "rrs", "rrcs")  # steps that take the next message
