@@ -92,7 +92,7 @@ def test_too_many_chunks_is_refused_not_rounded() -> None:
     """LP (5)'s own solution on dgx_a100:1 has shares like 12967670/116693: exact, it needs
     14003160 chunks, past the executor's chunk offsets: refused, naming the count."""
     t = load_topology("dgx_a100:1")
-    s = lp_schedule(t, lp=forestcoll_lp(t))
+    s = lp_schedule(t, lp=forestcoll_lp(t, method="flows"))
     with pytest.raises(ScheduleError, match=r"nchunksperloop = 14003160 .*below 32768"):
         lp_msccl_xml(s)
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from ..model import InputError, Verdict, frac_str, number
 from ..solvers import check_lp
+from .lp5_cuts import check_cut_lp
 from .rate import Graph
 
 Node = str | int
@@ -161,8 +162,11 @@ def check_forestcoll_lp(topology: Mapping[str, Any] | Graph, cert: Mapping[str, 
                         ) -> Verdict:
     """LP (5) optimum: primal and dual checked against the LP rebuilt from the topology.
 
-    ``facts``: ``forestcoll_lp`` (when ``ok``).
+    ``facts``: ``forestcoll_lp`` (when ``ok``). A certificate with ``"method": "cuts"``
+    (the cut form that scales) goes to :func:`.lp5_cuts.check_cut_lp`.
     """
+    if cert.get("method") == "cuts":  # the cut form, at scale (:mod:`.lp5_cuts`)
+        return check_cut_lp(topology, cert)
     g = topology if isinstance(topology, Graph) else Graph(topology)
     v = Verdict("ForestColl allreduce LP (5)")
     primal, dual = cert.get("primal"), cert.get("dual")

@@ -8,7 +8,10 @@ Modules:
 ``closed_forms``  Zhou & Sun 2026's closed forms (Thm 3-7: complete, cyclic, ring,
                   hypercube networks, bi-directed trees) and their networks
 ``lp5``           ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5)), solved
-                  exactly
+                  exactly: :func:`forestcoll_lp` picks the form
+``lp5_cuts``      LP (5) by cut generation over orbits of automorphisms (scales to 1024
+                  GPUs), with the model of its restricted LP in ``lp5_model``
+``lp5_flows``     LP (5) as App. G writes it (a flow per sink; logical arcs with switches)
 ``lp5_schedule``  reduce and broadcast trees that reach LP (5) exactly
 ``rsag_weighted`` weighted RS+AG: reduce-scatter then allgather with the best unequal
                   shards (Zhao et al. 2026, §5.7), exact, by cut generation
@@ -17,7 +20,7 @@ Modules:
 
 from . import closed_forms
 from .cut_set import CutSetBound, cut_set_bound
-from .lp5 import ForestCollLP, forestcoll_lp
+from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp
 from .lp5_schedule import LPSchedule, LPTree, lp_schedule
 from .rate import MacBcLP, mac_bc_lp
 from .report import AllreduceRate, allreduce_rate
@@ -27,6 +30,7 @@ from .rsag_weighted_schedule import WeightedRSAGSchedule, weighted_rsag_schedule
 __all__ = [
     "AllreduceRate",
     "CutSetBound",
+    "ForestCollCutLP",
     "ForestCollLP",
     "LPSchedule",
     "LPTree",

@@ -1,4 +1,4 @@
-"""ForestColl's allreduce linear program (Zhao et al. 2026, App. G, LP (5)), solved exactly.
+"""ForestColl's allreduce linear program (Zhao et al. 2026, App. G, LP (5)) as App. G writes it.
 
 Allreduce as reduce trees into each compute node v followed (pipelined) by
 broadcast trees out of v, with a per-root amount x_v and each link's
@@ -194,9 +194,10 @@ class ForestCollLP:
         }
 
 
-def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
-    """Solve LP (5) exactly (float simplex basis, exact proof:
-    :func:`collcert.reference.solvers.solve_lp`).
+def forestcoll_lp_flows(t: Topology, *, uniform: bool = False) -> ForestCollLP:
+    """Solve LP (5) in App. G's flow form exactly (float simplex basis, exact proof:
+    :func:`collcert.reference.solvers.solve_lp`). It grows as N·|E| (N³ with switches):
+    above :data:`MAX_LP_NONZEROS` entries it is refused; :mod:`.lp5_cuts` scales.
 
     ``uniform``: the variant with equal shares (see :func:`build_lp5`)."""
     started = time.perf_counter()
@@ -204,8 +205,8 @@ def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
     if estimate > MAX_LP_NONZEROS:
         raise TopologyError(
             f"LP (5) of this topology has about {estimate} constraint entries (more than "
-            f"{MAX_LP_NONZEROS}): too large to solve exactly here (on networks without "
-            "switches the MAC-BC LP has the same value and scales: column generation)")
+            f"{MAX_LP_NONZEROS}): too large for its flow form (the cut form, method 'cuts', "
+            "scales)")
     lp = build_lp5(t, uniform=uniform)
     nonzeros = sum(len(c) for c in lp.cols)
     res = solve_lp(lp)
@@ -216,5 +217,5 @@ def forestcoll_lp(t: Topology, *, uniform: bool = False) -> ForestCollLP:
     primal = {str(k): v for k, v in res.x.items()}
     dual = {str(k): v for k, v in res.y.items()}
     stats = dict(res.stats)
-    stats.update(nonzeros=nonzeros, seconds=time.perf_counter() - started)
+    stats.update(method="flows", nonzeros=nonzeros, seconds=time.perf_counter() - started)
     return ForestCollLP(res.objective, x, c_re, c_bc, primal, dual, stats)

@@ -37,7 +37,8 @@ from typing import Any
 
 from ..forestcoll import pack_trees
 from ..model import ScheduleError, Topology, fraction_str, show
-from .lp5 import ForestCollLP, forestcoll_lp, logical_arcs, name
+from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp, logical_arcs, name
+from .lp5_flows import MAX_LP_NONZEROS, lp5_size
 
 Node = Hashable
 Link = tuple[Node, Node]
@@ -220,15 +221,22 @@ def lp_schedule(topology: Topology, *, engine: str = "auto",
                 lp: ForestCollLP | None = None) -> LPSchedule:
     """Reduce trees into and broadcast trees out of every root, reaching LP (5) exactly."""
     t0 = time.perf_counter()
-    sol = lp or forestcoll_lp(topology)
+    small = lp5_size(topology) <= MAX_LP_NONZEROS
+    sol = lp or forestcoll_lp(topology, method="flows" if small or topology.switch_nodes
+                              else "cuts")
+    if isinstance(sol, ForestCollCutLP) and topology.switch_nodes:
+        # the cut form has c per link; the walks through switches need App. G's logical arcs
+        sol = forestcoll_lp(topology, method="flows",
+                            uniform=sol.parts.get("shares") == "uniform")
     if sol.value == 0:
         raise ScheduleError("the allreduce rate of this topology is 0 (some compute node cannot "
                             "reach another): there is no schedule to build")
     t1 = time.perf_counter()
     scale = 1  # the flows need not be integral: max-flow integrality gives integral ones
-    for key, val in sol.primal.items():
-        if key.startswith(('["x"', '["cre"', '["cbc"', '["g"')):
-            scale = scale * val.denominator // math.gcd(scale, val.denominator)
+    values = [*sol.x.values(), *sol.c_bc.values(), *sol.c_re.values()]
+    values += [v for k, v in sol.primal.items() if k.startswith('["g"')]
+    for val in values:
+        scale = math.lcm(scale, val.denominator)
     supply = {v: int(x * scale) for v, x in sol.x.items()}
     bc = {e: int(c * scale) for e, c in sol.c_bc.items() if c}
     re_rev = {(v, u): int(c * scale) for (u, v), c in sol.c_re.items() if c}
