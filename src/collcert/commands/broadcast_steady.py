@@ -27,8 +27,10 @@ from ._common import (
     write_output,
 )
 
-BUILTINS = "fig1, fig5 (Legrand et al. 2003, Figs. 1 and 5), random:P[,SEED[,DEGREE]]"
+BUILTINS = ("fig1, fig5 (Legrand et al. 2003, Figs. 1 and 5; fig1:startup=B gives every link "
+            "the start-up B for --size), random:P[,SEED[,DEGREE]]")
 _RANDOM = re.compile(r"^random:(\d+)(?:,(\d+))?(?:,(\d+))?$")
+_STARTUP = re.compile(r"^(fig1|fig5):startup=(.+)$")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -101,6 +103,16 @@ def load_platform(spec: str) -> Any:
         return OnePortPlatform.from_json(text)
     if spec in ("fig1", "fig5"):
         return paper_fig1() if spec == "fig1" else paper_fig5()
+    m = _STARTUP.match(spec)
+    if m and not os.path.exists(spec):  # fig1:startup=β: the same platform, β on every link
+        base = (paper_fig1() if m.group(1) == "fig1" else paper_fig5()).to_json()
+        base["name"] = f"{base['name']}, start-up {m.group(2)} on every link"
+        for link in base["links"]:
+            link["startup"] = m.group(2)
+        try:
+            return OnePortPlatform.from_json(base)
+        except TopologyError as exc:
+            raise TopologyError(f"{spec}: {str(exc).split(': ', 2)[-1]}") from None
     m = _RANDOM.match(spec)
     if m and not os.path.exists(spec):
         nodes, seed, degree = int(m.group(1)), int(m.group(2) or 0), int(m.group(3) or 3)
