@@ -21,6 +21,7 @@ Modules:
 from . import closed_forms
 from .cut_set import CutSetBound, cut_set_bound
 from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp
+from .lp5_cuts import forestcoll_lp_cuts
 from .lp5_schedule import LPSchedule, LPTree, lp_schedule
 from .rate import MacBcLP, mac_bc_lp
 from .report import AllreduceRate, allreduce_rate
@@ -41,6 +42,7 @@ __all__ = [
     "closed_forms",
     "cut_set_bound",
     "forestcoll_lp",
+    "forestcoll_lp_cuts",
     "lp_schedule",
     "mac_bc_lp",
     "weighted_rsag",
