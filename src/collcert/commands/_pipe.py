@@ -36,8 +36,8 @@ def run_finite(args: argparse.Namespace, platform: Any, source: Any) -> int:
 
 
 def _series(args: argparse.Namespace, platform: Any, source: Any) -> int:
-    from collcert.certify.broadcast.pipe import check_series
-    from collcert.reference.broadcast.pipe import finite_series
+    from collcert.certify.broadcast import check_series
+    from collcert.reference.broadcast import finite_series
 
     n = args.messages
     if n < 1:
@@ -70,8 +70,8 @@ def _series(args: argparse.Namespace, platform: Any, source: Any) -> int:
 
 
 def _pipe(args: argparse.Namespace, platform: Any, source: Any) -> int:
-    from collcert.certify.broadcast.pipe import check_pipe
-    from collcert.reference.broadcast.pipe import pipe_broadcast
+    from collcert.certify.broadcast import check_pipe
+    from collcert.reference.broadcast import pipe_broadcast
 
     started = time.monotonic()
     bar = Progress("PIPE packet counts", force=args.progress)
