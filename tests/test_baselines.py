@@ -186,7 +186,7 @@ def test_baselines_export_to_msccl_and_audit_valid_at_their_algbw() -> None:
         bl.msccl_program(bl.baseline(platforms.ring(4), "nccl-ring", "broadcast"))
 
 
-def test_compare_ranks_and_refuses_a_baseline_above_the_optimum(monkeypatch) -> None:
+def test_compare_ranks_and_refuses_a_baseline_above_the_optimum(monkeypatch, capsys) -> None:
     from collcert.reference.baselines import checks
 
     t = platforms.dgx_a100(1)
@@ -206,6 +206,12 @@ def test_compare_ranks_and_refuses_a_baseline_above_the_optimum(monkeypatch) -> 
     monkeypatch.setattr("collcert.reference.baselines.comparison.checked_row", doubled)
     with pytest.raises(bl.ComparisonRefused, match="nccl-ring"):
         bl.compare(t, "allgather")
+    from collcert.cli import main  # the command says so and exits 1
+
+    capsys.readouterr()
+    assert main(["compare", "dgx_a100:1", "--baselines", "nccl-ring"]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("REFUSED: refusing to rank nccl-ring") and "4800/7" in out
 
 
 def test_compare_cli(tmp_path, capsys) -> None:
