@@ -201,3 +201,14 @@ def test_another_interleaving_gives_the_same_verdict(name: str) -> None:
     ahead, behind = mscclpp_sim.run(plan), mscclpp_sim.run(plan, backwards=True)
     assert ahead.verdict.ok == behind.verdict.ok
     assert ahead.traffic == behind.traffic
+
+
+def test_a_semaphore_listed_twice_is_acquired_twice() -> None:
+    doc = _plan("allgather_2gpu.json")
+    doc["gpus"][0]["semaphores"] = [{"init_value": 1}]
+    _ops(doc, 0, 0).append({"name": "sem_acquire", "semaphore_ids": [0, 0]})
+    reasons = _run(doc).verdict.reasons
+    assert reasons[0] == ("deadlock: no op can run; rank 0 tb 0 op 10 (sem_acquire) waits to "
+                          "acquire device semaphore 0")
+    _ops(doc, 0, 0)[-1]["semaphore_ids"] = [3]
+    assert "which rank 0 does not declare" in _run(doc).verdict.reasons[0]

@@ -168,3 +168,16 @@ def test_fuzz_plans_audit_at_the_schedule_rate_or_say_why_not() -> None:
             exported += 1
             slower += rate.slower
     assert exported >= 4 and slower >= 2  # the property was tried, on slow exports too
+
+
+def test_an_lp_allreduce_plan_exports_too() -> None:
+    # plan_mscclpp takes any execution plan: here LP (5)'s reduce and broadcast trees, which
+    # run at the same time (its threadblocks then wait on each other by device semaphores)
+    from collcert.reference.allreduce import lp_schedule
+    from collcert.reference.execution import lp_plan, plan_mscclpp
+
+    topo = load_topology("ring:4")
+    s = lp_schedule(topo)
+    for inplace in (False, True):
+        report = audit(topo, json.dumps(plan_mscclpp(lp_plan(s), inplace=inplace)))
+        assert report.valid and report.time_per_unit == s.time_per_unit

@@ -318,8 +318,11 @@ class _Run:
                     peer = self.plan.peers[(op.rank, op.chan_type)][k]
                     return f"waits for a signal from rank {peer} on {op.chan_type} channel {k}"
         elif op.name == "sem_acquire":
-            for s in op.sems:
-                if not self.sem.get((op.rank, s)):
+            for s in set(op.sems):  # an id listed twice is acquired twice
+                if (op.rank, s) not in self.sem:
+                    return (f"waits to acquire device semaphore {s}, which rank {op.rank} does "
+                            "not declare")
+                if len(self.sem[(op.rank, s)]) < op.sems.count(s):
                     return f"waits to acquire device semaphore {s}"
         elif op.name in WAITING_PACKET_OPS:
             refs = op.src[:1] if op.name in ("rppkt", "upkt") else op.src[1:]

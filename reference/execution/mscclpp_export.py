@@ -287,11 +287,15 @@ class _Compiler:
 
     def acquire(self, op: Op, tb: _Tb, item: int, deps: list[int]) -> list[dict[str, Any]]:
         """Device semaphores for the dependencies on ops of other threadblocks of the rank."""
-        sems: list[int] = []
+        latest: dict[int, tuple[_Tb, int]] = {}  # per other threadblock, its last op waited on
         for d in deps:
             other, at = self.where[d]
             if other.rank != tb.rank or other is tb:
                 continue  # a message (signal/wait) or program order
+            if latest.get(other.id, (other, -1))[1] < at:
+                latest[other.id] = (other, at)
+        sems: list[int] = []
+        for other, at in latest.values():
             key = (tb.rank, other.id, tb.id)
             if self.released.get(key, -1) >= at:
                 continue  # an earlier acquire already covers it
