@@ -138,7 +138,8 @@ def _num(x: Fraction) -> str:
 
 def text_report(cmp: Any, took: float) -> list[str]:
     """The comparison in words and tables."""
-    root = f" from/to {cmp.root}" if cmp.root is not None else ""
+    way = "from" if cmp.collective == "broadcast" else "to"
+    root = f" {way} {cmp.root}" if cmp.root is not None else ""
     lines = [f"{cmp.collective}{root} on {cmp.topology} ({cmp.ranks} GPUs): optimum algbw "
              f"{_num(cmp.optimum)} {cmp.unit} ({cmp.optimum_kind}); took {took:.1f} s", ""]
     width = max(len(r.label) for r in cmp.rows)
