@@ -160,6 +160,7 @@ def _ring_of(ids: list[str]) -> str:
 # issue 24 row 5: node ids the ForestColl XML cannot carry; row 6: a non-Eulerian graph
 FILES["ids_pq.json"] = _ring_of(["p", "q", "p,q"])
 FILES["ids_nul.json"] = _ring_of(["a\u0000b", "c", "d"])
+FILES["arabic_digits.json"] = _two_nodes('"\u0663"')  # '٣': int() reads it as 3
 FILES["not_eulerian.json"] = json.dumps({"compute_nodes": [0, 1, 2], "links": [
     [0, 1, 1], [1, 2, 1], [2, 0, 1], [0, 2, 1]]})
 
@@ -342,6 +343,14 @@ CASES = [
     ("allreduce-sizes-not-eulerian", ["optimum", "{not_eulerian.json}", "-c", "allreduce",
                                       "--sizes", "1K:1M", "--plot", "{ar.png}"], None,
      ["--sizes/--plot", "Eulerian"]),
+    ("missing-xml-topology", ["optimum", "{nope.xml}"], None, ["nope.xml", "no such file"]),
+    ("schedule-as-topology", ["optimum", "{ring4_chains.json}"], None,
+     ["this is a schedule", "collcert audit TOPOLOGY SCHEDULE"]),
+    # issue 24 row 12: small ones
+    ("fuzz-count-zero", ["fuzz", "check", "--count", "0"], None, ["--count", "between 1"]),
+    ("arabic-indic-capacity", ["optimum", "{arabic_digits.json}"], None,
+     ["capacity", "digits 0-9"]),
+    ("arabic-indic-platform", ["optimum", "ring:\u0663"], None, ["digits 0-9"]),
     ("draw-one-port-alone", ["draw", "fig1", "-o", "{f.png}"], None,
      ["one-port platform", "broadcast-steady fig1"]),
     # smoke (torch is imported once, in the last group)
@@ -583,3 +592,20 @@ def test_check_takes_one_port_platform_names(tmp_path: Path,
     capsys.readouterr()
     assert main(["check", "fig1", str(out)]) == 0
     assert capsys.readouterr().out.startswith("OK")
+
+
+def test_a_garbage_topology_fingerprint(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 24 row 12: check refuses a certificate whose 'topology' is not a fingerprint;
+    audit (which checks on the topology given) says so in a warning."""
+    from collcert.cli import main
+
+    cert, sched = tmp_path / "c.json", tmp_path / "s.json"
+    main(["optimum", "ring:4", "--certificate"])
+    doc = json.loads(capsys.readouterr().out)
+    cert.write_text(json.dumps({**doc, "topology": "garbage"}))
+    assert main(["check", "ring:4", str(cert)]) == 1
+    assert "'garbage' is not a topology fingerprint" in capsys.readouterr().out
+    sched.write_text(json.dumps({**RING4, "topology": "garbage"}))
+    assert main(["audit", "ring:4", str(sched)]) == 0
+    assert "warning: the schedule's 'topology' field 'garbage'" in capsys.readouterr().out

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..model import InputError, Node, Topo, content_hash, integer, number
+from ..model import InputError, Node, Topo, content_hash, integer, is_fingerprint, number
 from .trees import Edge, Tree
 
 FORMAT = "collcert-schedule/1"
@@ -74,7 +74,10 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
         raise InputError(f"schedule collective {coll!r} is not one of {', '.join(COLLECTIVES)}")
     notes: list[str] = []
     claimed_hash = data.get("topology")
-    if isinstance(claimed_hash, str) and claimed_hash.startswith("sha256:"):
+    if claimed_hash is not None and not is_fingerprint(claimed_hash):
+        notes.append(f"warning: the schedule's 'topology' field {str(claimed_hash)[:40]!r} is "
+                     "not a topology fingerprint ('sha256:' and 64 hex digits); ignored")
+    elif isinstance(claimed_hash, str) and claimed_hash.startswith("sha256:"):
         if claimed_hash != content_hash(topo):
             notes.append("warning: the schedule names another topology hash "
                          f"({claimed_hash[:19]}…); checking it against this topology anyway")

@@ -69,6 +69,8 @@ def number(value: object, what: str) -> Fraction:
         text = value.strip()
         if len(text) > MAX_DIGITS:
             raise InputError(f"{what} is a number of {len(text)} characters: too long")
+        if not text.isascii():  # int() would read '٣' (Arabic-Indic) as 3
+            raise InputError(f"{what} is {value[:40]!r}: write numbers with the digits 0-9")
         if _RATIO.match(text):
             num, den = (int(p) for p in text.split("/"))
             if den == 0:
@@ -390,12 +392,21 @@ def content_hash(topo: Topo) -> str:
     return "sha256:" + hashlib.sha256(blob).hexdigest()
 
 
+def is_fingerprint(value: object) -> bool:
+    """Whether ``value`` is a topology fingerprint as :func:`content_hash` writes it."""
+    return (isinstance(value, str) and len(value) == 71 and value.startswith("sha256:")
+            and all(c in "0123456789abcdef" for c in value[7:]))
+
+
 def other_topology(topo: Topo, cert: Mapping[str, Any]) -> str | None:
     """Why ``cert`` cannot be checked against ``topo``: it names another topology by its
     hash (``"topology": "sha256:…"``); None when it names this one, or none."""
     claimed = cert.get("topology")
-    if not (isinstance(claimed, str) and claimed.startswith("sha256:")):
+    if claimed is None:
         return None
+    if not is_fingerprint(claimed):
+        return (f"its 'topology' field {str(claimed)[:40]!r} is not a topology fingerprint "
+                "('sha256:' and 64 hex digits, as collcert writes it); drop it or fix it")
     mine = content_hash(topo)
     if claimed == mine:
         return None

@@ -115,6 +115,9 @@ def parse_number(value: object) -> Fraction:
         text = value.strip()
         if len(text) > MAX_TEXT:
             raise _too_big(text, "is too long")
+        if not text.isascii():  # int() reads '٣' (Arabic-Indic) or '３' as 3: not here
+            shown = value if len(value) <= 40 else value[:40] + "…"
+            raise NumberError(f"{shown!r} is not a number: write it with the digits 0-9")
         m = _DECIMAL.match(text)
         if m and (m.group(2) or m.group(3)):
             return _decimal_digits(m.group(1), m.group(2), m.group(3) or "",

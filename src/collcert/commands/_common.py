@@ -27,6 +27,8 @@ from collcert.reference.model import (
 DEFAULT_TOPOLOGY = "dgx_a100:2"
 
 _SPEC = re.compile(r"^([a-z_0-9]+)(?::(.*))?$")
+_FILE_NAME = re.compile(r"/|\\|\.[A-Za-z][A-Za-z0-9]{0,4}$")
+"""What names a file rather than a platform: a folder, or an extension (.json, .xml, .gz)."""
 
 
 def platform_names() -> list[str]:
@@ -87,7 +89,7 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
     m = _SPEC.match(spec)
     names = platform_names()
     is_platform = bool(m) and m.group(1) in names if m else False
-    if os.path.exists(spec) or (not is_platform and (spec.endswith(".json") or "/" in spec)):
+    if os.path.exists(spec) or (not is_platform and _FILE_NAME.search(spec)):
         imported = _import(spec, fmt, solve=solve, strict=strict)
         if imported is not None:
             return imported
@@ -153,6 +155,9 @@ def _platform_args(name: str, text: str | None) -> list[Any]:
     """The arguments of ``NAME:ARG[,ARG...]``: integers, shapes such as 4x4, or words."""
     args: list[Any] = []
     for part in text.split(",") if text else []:
+        if not part.isascii():
+            raise TopologyError(f"platform {name}: {part[:40]!r} is not a number written "
+                                "with the digits 0-9")
         if "x" in part:
             try:
                 args.append(tuple(int(p) for p in part.split("x")))
@@ -307,7 +312,7 @@ def bounded_int(least: int, most: int) -> Any:
     """argparse ``type=``: an integer in [least, most]; the message names both bounds."""
     def parse(text: str) -> int:
         t = text.strip()
-        if not t.lstrip("+-").isdigit() or len(t) > 30:
+        if not t.lstrip("+-").isdigit() or not t.isascii() or len(t) > 30:
             raise argparse.ArgumentTypeError(f"{t[:30]!r} is not an integer between {least} "
                                              f"and {most}")
         value = int(t)

@@ -41,7 +41,7 @@ See docs/fuzzing.md for a walk-through."""
 def _add_family_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="campaign seed: case i uses seed "
                    "'SEED:i', so the same seed always gives the same topologies (default 0)")
-    p.add_argument("--count", "-n", type=bounded_int(0, 100_000), default=20,
+    p.add_argument("--count", "-n", type=bounded_int(1, 100_000), default=20,
                    help="number of topologies (default 20)")
     p.add_argument("--max-nodes", type=bounded_int(2, MAX_FUZZ_NODES), default=8, metavar="M",
                    help=f"at most M nodes (compute + switches) per topology, 2 to "
@@ -146,8 +146,8 @@ def _missing_action(p: argparse.ArgumentParser) -> int:
 
 
 def _validate(args: argparse.Namespace) -> None:
-    if args.count < 0:
-        raise TopologyError(f"--count must be 0 or more, got {args.count}")
+    if args.count < 1:
+        raise TopologyError(f"--count must be 1 or more, got {args.count}")
     if args.max_nodes < 2:
         raise TopologyError(f"--max-nodes must be at least 2, got {args.max_nodes}")
 
