@@ -173,6 +173,9 @@ def test_too_many_ops_in_a_threadblock_are_refused() -> None:
     (lambda d: d["gpus"][0]["threadblocks"][0]["ops"][1].update(channel_ids=[5]),
      "rank 0 tb 0 op 1: channel id 5"),
     (lambda d: d.update(gpus=d["gpus"][:1]), "1 gpus"),
+    # found by mutating plans at random: a list where a buffer type belongs
+    (lambda d: d["gpus"][0]["threadblocks"][0]["ops"][5]["src_buff"][0].update(type=["o"]),
+     "buffer type \"['o']\""),
 ])
 def test_unreadable_plans_are_input_errors(edit: Any, needle: str) -> None:
     doc = copy.deepcopy(_plan("allgather_2gpu.json"))

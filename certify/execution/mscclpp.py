@@ -232,7 +232,7 @@ def _remote_buffers(g: Any, r: int, n: int, origin: str) -> list[tuple[int, str]
         where = f"gpus[{r}] remote_buffers"
         owner = _int(b, "rank", where, 0, n - 1)
         buf = b.get("type")
-        if buf not in BUFS:
+        if not isinstance(buf, str) or buf not in BUFS:
             raise InputError(f"{origin}: {where}: buffer type {str(buf)[:10]!r}")
         for t in _list(b, "access_channel_types", where):
             _type(t, where)
@@ -335,7 +335,7 @@ def _ref(b: Any, r: int, op: Op, refs: dict[str, list[tuple[int, str]]], where: 
         owner, buf = mine[k]
         return Ref(owner, buf, index, size, True)
     kind = b.get("type") if isinstance(b, dict) else None
-    if kind not in BUFS:
+    if not isinstance(kind, str) or kind not in BUFS:
         raise InputError(f"{origin}: {where}: buffer type {str(kind)[:10]!r}")
     return Ref(r, str(kind), index, size, False)
 
