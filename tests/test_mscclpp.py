@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import random
 import re
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,25 @@ def test_a_semaphore_listed_twice_is_acquired_twice() -> None:
                           "acquire device semaphore 0")
     _ops(doc, 0, 0)[-1]["semaphore_ids"] = [3]
     assert "which rank 0 does not declare" in _run(doc).verdict.reasons[0]
+
+
+def test_random_mutations_give_verdicts_or_input_errors() -> None:
+    """Odd plans (ops dropped or copied, fields set to odd values) are read and run without
+    an internal error: a verdict, or an InputError that names what is wrong."""
+    rng = random.Random(22)
+    odd: list[Any] = [-1, 0, 1, 3, 64, 10**12, None, "x", [], {}, 1.5, True, "port", "s"]
+    plans = [_plan(e["plan"]) for e in EXPECTED if e["verdict"] != "NOT SIMULATED"]
+    for _ in range(80):
+        doc = copy.deepcopy(rng.choice(plans))
+        g = rng.choice(doc["gpus"])
+        tb = rng.choice(g["threadblocks"])
+        target: Any = rng.choice([doc, g, tb] + tb["ops"] + [
+            b for o in tb["ops"] for b in o.get("src_buff", []) + o.get("dst_buff", [])])
+        if rng.random() < 0.2 and tb["ops"]:
+            tb["ops"].insert(rng.randrange(len(tb["ops"])), tb["ops"].pop())
+        target[rng.choice(list(target))] = rng.choice(odd)
+        try:
+            plan = mscclpp.read(json.dumps(doc))
+        except InputError:
+            continue
+        mscclpp_sim.run(plan)
