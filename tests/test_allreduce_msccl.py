@@ -50,7 +50,7 @@ def _export(tmp: Path, topo: str, capsys: Any, *extra: str) -> tuple[int, dict[s
     ("golden:hypothesis-counterexample-equal-shards", "3", "lp"),  # RS+AG: 5/2
     ("ring:4", "4/3", "lp"),
     ("torus:3x3", "9/4", "lp"),
-    ("dgx_a100:1", "1200/7", "uniform"),  # LP (5)'s own vertex needs 14003160 chunks
+    ("dgx_a100:1", "1200/7", "lp"),  # symmetric shares; App. G's own vertex: 14003160 chunks
     ("two_box_example", "4", "lp"),
 ])
 def test_exported_program_reaches_lp5_in_both_modes(tmp_path: Path, capsys: Any, spec: str,

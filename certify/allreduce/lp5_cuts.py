@@ -270,7 +270,7 @@ def _balance_terms(g: Graph, orb: _Orbits, cert: Mapping[str, Any],
 def check_cut_lp(topology: Mapping[str, Any] | Graph, cert: Mapping[str, Any]) -> Verdict:
     """LP (5) by cuts: the primal by flow witnesses, the dual by cuts (module docstring).
 
-    ``facts``: ``forestcoll_lp`` (when ``ok``)."""
+    ``facts``: ``forestcoll_lp`` (when ``ok``; ``uniform_lp`` for equal shares)."""
     g = topology if isinstance(topology, Graph) else Graph(topology)
     v = Verdict("ForestColl allreduce LP (5), cut form")
     claimed = number(cert.get("value"), "LP (5) value")
@@ -293,6 +293,6 @@ def check_cut_lp(topology: Mapping[str, Any] | Graph, cert: Mapping[str, Any]) -
     if v.ok and dual != claimed:
         v.fail(f"the dual (cuts and multipliers) bounds LP (5) by {frac_str(dual or 0)}, not by "
                f"the claimed {frac_str(claimed)}")
-    if v.ok:
-        v.facts["forestcoll_lp"] = claimed
+    if v.ok:  # equal shares: the optimum of LP (5) with x_v all equal, a lower bound only
+        v.facts["uniform_lp" if shares == "uniform" else "forestcoll_lp"] = claimed
     return v

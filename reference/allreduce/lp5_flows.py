@@ -42,6 +42,7 @@ from typing import Any
 
 from ..model import Topology, TopologyError, fraction_str
 from ..solvers import LinearProgram, solve_lp
+from ..symmetry import UnionFind
 
 Node = Hashable
 Link = tuple[Node, Node]
@@ -97,7 +98,29 @@ def lp5_size(t: Topology) -> int:
                     else 3 * arcs + 3 * n * len(t.capacity))
 
 
-def build_lp5(t: Topology, *, uniform: bool = False) -> LinearProgram:
+def symmetry_ties(t: Topology, gens: list[list[int]]) -> list[list[str]]:
+    """Groups of LP (5) variables an automorphism group maps onto each other: x per orbit
+    of compute nodes, c^RE and c^BC per orbit of logical arcs (for :func:`build_lp5`)."""
+    idx, nodes = t.index, t.nodes
+    arcs = [(idx[a], idx[b]) for a, b in logical_arcs(t)]
+    pos = {e: i for i, e in enumerate(arcs)}
+    node_uf, arc_uf = UnionFind(len(nodes)), UnionFind(len(arcs))
+    for g in gens:
+        for v in range(len(nodes)):
+            node_uf.union(v, g[v])
+        for i, (a, b) in enumerate(arcs):
+            arc_uf.union(i, pos[(g[a], g[b])])
+    groups: dict[tuple[str, int], list[str]] = {}
+    for v in range(t.num_compute):
+        groups.setdefault(("x", node_uf.find(v)), []).append(name("x", nodes[v]))
+    for i, (a, b) in enumerate(arcs):
+        for kind in ("cre", "cbc"):
+            groups.setdefault((kind, arc_uf.find(i)), []).append(name(kind, nodes[a], nodes[b]))
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def build_lp5(t: Topology, *, uniform: bool = False,
+              ties: list[list[str]] | None = None) -> LinearProgram:
     """LP (5) of Zhao et al. 2026, App. G for ``t`` (with the switch indirection when needed).
 
     ``uniform``: every root gets the same share (rows ``["uniform", v]``:
@@ -142,6 +165,9 @@ def build_lp5(t: Topology, *, uniform: bool = False) -> LinearProgram:
                     lp.add_row(name("deliver", a, b), {**into[b], name("b", a, b): -1}, "=", 0)
         for (u, v), c in t.capacity.items():
             lp.add_row(name("link", u, v), usage[(u, v)], "<=", c)
+    for group in ties or []:  # a solution fixed by automorphisms (symmetry_ties)
+        for var in group[1:]:
+            lp.add_row(name("tie", var), {var: 1, group[0]: -1}, "=", 0)
     xs: dict[Hashable, int] = {name("x", v): -1 for v in comp}
     for kind, cap in (("fb", "cbc"), ("fr", "cre")):
         for tt in comp:
@@ -194,12 +220,15 @@ class ForestCollLP:
         }
 
 
-def forestcoll_lp_flows(t: Topology, *, uniform: bool = False) -> ForestCollLP:
+def forestcoll_lp_flows(t: Topology, *, uniform: bool = False,
+                        ties: list[list[str]] | None = None) -> ForestCollLP:
     """Solve LP (5) in App. G's flow form exactly (float simplex basis, exact proof:
     :func:`collcert.reference.solvers.solve_lp`). It grows as N·|E| (N³ with switches):
     above :data:`MAX_LP_NONZEROS` entries it is refused; :mod:`.lp5_cuts` scales.
 
-    ``uniform``: the variant with equal shares (see :func:`build_lp5`)."""
+    ``uniform``: the variant with equal shares; ``ties``: variables held equal (see
+    :func:`build_lp5`; its dual then proves only the tied LP: certify the value by the
+    cut form)."""
     started = time.perf_counter()
     estimate = lp5_size(t)
     if estimate > MAX_LP_NONZEROS:
@@ -207,7 +236,7 @@ def forestcoll_lp_flows(t: Topology, *, uniform: bool = False) -> ForestCollLP:
             f"LP (5) of this topology has about {estimate} constraint entries (more than "
             f"{MAX_LP_NONZEROS}): too large for its flow form (the cut form, method 'cuts', "
             "scales)")
-    lp = build_lp5(t, uniform=uniform)
+    lp = build_lp5(t, uniform=uniform, ties=ties)
     nonzeros = sum(len(c) for c in lp.cols)
     res = solve_lp(lp)
     x = {v: res.x[name("x", v)] for v in t.compute_nodes}

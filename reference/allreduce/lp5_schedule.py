@@ -37,8 +37,9 @@ from typing import Any
 
 from ..forestcoll import pack_trees
 from ..model import ScheduleError, Topology, fraction_str, show
+from ..symmetry import find_generators
 from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp, logical_arcs, name
-from .lp5_flows import MAX_LP_NONZEROS, lp5_size
+from .lp5_flows import MAX_LP_NONZEROS, forestcoll_lp_flows, lp5_size, symmetry_ties
 
 Node = Hashable
 Link = tuple[Node, Node]
@@ -66,6 +67,9 @@ class LPSchedule:
     broadcast_trees: list[LPTree]
     scale: int
     timings: dict[str, float] = field(default_factory=dict)
+    proof: ForestCollLP | None = None
+    """The certified LP (5) optimum the schedule states (default: ``lp`` itself; the cut
+    form when ``lp`` is App. G's form held to symmetric solutions)."""
 
     collective = "allreduce"
 
@@ -126,8 +130,8 @@ class LPSchedule:
                           "options": {"scale": self.scale},
                           "seconds": {k2: round(v, 4) for k2, v in self.timings.items()}},
         }
-        if certificates:
-            out["certificates"] = {"forestcoll_lp": self.lp.certificate()}
+        if certificates:  # a solution held symmetric is proven by the cut form's certificate
+            out["certificates"] = {"forestcoll_lp": (self.proof or self.lp).certificate()}
         return out
 
     def summary(self) -> str:
@@ -217,13 +221,31 @@ def _route(batches: list[tuple[Node, int, list[Link]]], direction: str,
     return out
 
 
+def _default_lp(t: Topology) -> tuple[ForestCollLP, ForestCollLP]:
+    """Without switches, the cut form's solution, fixed by the automorphisms (symmetric
+    shares: few MSCCL chunks) when the machine has symmetry or the flow form is too
+    large; else App. G's flow form (its logical arcs carry the walks through switches)."""
+    cut = forestcoll_lp(t, method="cuts")
+    symmetric = cut.stats["node_orbits"] < t.num_compute
+    if not t.switch_nodes and (symmetric or lp5_size(t) > MAX_LP_NONZEROS):
+        return cut, cut
+    if symmetric:  # App. G's form held to solutions fixed by the same automorphisms
+        gens = find_generators(t)
+        sol = forestcoll_lp_flows(t, ties=symmetry_ties(t, gens))
+        if sol.value == cut.value:  # averaging over the group keeps the optimum
+            return sol, cut
+    sol = forestcoll_lp(t, method="flows")
+    return sol, sol
+
+
 def lp_schedule(topology: Topology, *, engine: str = "auto",
                 lp: ForestCollLP | None = None) -> LPSchedule:
-    """Reduce trees into and broadcast trees out of every root, reaching LP (5) exactly."""
+    """Reduce trees into and broadcast trees out of every root, reaching LP (5) exactly.
+
+    ``lp``: the LP (5) solution to realise (default: :func:`_default_lp`); a cut-form
+    solution on a topology with switches is solved again in the flow form."""
     t0 = time.perf_counter()
-    small = lp5_size(topology) <= MAX_LP_NONZEROS
-    sol = lp or forestcoll_lp(topology, method="flows" if small or topology.switch_nodes
-                              else "cuts")
+    sol, proof = (lp, lp) if lp else _default_lp(topology)
     if isinstance(sol, ForestCollCutLP) and topology.switch_nodes:
         # the cut form has c per link; the walks through switches need App. G's logical arcs
         sol = forestcoll_lp(topology, method="flows",
@@ -251,4 +273,4 @@ def lp_schedule(topology: Topology, *, engine: str = "auto",
                      for b in in_pack.batches], "in", pools)
     t3 = time.perf_counter()
     return LPSchedule(topology, sol, reduce, bcast, scale,
-                      {"lp": t1 - t0, "packing": t2 - t1, "routing": t3 - t2})
+                      {"lp": t1 - t0, "packing": t2 - t1, "routing": t3 - t2}, proof)

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
-from ..model import ScheduleError, check_budget
+from ..model import ScheduleError, check_budget, schedule_transfers
 from .execplan import Op, Plan, Region, dependencies
 from .runtime_rate import SlowExportError, export_rate
 from .treeplan import plan_from_schedule
@@ -124,33 +124,11 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     if w and len({str(x) for x in w.values()}) > 1:
         raise ScheduleError("MSCCL export needs equal shards (MSCCL chunks are uniform); this "
                             "schedule has non-uniform weights")
-    ops = estimated_ops(doc)  # before the plan: --fixed-k 10^7 would build 10^8 transfers
+    ops = schedule_transfers(doc)  # before the plan: --fixed-k 10^7 is 10^8 transfers
     check_budget(f"MSCCL export of {len(doc.get('compute_nodes') or [])} ranks",
-                 BYTES_PER_OP * ops, f"compiling about {ops} transfers into threadblocks and "
-                 "steps", seconds=SECONDS_PER_OP * ops,
-                 action="use --format json or forestcoll-xml, or a smaller --fixed-k")
+                 BYTES_PER_OP * ops, f"compiling about {ops} transfers", seconds=SECONDS_PER_OP
+                 * ops, action="use --format json or forestcoll-xml, or a smaller --fixed-k")
     return plan_xml(plan_from_schedule(doc, "schedule"), channels, name)
-
-
-def estimated_ops(doc: dict[str, Any]) -> int:
-    """The transfers the plan of a schedule dict will hold, from its counts alone: every
-    phase's data is cut into lcm(k) cells per root, and a tree of multiplicity m moves
-    m·lcm/k of them over each of its edges."""
-    import math
-
-    phases = [p for p in doc.get("phases") or [] if isinstance(p, dict)]
-    ks = [p["k"] for p in phases if type(p.get("k")) is int and p["k"] > 0]
-    if len(ks) != len(phases) or not ks:
-        return 0  # malformed: the plan's own checks say why
-    lcm = math.lcm(*ks)
-    total = 0
-    for phase in phases:
-        for tree in phase.get("trees") or []:
-            if isinstance(tree, dict):
-                mult = tree.get("multiplicity", 1)
-                mult = mult if type(mult) is int else 1
-                total += mult * (lcm // phase["k"]) * len(tree.get("edges") or [])
-    return total
 
 
 def plan_xml(plan: Plan, channels: int | None = None, name: str | None = None,
