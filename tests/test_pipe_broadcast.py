@@ -67,8 +67,10 @@ def test_paper_packet_count() -> None:
 def test_series_makespan_equals_the_replay(nodes: int, seed: int, n: int) -> None:
     p = random_platform(nodes, seed, 2)
     run = finite_series(p, "p0", n)
-    v = check_series(p.to_json(), run.steady.to_json(), n, run.makespan)
+    compact = run.compact_json(n * run.steady.T_star)
+    v = check_series(p.to_json(), run.steady.to_json(), n, run.makespan, compact)
     assert v.ok, v.all_reasons()
+    assert run.compacted is not None and run.compacted[1] <= run.makespan
     assert run.makespan >= n * run.steady.T_star  # Lemma 7
     assert sum(run.phases().values()) == run.periods
 
@@ -96,6 +98,12 @@ def test_replay_refuses_wrong_documents() -> None:
             target = target[key]
         target[path[-1]] = value
         assert not check_pipe(p.to_json(), bad).ok, path
+    bad = copy.deepcopy(doc)  # a compacted transfer moved earlier than its packet arrives
+    bad["paper"]["compact"]["transfers"][-1][3] = "0"
+    assert not check_pipe(p.to_json(), bad).ok
+    bad = copy.deepcopy(doc)
+    bad["best"]["compact"]["makespan"] = "1"
+    assert not check_pipe(p.to_json(), bad).ok
     bad = copy.deepcopy(doc)  # two transfers of a step made to collide: one-port broken
     step = bad["schedule"]["steps"][0]
     step["transfers"][0]["src"], step["transfers"][0]["dst"] = "1", "3"
@@ -110,16 +118,18 @@ def test_series_is_bracketed_by_the_z3_optimum(n: int) -> None:
     p = paper_fig1()
     run = finite_series(p, "s", n)
     z = optimal_makespan(p.to_json(), "s", n)
-    assert n * run.steady.T_star <= z <= run.makespan
+    assert run.compacted is not None
+    assert n * run.steady.T_star <= z <= run.compacted[1] <= run.makespan
 
 
 @pytest.mark.parametrize("packets, size", [(1, 4), (2, 2), (2, 3)])
 def test_pipe_is_bracketed_by_the_z3_optimum(packets: int, size: int) -> None:
     p = with_startup(paper_fig1(), 1)
     unit = steady_broadcast(p, "s")
-    run = pipe_run(unit, packets, Fraction(size))
+    run = pipe_run(unit, packets, Fraction(size)).compacted()
     z = optimal_makespan(p.to_json(), "s", packets, Fraction(size))
-    assert packets * size * unit.T_star <= z <= run.makespan
+    assert run.run.compacted is not None
+    assert packets * size * unit.T_star <= z <= run.run.compacted[1] <= run.makespan
 
 
 @settings(max_examples=6, deadline=None, derandomize=True)

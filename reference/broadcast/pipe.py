@@ -38,6 +38,7 @@ from typing import Any
 
 from ..model import TopologyError, fraction_str, parse_number
 from .oneport import OnePortPlatform
+from .pipe_compact import Event, compact
 from .steady import SteadyBroadcast, steady_broadcast
 
 PIPE_FORMAT = "collcert-pipe-broadcast/1"
@@ -55,6 +56,16 @@ class FiniteRun:
     steady: SteadyBroadcast
     messages: int
     makespan: Fraction
+    compacted: tuple[list[Event], Fraction] | None = None  # see :mod:`.pipe_compact`
+
+    def compact_json(self, bound: Fraction) -> dict[str, Any] | None:
+        """The compacted schedule: makespan, ratio and every transfer [src, dst, message,
+        start] (None when not built: too many transfers)."""
+        if self.compacted is None:
+            return None
+        events, mk = self.compacted
+        return {"makespan": fraction_str(mk), "ratio": fraction_str(mk / bound),
+                "transfers": [[a, b, g, fraction_str(t)] for a, b, g, t, _ in events]}
 
     @property
     def batches(self) -> int:
@@ -112,7 +123,7 @@ def finite_series(platform: OnePortPlatform, source: object, n: int) -> FiniteRu
     """Broadcast n unit messages (β ignored: §5's series problem) with the optimal
     periodic schedule; its exact makespan."""
     sb = steady_broadcast(platform, source)
-    return FiniteRun(sb, n, finite_makespan(sb, n))
+    return FiniteRun(sb, n, finite_makespan(sb, n), compact(sb, n))
 
 
 @dataclass
@@ -133,7 +144,15 @@ class PipeRun:
                 "stretch": fraction_str(self.scale),
                 "makespan": fraction_str(self.makespan),
                 "ratio": fraction_str(self.makespan / bound),
-                "batches": self.run.batches, "periods": self.run.phases()}
+                "batches": self.run.batches, "periods": self.run.phases(),
+                "compact": self.run.compact_json(bound)}
+
+    def compacted(self) -> PipeRun:
+        """The same run with its compacted schedule (:mod:`.pipe_compact`)."""
+        p = self.run.steady.platform
+        got = compact(self.run.steady, self.packets, self.size, p.startup, self.scale)
+        return PipeRun(self.packets, self.size, self.scale,
+                       FiniteRun(self.run.steady, self.packets, self.makespan, got))
 
 
 @dataclass
@@ -236,5 +255,5 @@ def pipe_broadcast(platform: OnePortPlatform, source: object, size: object, *,
             runs[p] = pipe_run(unit, p, L / p)
     pool = list(runs.values()) + [paper]
     best = min(pool, key=lambda r: (r.makespan, r.packets))
-    return PipeBroadcast(platform, src, L, unit, paper, best,
+    return PipeBroadcast(platform, src, L, unit, paper.compacted(), best.compacted(),
                          sorted((p, r.makespan) for p, r in runs.items()))
