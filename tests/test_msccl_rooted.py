@@ -81,3 +81,28 @@ def test_a_wrong_alltoall_fails_on_the_host() -> None:
     good = plan_from_program(msccl.read(A2A.read_text()), False)
     outs = run_host(good)
     assert all(first_mismatch(good.spec, r, outs[r], 1) is None for r in range(3))
+
+
+@pytest.mark.parametrize("spec", ["ring:4", "dgx1", "two_box_example", "torus:3x3"])
+def test_alltoall_export_runs_at_the_certified_optimum(spec: str) -> None:
+    """Alltoall from the maximum concurrent flow: the program audits VALID at the
+    certified optimum, and its host run moves every block to its rank."""
+    from collcert.commands._common import load_topology
+    from collcert.reference.execution import alltoall_msccl_xml
+
+    t = load_topology(spec)
+    text, algbw = alltoall_msccl_xml(t)
+    report = collcert.audit(t, text)
+    assert report.valid and report.ratio == 1 and report.algbw == algbw
+    plan = plan_from_program(msccl.read(text), False)
+    outs = run_host(plan)
+    assert all(first_mismatch(plan.spec, r, outs[r], 1) is None for r in range(plan.nranks))
+
+
+def test_alltoall_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "a2a.xml"
+    assert main(["schedule", "ring:4", "-c", "alltoall", "--format", "msccl-xml",
+                 "-o", str(out)]) == 0
+    assert "certified optimum" in capsys.readouterr().out
+    assert main(["audit", "ring:4", str(out)]) == 0
+    assert main(["schedule", "ring:4", "-c", "alltoall"]) == 2

@@ -9,6 +9,7 @@ Modules:
 ``msccl_export``     MSCCL algorithm programs (XML) compiled from a plan, as Zhao et al.
                      2026, §6.1 does
 ``msccl_allreduce``  the LP (5) allreduce as an MSCCL program
+``msccl_alltoall``   alltoall as an MSCCL program, from the maximum concurrent flow
 ``mscclpp_export``   MSCCL++ execution plans (JSON) compiled from a plan (docs/mscclpp.md)
 ``runtime_rate``     the rate a runtime that uses every linked pair's direct link gives
                      an exported schedule, and the refusal of a slower export
@@ -42,6 +43,7 @@ from .execplan import (
     run_host,
 )
 from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
+from .msccl_alltoall import alltoall_msccl_xml, alltoall_plan
 from .msccl_export import msccl_xml, plan_xml
 from .mscclpp_export import mscclpp_json, plan_mscclpp
 from .runtime_rate import ExportRate, SlowExportError, export_rate
@@ -61,6 +63,8 @@ __all__ = [
     "Segment",
     "SlowExportError",
     "Spec",
+    "alltoall_msccl_xml",
+    "alltoall_plan",
     "bytes_per_unit",
     "chunks",
     "dependencies",

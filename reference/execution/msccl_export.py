@@ -68,7 +68,8 @@ SECONDS_PER_OP = 2e-4
 --format msccl-xml: 523,264 transfers, 89 s CPU, 920 MB)."""
 MAX_XML_ELEMENTS = 4096  # msccl_parser.h MAX_NODES: <algo>, every <gpu>, one rank's tb/step
 MSCCL_COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter",
-              "allreduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce"}
+              "allreduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce",
+              "alltoall": "alltoall"}
 
 
 @dataclass(eq=False)
@@ -426,12 +427,14 @@ def _limits(plan: Plan, tbs: list[_Tb], nch: int) -> str:
 def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
     _layout(tbs)
     spec = plan.spec
-    chunks = spec.cells
+    a2a = spec.collective == "alltoall"  # its Spec numbers all ranks' data: N·C cells
+    chunks = spec.cells // plan.nranks if a2a else spec.cells
     coll = MSCCL_COLL[spec.collective]
     q = quoteattr
     lines = ['<?xml version="1.0" encoding="UTF-8"?>',
              f'<algo name={q(name)} proto="Simple" nchannels="{nch}" '
-             f'nchunksperloop="{chunks}" ngpus="{plan.nranks}" coll="{coll}" inplace="1" '
+             f'nchunksperloop="{chunks}" ngpus="{plan.nranks}" coll="{coll}" '
+             f'inplace="{0 if a2a else 1}" '
              f'outofplace="1" minBytes="0" maxBytes="0"'
              + ("" if spec.root is None else f' root="{spec.root}"') + '>']
 

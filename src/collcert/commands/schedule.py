@@ -44,7 +44,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "collcert schedule topo.json -c broadcast --root gpu0 -o bc.json",
     )
     add_topology_argument(p)
-    p.add_argument("--collective", "-c", default="allgather", choices=COLLECTIVES,
+    p.add_argument("--collective", "-c", default="allgather", choices=(*COLLECTIVES, "alltoall"),
                    help="collective to schedule (default: allgather); allreduce is a "
                    "reduce-scatter phase followed by an allgather phase")
     p.add_argument("--root", help="root compute node (broadcast, reduce)")
@@ -134,6 +134,8 @@ def run(args: argparse.Namespace) -> int:
         from . import _runtime_routes
 
         return _runtime_routes.run(args, topo)
+    if args.collective == "alltoall":
+        return _alltoall(args, topo)
     weights = None
     if args.weights:
         weights = [w.strip() for w in args.weights.split(",")]
@@ -159,6 +161,26 @@ def run(args: argparse.Namespace) -> int:
         print_json(_summary(s, args, stages, elapsed), out)
     else:
         _print_text(s, args, stages, out)
+    return 0
+
+
+def _alltoall(args: argparse.Namespace, topo: Any) -> int:
+    """-c alltoall: an MSCCL program of the maximum concurrent flow (the certified
+    alltoall optimum, docs/auditing.md#alltoall); msccl-xml only."""
+    from collcert.reference.execution import alltoall_msccl_xml
+
+    if args.format != "msccl-xml":
+        raise ScheduleError("-c alltoall writes an MSCCL program only: add --format msccl-xml "
+                            "(the optimum itself: collcert optimum -c alltoall)")
+    text, algbw = alltoall_msccl_xml(topo, args.msccl_channels)
+    if args.output:
+        write_output(args.output, text, dash_is_stdout=True)
+    out = sys.stderr if args.output == "-" else sys.stdout
+    print(f"alltoall on {topo.name or 'topology'}: an MSCCL program of the maximum concurrent "
+          f"flow, algbw {fraction_str(algbw)} {topo.unit} (the certified optimum; each pair's "
+          "block split over the flow's paths, relayed by the compute nodes on them)", file=out)
+    if args.output and args.output != "-":
+        print(f"Schedule written to {args.output} (msccl-xml).", file=out)
     return 0
 
 
