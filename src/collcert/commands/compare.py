@@ -78,6 +78,14 @@ def run(args: argparse.Namespace) -> int:
     if view:
         _sizes.check_unit(args, topo)
     sizes = _sizes._sizes(args) if view else []
+    if sizes:  # nccl-tests' sizes: per-rank counts rounded to 16 bytes (--dtype)
+        from collcert.perftable import DTYPES, nccl_size
+
+        elt = DTYPES[args.dtype]
+        sizes = [nccl_size(args.collective, topo.num_compute, s, elt)[0] for s in sizes]
+        if not all(sizes):
+            raise CollcertError("--sizes: a size rounds to 0 bytes on this many ranks (nccl-tests "
+                                "rounds each rank's share to 16 bytes); start larger")
     started = time.perf_counter()
     progress = _progress(args)
     try:
