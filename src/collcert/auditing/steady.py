@@ -71,7 +71,9 @@ class SteadyBroadcastReport(AuditReport):
         if pipe:
             runs = [f"  {k}: {f[k + '_packets']} packets, makespan "
                     f"{fraction_str(f[k + '_makespan'])}, ratio "
-                    f"{fraction_str(f[k + '_ratio'])}" for k in ("paper", "best")]
+                    f"{fraction_str(f[k + '_ratio'])}"
+                    + (f"; compacted {fraction_str(f[k + '_compact_makespan'])}"
+                       if k + "_compact_makespan" in f else "") for k in ("paper", "best")]
             return "\n".join([
                 f"VALID {what} (one-port model with start-ups, Legrand et al. 2003, §6)",
                 f"  lower bound L·T* = {fraction_str(f['lower_bound'])} (T* = "
