@@ -8,8 +8,9 @@ networks without switches), bound (7) (Zhao & Krishnamurthy 2023, Cor. 18) and
 the cut-set bound C (Zhou & Sun 2026, Thm 1). Every figure comes with its
 certificate, and the whole bundle is checked by ``collcert.certify`` (its
 dispatcher's ``check_bundle``, the code behind ``collcert check``) before it
-is printed; a figure that is not computed says why ("not yet": LP (5) of this
-size waits for the cut-generation LP (5) of issue 19 items 1-3).
+is printed; a figure that is not computed says why. LP (5) is
+``forestcoll_lp``'s default, the cut form (issue 19 items 1-3); where that is
+refused, ``forestcoll_lp_cuts`` is tried, then "not yet".
 
 The last column says whether RS+AG is optimal there:
 
@@ -87,9 +88,7 @@ def answer(spec: str) -> dict[str, Any]:
     t = load_topology(spec)
     t0 = time.monotonic()
     free = not t.switch_nodes
-    # without switches LP (5) = R_LP (Edmonds' branching theorem), which column
-    # generation finds much faster than the flow form of LP (5) (5 min on torus:8x8)
-    r = allreduce_rate(t, mac_bc=t.num_compute <= 128, forestcoll=not free or t.num_compute <= 16)
+    r = allreduce_rate(t, mac_bc=t.num_compute <= 128)
     vals = dict(r.values)
     how = {k: "certified" for k, x in vals.items() if x is not None}
     how.update({k: f"not computed: {why}" for k, why in r.reasons.items()})

@@ -26,7 +26,9 @@ For every case this script
 
 Networks with more than 20 nodes, and cases marked ``"check": "max-flow"`` (the
 papers' machines, golden/allreduce/papers/), are checked with a max-flow of this
-file instead of enumeration: C by 2(K−1) flows, the phase times
+file instead of enumeration (a case marked ``"check": "recorded"``, the 1024-GPU
+machine, would take this script's pure-Python max-flow thousands of flows on
+2 178 nodes: it is listed, not re-derived): C by 2(K−1) flows, the phase times
 by the Dinkelbach iteration of Zhao & Krishnamurthy 2023, Thm 1 (one flow per
 compute sink), bound (7) (``bound7_algbw``) by one flow per compute node; and
 ``forestcoll_lp`` (``mac_bc_lp``) where RS+AG meets bound (7), since RS+AG ≤ LP (5)
@@ -305,6 +307,10 @@ def check(path: Path) -> list[str]:
     g = Graph(case["topology"])
     exp = {k: exact(v) for k, v in case["expected"].items()}
     errors = []
+    if case.get("check") == "recorded":  # too large for this script's max-flow
+        print(f"{path.name}: {len(g.nodes)} nodes: values recorded with their provenance, "
+              "not re-derived here")
+        return []
     if len(g.nodes) > MAX_ENUM_NODES or case.get("check") == "max-flow":
         return [f"{path.name}: {e}" for e in check_large(g, case, exp)]
     cut = min(g.out(s) for s, inside in g.subsets() if 0 < inside < len(g.compute))
