@@ -346,6 +346,11 @@ CASES = [
     ("missing-xml-topology", ["optimum", "{nope.xml}"], None, ["nope.xml", "no such file"]),
     ("schedule-as-topology", ["optimum", "{ring4_chains.json}"], None,
      ["this is a schedule", "collcert audit TOPOLOGY SCHEDULE"]),
+    ("msccl-fixed-k-1e7", ["schedule", "ring:4", "--fixed-k", "10000000", "--format",
+                           "msccl-xml", "-o", "{rk.xml}"], None,
+     ["about 120000000 transfers", "of memory", "smaller --fixed-k"]),
+    ("msccl-fixed-k-1e20", ["schedule", "ring:4", "--fixed-k", "1" + "0" * 20, "--format",
+                            "msccl-xml", "-o", "{rk.xml}"], None, ["about 1200000000000000000000 transfers"]),
     # issue 24 row 12: small ones
     ("fuzz-count-zero", ["fuzz", "check", "--count", "0"], None, ["--count", "between 1"]),
     ("arabic-indic-capacity", ["optimum", "{arabic_digits.json}"], None,

@@ -37,6 +37,7 @@ from .limits import (
     check_size,
     check_solvable,
     read_text,
+    schedule_transfers,
 )
 from .links import Link, Node, unpack_link
 from .topology import Topology
@@ -55,6 +56,7 @@ __all__ = [
     "TopologyError",
     "WhatIf",
     "check_budget",
+    "schedule_transfers",
     "check_json_memory",
     "check_prove_size",
     "check_size",

@@ -32,6 +32,7 @@ every count is printed exactly; no figure from here reaches a reported optimum.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -254,6 +255,29 @@ def check_size(size: Size, what: str, *, solve: bool = False, exact: bool = Fals
                 f"{human_seconds(seconds)} with {engine}, more than the "
                 f"{human_seconds(limit)} collcert starts (set {ENV_SECONDS} to allow longer; "
                 "docs/limits.md)")
+
+
+def schedule_transfers(doc: Mapping[str, object]) -> int:
+    """The transfers an execution plan of the ``collcert-schedule/1`` dict ``doc`` holds,
+    from its counts alone, before the plan is built (MSCCL export): every phase's data
+    is cut into lcm(k) cells per root, and a tree of multiplicity m moves m·lcm/k of them
+    over each of its edges. 0 for a malformed document (its reader says why)."""
+    raw = doc.get("phases")
+    phases = [p for p in raw if isinstance(p, Mapping)] if isinstance(raw, list) else []
+    ks = [p["k"] for p in phases if type(p.get("k")) is int and p["k"] > 0]
+    if len(ks) != len(phases) or not ks:
+        return 0
+    lcm = math.lcm(*ks)
+    total = 0
+    for phase in phases:
+        trees = phase.get("trees")
+        for tree in trees if isinstance(trees, list) else []:
+            if isinstance(tree, Mapping):
+                mult = tree.get("multiplicity", 1)
+                edges = tree.get("edges")
+                total += ((mult if type(mult) is int else 1) * (lcm // phase["k"])
+                          * (len(edges) if isinstance(edges, list) else 0))
+    return total
 
 
 def check_prove_size(topology: Network, fixed_k: int | None = None) -> None:

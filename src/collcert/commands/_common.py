@@ -105,17 +105,6 @@ ONE_PORT_NAMES = ("fig1", "fig5", "random")
 """The built-in one-port platforms of steady-state broadcast (``collcert broadcast-steady``)."""
 
 
-def topology_json(spec: str) -> dict[str, Any]:
-    """The JSON document of any built-in platform name, the one-port ones (``fig1``,
-    ``fig5``, ``random:P``) included, or of a topology file (``collcert check``)."""
-    if spec.split(":", 1)[0] in ONE_PORT_NAMES and not os.path.exists(spec):
-        from .broadcast_steady import load_platform
-
-        doc: dict[str, Any] = load_platform(spec).to_json()
-        return doc
-    return load_topology(spec).to_json()
-
-
 def _from_stdin(fmt: str | None, *, solve: bool, strict: bool) -> Topology:
     """The topology piped into the command: JSON, or a format the importers read."""
     text = read_stdin()

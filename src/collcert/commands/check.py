@@ -80,12 +80,18 @@ def _topology(spec: str) -> dict[str, Any]:
             raise InputError(f"{spec}: a topology is a JSON object (collcert-topology/1)")
         return data
     try:  # a built-in platform: only the reference can build it
-        from collcert.commands._common import topology_json
+        from collcert.commands._common import ONE_PORT_NAMES, load_topology
     except ImportError as exc:
         raise InputError(f"{spec!r} is not a file; built-in platforms are built by "
                          f"collcert.reference, which cannot be imported here ({exc}); pass a "
                          "topology JSON file") from None
-    return topology_json(spec)  # one-port platforms (fig1, random:P) too
+    if spec.split(":", 1)[0] in ONE_PORT_NAMES:  # fig1, fig5, random:P (broadcast-steady)
+        from collcert.commands.broadcast_steady import load_platform
+
+        one_port: dict[str, Any] = load_platform(spec).to_json()
+        return one_port
+    built: dict[str, Any] = load_topology(spec).to_json()
+    return built
 
 
 def _show(value: Any) -> str:
