@@ -181,3 +181,13 @@ def test_an_lp_allreduce_plan_exports_too() -> None:
     for inplace in (False, True):
         report = audit(topo, json.dumps(plan_mscclpp(lp_plan(s), inplace=inplace)))
         assert report.valid and report.time_per_unit == s.time_per_unit
+
+
+def test_the_command_writes_lp_plans(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lp.json"
+    assert main(["schedule", "torus:3x3", "-c", "allreduce", "--method", "lp", "--format",
+                 "mscclpp-json", "--in-place", "--check", "-o", str(out)]) == 0
+    assert "MSCCL++ plan:" in capsys.readouterr().out
+    assert main(["audit", "torus:3x3", str(out), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["algbw"], result["ratio"]) == ("9/4", "1")

@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "msccl-xml":
         s, program = _msccl(topo, s, args)
         doc = s.to_json(certificates=False)
+    elif args.format == "mscclpp-json":
+        program = _mscclpp(s, args)
     checked = _check(topo, s, doc, program) if args.check else None
     text = json.dumps(doc, indent=1) + "\n" if program is None else program.text
     if args.output:
@@ -58,7 +60,8 @@ def _refuse_options(args: argparse.Namespace) -> None:
         raise ScheduleError(f"--method lp builds allreduce schedules (ForestColl's LP (5)); "
                             f"for {args.collective} use the default --method forestcoll")
     if args.format == "forestcoll-xml":
-        raise ScheduleError("--method lp writes json or msccl-xml: its roots carry different "
+        raise ScheduleError("--method lp writes json, msccl-xml or mscclpp-json: its roots "
+                            "carry different "
                             "shares and its two phases run at the same time, which the "
                             "ForestColl tree XML cannot express")
     if args.format != "msccl-xml" and args.msccl_channels is not None:
@@ -81,7 +84,9 @@ def _check(topo: Topology, s: LPSchedule, doc: dict[str, Any], program: _Program
     if not verdict.ok or verdict.facts.get("time_per_unit") != s.time_per_unit:
         raise RuntimeError("internal: collcert.certify rejects the LP schedule: "
                            + "; ".join(verdict.all_reasons()[:3]))
-    if program is not None:
+    if program is not None and program.runtime == "mscclpp":
+        _check_mscclpp(program.text)
+    elif program is not None:
         _check_program(program.text)
     return fraction_str(verdict.facts["time_per_unit"])
 
@@ -130,8 +135,13 @@ class _Program:
     text: str
     chunks: int
     shares: str  # "lp": LP (5)'s own solution; "uniform": the equal-share optimum
+    runtime: str = "msccl"  # or "mscclpp": an MSCCL++ execution plan
 
     def describe(self) -> str:
+        if self.runtime == "mscclpp":
+            return (f"MSCCL++ plan: {self.chunks} chunks, the shares of the LP (5) solution; "
+                    "exact, so it reaches LP (5) (collcert audit TOPOLOGY FILE checks it; "
+                    "docs/mscclpp.md).")
         which = ("the shares of the LP (5) solution" if self.shares == "lp" else
                  "equal shares (the shares of LP (5)'s own solution need more than the "
                  "executor takes; with x_v all equal LP (5) has the same optimum here)")
@@ -163,6 +173,31 @@ def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
         return s2, _Program(lp_msccl_xml(s2, args.msccl_channels), chunks(s2), "uniform")
     except ScheduleError as exc:
         raise ScheduleError(f"{refuse}. Equal shares (the same optimum here): {exc}") from None
+
+
+def _mscclpp(s: LPSchedule, args: argparse.Namespace) -> _Program:
+    """The MSCCL++ plan of the LP schedule, exact shares (docs/mscclpp.md); rated before it
+    is written, as the tree exports are (a plan names ranks, not links): a warning says
+    when it runs slower."""
+    import json
+
+    from collcert.reference.execution import chunks, export_rate, lp_plan, plan_mscclpp
+
+    rate = export_rate(s.to_json(certificates=False), s.topology)
+    if rate.slower or rate.multicast:
+        print(f"warning: {rate.message()}", file=sys.stderr)
+    plan = plan_mscclpp(lp_plan(s), inplace=args.in_place, channel=args.mscclpp_channel)
+    return _Program(json.dumps(plan, indent=1), chunks(s), "lp", "mscclpp")
+
+
+def _check_mscclpp(text: str) -> None:
+    """Run the MSCCL++ plan in the simulator of collcert.certify."""
+    from collcert.certify.execution import mscclpp, mscclpp_sim
+
+    verdict = mscclpp_sim.run(mscclpp.read(text)).verdict
+    if not verdict.ok:
+        raise RuntimeError("internal: collcert.certify rejects the MSCCL++ plan: "
+                           + "; ".join(verdict.all_reasons()[:3]))
 
 
 def _check_program(text: str) -> None:
