@@ -106,3 +106,23 @@ def test_alltoall_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert "certified optimum" in capsys.readouterr().out
     assert main(["audit", "ring:4", str(out)]) == 0
     assert main(["schedule", "ring:4", "-c", "alltoall"]) == 2
+
+
+def test_alltoall_export_below_the_flow_is_said(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """On the issue's machine the flow sends linked pairs through switches: the export
+    audits slower, which the command says (and refuses under --strict)."""
+    import json
+
+    from test_export_rate import issue_topology
+
+    topo = tmp_path / "t.json"
+    topo.write_text(json.dumps(issue_topology().to_json()))
+    out = tmp_path / "a.xml"
+    assert main(["schedule", str(topo), "-c", "alltoall", "--format", "msccl-xml",
+                 "-o", str(out)]) == 0
+    assert "warning" in capsys.readouterr().err and out.exists()
+    strict = tmp_path / "s.xml"
+    assert main(["schedule", str(topo), "-c", "alltoall", "--format", "msccl-xml",
+                 "-o", str(strict), "--strict"]) == 1
+    assert "refused" in capsys.readouterr().err and not strict.exists()

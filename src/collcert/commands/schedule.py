@@ -173,6 +173,18 @@ def _alltoall(args: argparse.Namespace, topo: Any) -> int:
         raise ScheduleError("-c alltoall writes an MSCCL program only: add --format msccl-xml "
                             "(the optimum itself: collcert optimum -c alltoall)")
     text, algbw = alltoall_msccl_xml(topo, args.msccl_channels)
+    from collcert.auditing import audit  # audited before it is written (issue 22)
+
+    got = audit(topo, text, check_optimum_certificate=False).algbw
+    if got is None or got < algbw:
+        why = (f"the exported program audits at algbw {fraction_str(got)} {topo.unit}, below "
+               f"the flow's {fraction_str(algbw)} (the runtime sends a linked pair's traffic "
+               "over its direct link; collcert audit names the busiest link)"
+               if got is not None else "the exported program does not audit VALID")
+        if args.strict:
+            print(f"collcert schedule: refused (--strict): {why}", file=sys.stderr)
+            return 1
+        print(f"warning: {why}", file=sys.stderr)
     if args.output:
         write_output(args.output, text, dash_is_stdout=True)
     out = sys.stderr if args.output == "-" else sys.stdout
