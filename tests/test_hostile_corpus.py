@@ -351,6 +351,9 @@ CASES = [
      ["about 120000000 transfers", "of memory", "smaller --fixed-k"]),
     ("msccl-fixed-k-1e20", ["schedule", "ring:4", "--fixed-k", "1" + "0" * 20, "--format",
                             "msccl-xml", "-o", "{rk.xml}"], None, ["about 1200000000000000000000 transfers"]),
+    ("reduce-n-time", ["reduce-tree", "20000000", "-d", "1", "-c", "1"], None,
+     ["20000000 machines", "would take about 10 minutes", "COLLCERT_MAX_SECONDS"],
+     {"COLLCERT_MAX_SECONDS": "100", "COLLCERT_MAX_MEMORY": "64G"}),
     # issue 24 row 12: small ones
     ("fuzz-count-zero", ["fuzz", "check", "--count", "0"], None, ["--count", "between 1"]),
     ("arabic-indic-capacity", ["optimum", "{arabic_digits.json}"], None,
