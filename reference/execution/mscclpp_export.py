@@ -15,7 +15,10 @@ its global order:
   ``re``\\ duces it into place (``dst = red + slot``); a plan's ``copy`` and
   ``reduce`` are ``copy`` and ``re``;
 * one channel per (sending threadblock, receiving threadblock): signals on a
-  channel then come in the sender's program order;
+  channel then come in the sender's program order. The receiving threadblock
+  first signals "ready" on it, and the sender waits for that before its first
+  put: a rank's call starts only when its previous call is over, so no put of
+  this call overwrites a slot the receiver's previous call still reads;
 * the plan's other dependencies on a rank (an op reading what another
   threadblock wrote, or writing what it read) are device semaphores: the
   threadblock that ran the earlier op ``sem_release``\\ s one after it, the later
@@ -52,7 +55,8 @@ if TYPE_CHECKING:
 
 MAX_OPERATION = 64  # execution_common.hpp
 MAX_SEMAPHORES_PER_OP = 16  # MAX_DEVICE_SEMAPHORES
-OPS_PER_TB = 12
+MAX_CHANNEL_PER_OPERATION = 8
+OPS_PER_TB = 10
 SENDS_PER_TB = 8
 COLLECTIVE = {"allgather": "allgather", "reduce-scatter": "reducescatter",
               "allreduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce"}
@@ -69,6 +73,7 @@ class _Tb:
     release: list[list[int]] = field(default_factory=list)  # per item: semaphores
     chans: list[tuple[int, int]] = field(default_factory=list)  # (peer, stream number)
     refs: list[int] = field(default_factory=list)  # remote buffer ids
+    ready: list[int] = field(default_factory=list)  # channels it receives on: "ready" first
 
 
 @dataclass
@@ -78,6 +83,7 @@ class _Stream:
     recv_chan: int
     order: list[int] = field(default_factory=list)  # messages, in the sender's order
     consumed: int = 0
+    greeted: bool = False  # the sender has waited for the receiver's "ready"
 
 
 def mscclpp_json(schedule: Schedule | dict[str, Any], inplace: bool = False,
@@ -225,6 +231,7 @@ class _Compiler:
                 s.chans.append((r.rank, number))
                 r.chans.append((s.rank, number))
                 self.streams[key] = _Stream(number, len(s.chans) - 1, len(r.chans) - 1)
+                r.ready.append(len(r.chans) - 1)
             self.streams[key].order.append(op.msg)
             self.by_msg[op.msg] = self.streams[key]
             assert op.src is not None
@@ -248,10 +255,13 @@ class _Compiler:
             ref = self.ref(tb, op.peer)
             slot = {"buffer_id": ref, "index": self.slot[op.msg], "size": op.src.n}
             src = [self.buff(op.rank, op.src)]
+            ready = [] if stream.greeted else [
+                {"name": "wait", "channel_ids": [stream.send_chan], "channel_type": ty}]
+            stream.greeted = True
             if ty == "port":
-                return [{"name": "pwsf", "src_buff": src, "dst_buff": [slot],
+                return ready + [{"name": "pwsf", "src_buff": src, "dst_buff": [slot],
                          "channel_ids": [stream.send_chan], "channel_type": "port"}]
-            return [{"name": "put", "src_buff": src, "dst_buff": [slot],
+            return ready + [{"name": "put", "src_buff": src, "dst_buff": [slot],
                      "channel_type": "memory"},
                     {"name": "signal", "channel_ids": [stream.send_chan],
                      "channel_type": "memory"}]
@@ -316,7 +326,11 @@ class _Compiler:
         number = {end: k for k, end in enumerate(ends)}
         threadblocks = []
         for tb in self.tbs[r]:
-            ops: list[dict[str, Any]] = []
+            # "ready": this call has started here, so the previous one is over on this rank
+            # and its scratch slots may be written again
+            ops: list[dict[str, Any]] = [
+                {"name": "signal", "channel_ids": tb.ready[i:i + MAX_CHANNEL_PER_OPERATION],
+                 "channel_type": ty} for i in range(0, len(tb.ready), MAX_CHANNEL_PER_OPERATION)]
             for item, release in zip(tb.items, tb.release):
                 ops += item
                 for i in range(0, len(release), MAX_SEMAPHORES_PER_OP):
