@@ -184,13 +184,13 @@ class _Rounds:
             self.rounds += 1
             xk, cre, cbc = got
             x = m.expand_x([max(0.0, v) for v in xk])
-            total = sum(x)  # type: ignore[arg-type]
+            total = sum(x)
             big = max([1e-12, *map(abs, xk), *map(abs, cre), *map(abs, cbc)])
             scale = float(2 ** 40) / big
             added = 0
             for side, cv in (("bc", cbc), ("re", cre)):
                 per_link = m.expand_links([max(0.0, v) for v in cv])
-                caps = [math.floor(v * scale) for v in per_link + x]  # type: ignore[operator]
+                caps = [math.floor(v * scale) for v in per_link + x]
                 for value, _, inside in self.sep.flows(side, caps, m.sink_reps):
                     self.max_flows += 1
                     if value / scale >= total * (1 - FLOAT_TOL) - FLOAT_TOL:
@@ -275,16 +275,16 @@ def _exact_step(rd: _Rounds) -> tuple[Any, dict[str, Any]] | None:
     res = _solve_exactly(rd)
     xk = [res.x.get(rd.xvar(k), Fraction(0)) for k in range(m.num_classes)]
     x = m.expand_x(xk)
-    total = sum(x, Fraction(0))  # type: ignore[arg-type]
+    total = sum(x, Fraction(0))
     per_side = {s: m.expand_links([res.x.get(rd.cvar(s, p), Fraction(0))
                                    for p in range(m.num_link_orbits)]) for s in ("bc", "re")}
     den = 1
     for v in [*x, *per_side["bc"], *per_side["re"]]:
-        den = math.lcm(den, v.denominator)  # type: ignore[attr-defined]
+        den = math.lcm(den, v.denominator)
     flows: dict[str, list[list[Fraction]]] = {}
     added = 0
     for side in ("bc", "re"):
-        caps = [int(v * den) for v in per_side[side] + x]  # type: ignore[operator]
+        caps = [int(v * den) for v in per_side[side] + x]
         flows[side] = []
         for value, flow, inside in rd.sep.flows(side, caps, m.sink_reps):
             rd.max_flows += 1

@@ -27,6 +27,7 @@ cut rows; the solving loop is :mod:`.lp5_cuts`.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import TypeVar
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from ..model import Topology
 from ..symmetry import UnionFind
 
 Node = Hashable
+T = TypeVar("T")
 
 
 class CutModel:
@@ -115,11 +117,11 @@ class CutModel:
                 out.append((side, ~alone))
         return out
 
-    def expand_x(self, per_class: list[object]) -> list[object]:
+    def expand_x(self, per_class: list[T]) -> list[T]:
         """x per compute node from x per class."""
         return [per_class[k] for k in self.node_class.tolist()]
 
-    def expand_links(self, per_orbit: list[object]) -> list[object]:
+    def expand_links(self, per_orbit: list[T]) -> list[T]:
         """A value per link from a value per link orbit."""
         return [per_orbit[p] for p in self.link_orbit.tolist()]
 
