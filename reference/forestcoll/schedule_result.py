@@ -210,6 +210,8 @@ class Schedule:
             text += ("; equals the certified optimum" if self.fixed_k is None else
                      f"; equals the certified best time with k = {self.fixed_k} "
                      f"(the optimum over all k is algbw {show(self.optimum.extra['optimal_algbw'])})")
+        if "symmetrized" in self.extra:
+            text += "; built by orbits on the symmetrized machine (docs/whatif.md)"
         if self.multicast_saved:
             text += (f"; in-network multicast removes {show(self.multicast_saved)}·M of link traffic "
                      "(data size M times links crossed)")
