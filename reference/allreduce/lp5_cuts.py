@@ -289,7 +289,10 @@ def _exact_step(rd: _Rounds) -> tuple[Any, dict[str, Any]] | None:
         for value, flow, inside in rd.sep.flows(side, caps, m.sink_reps):
             rd.max_flows += 1
             if value < total * den:
-                added += rd.add(side, inside)
+                if not rd.add(side, inside):  # an exact LP solution meets its own rows
+                    raise RuntimeError("internal: LP (5) cut generation found a violated cut "
+                                       "it already has")
+                added += 1
             flows[side].append([Fraction(f, den) for f in flow])
     if added:
         return None
