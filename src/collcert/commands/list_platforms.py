@@ -34,6 +34,33 @@ ABOUT: dict[str, tuple[str, str]] = {
 }
 
 
+ONE_PORT: dict[str, tuple[str, str, str]] = {
+    "fig1": ("fig1", "Legrand et al. 2003, Fig. 1: a source and four nodes, link costs 1 and "
+             "1/2", "fig1"),
+    "fig5": ("fig5", "Legrand et al. 2003, Fig. 5: Fig. 1 without the link 2 -> 1 (a DAG)",
+             "fig5"),
+    "random": ("random:P,seed=0,degree=3", "P nodes (at most 2000): a random arborescence "
+               "from p0 plus random links, about DEGREE out-links per node, costs from "
+               "{1/2, 1, 3/2, 2, 3, 4, 5}", "random:20"),
+}
+"""The one-port platforms of steady-state broadcast (broadcast-steady, check, draw):
+(signature, one line, example)."""
+
+
+def one_port_entries() -> list[dict[str, Any]]:
+    """What ``collcert platforms`` shows of the one-port platforms."""
+    from .broadcast_steady import load_platform
+
+    out = []
+    for name, (signature, line, example) in ONE_PORT.items():
+        plat = load_platform(example)
+        out.append({"name": name, "signature": signature, "description": line,
+                    "example": example, "example_size": {"nodes": len(plat.nodes),
+                                                         "links": len(plat.cost)},
+                    "model": "one-port (collcert broadcast-steady)"})
+    return out
+
+
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "platforms",
@@ -83,17 +110,28 @@ def _signature(entry: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     names = platform_names()
+    if args.name is not None and args.name in ONE_PORT:
+        e = next(x for x in one_port_entries() if x["name"] == args.name)
+        if args.json:
+            print_json(e)
+        else:
+            print(f"{e['signature']}\n\n{e['description']}\n\na one-port platform of "
+                  f"steady-state broadcast: collcert broadcast-steady {e['example']} "
+                  f"({e['example_size']['nodes']} nodes, {e['example_size']['links']} links; "
+                  "docs/steady-broadcast.md)")
+        return 0
     if args.name is not None:
         if args.name not in names:
             raise TopologyError(f"no built-in platform {args.name[:40]!r}; they are "
-                                f"{', '.join(names)}")
+                                f"{', '.join([*names, *ONE_PORT])}")
         names = [args.name]
     entries = [describe(n) for n in names]
     if args.json:
         for e in entries:
             if args.name is None:
                 del e["doc"]
-        print_json({"platforms": entries} if args.name is None else entries[0])
+        print_json({"platforms": entries, "one_port": one_port_entries()}
+                   if args.name is None else entries[0])
         return 0
     if args.name is not None:
         e = entries[0]
@@ -109,6 +147,14 @@ def run(args: argparse.Namespace) -> int:
                             subsequent_indent="    "))
         print(f"    e.g. {e['example']}: {size['compute_nodes']} compute nodes, "
               f"{size['nodes']} nodes, {size['links']} links ({e['unit']})")
+    print("\nOne-port platforms of steady-state broadcast (collcert broadcast-steady, check, "
+          "draw; docs/steady-broadcast.md):")
+    for e in one_port_entries():
+        size = e["example_size"]
+        print(e["signature"])
+        print(textwrap.fill(e["description"], 96, initial_indent="    ",
+                            subsequent_indent="    "))
+        print(f"    e.g. {e['example']}: {size['nodes']} nodes, {size['links']} links (costs)")
     print("\nA spec gives the parameters after a colon, comma-separated (dgx_a100:4, mi250:2,8, "
           "torus:4x4); 'collcert platforms NAME' describes one. A real machine: "
           "docs/importing.md.")
