@@ -1,9 +1,11 @@
 """NCCL's ring algorithms on the channels of :mod:`.rings`, as tree schedules.
 
-NCCL's ring kernels (``src/device/all_gather.h``, ``reduce_scatter.h``,
-``all_reduce.h``, ``broadcast.h``, ``reduce.h`` of NVIDIA/nccl) move data only
-to the next rank of each channel's ring, and split the data evenly over the
-channels. As trees (docs/baselines.md):
+NCCL's ring kernels (``runRing`` in ``src/device/all_gather.h``,
+``reduce_scatter.h``, ``all_reduce.h``, ``broadcast.h``, ``reduce.h`` of
+NVIDIA/nccl) move data only to the next rank of each channel's ring ("step 0:
+push data to next GPU", then N-2 receive-(reduce-)copy-send steps and a final
+receive), and split the data evenly over the channels. As trees
+(docs/baselines.md):
 
 - allgather: in every channel, the shard of rank u goes u → next(u) → … through
   N-1 hops, an out-chain;

@@ -18,7 +18,8 @@ The model: the chains are the ring channels' orders inside each box
 pattern), so each ring channel gives two trees. The allreduce is written as
 ForestColl's pipelined reduce and broadcast trees (``overlap``: the reduction
 up and the broadcast down run at the same time on different chunks, as NCCL's
-tree kernel does), each tree's root reducing a share proportional to its trees
+tree kernel does: ``src/device/all_reduce.h``, ``runTreeSplit`` gives part of
+the threads the reduction toward ``tree->up`` and the rest the broadcast down), each tree's root reducing a share proportional to its trees
 (``weights``). Broadcast and reduce orient the same trees away from, or toward,
 the given root.
 """
