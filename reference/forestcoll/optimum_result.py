@@ -108,7 +108,7 @@ class Optimum:
         if self.k is not None:
             lines.append(f"  k = {self.k}, U = {show(self.U or 0)}")
         if self.cut is not None:
-            lines.append(f"  witness cut   = {_fmt_set(self.cut, t)}")
+            lines.append(f"  witness cut   = {_fmt_cut(self.cut, t)}")
         for key, value in self.extra.items():
             label = _LABELS.get(key, key.replace("_", " "))  # JSON keeps the short keys
             if isinstance(value, Fraction | int) and not isinstance(value, bool):
@@ -191,6 +191,15 @@ _LABELS = {
 
 def _ordered(nodes: frozenset[Node], t: Topology) -> list[Node]:
     return sorted(nodes, key=lambda v: t.index[v])
+
+
+def _fmt_cut(cut: frozenset[Node], t: Topology) -> str:
+    """The cut S, or, when its complement is the smaller side (one GPU outside 35 nodes),
+    the nodes outside it: the fact a reader wants."""
+    outside = frozenset(t.nodes) - cut
+    if outside and len(outside) < len(cut):
+        return f"every node but {_fmt_set(outside, t)} ({len(cut)} of {len(t.nodes)} nodes)"
+    return _fmt_set(cut, t)
 
 
 def _fmt_set(nodes: frozenset[Node], t: Topology) -> str:
