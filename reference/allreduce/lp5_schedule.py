@@ -222,12 +222,23 @@ def _route(batches: list[tuple[Node, int, list[Link]]], direction: str,
 
 
 def _default_lp(t: Topology) -> tuple[ForestCollLP, ForestCollLP]:
-    """Without switches, the cut form's solution, fixed by the automorphisms (symmetric
+    """(the LP (5) solution the trees realise, the one whose certificate they carry).
+
+    Without switches, the cut form's solution, fixed by the automorphisms (symmetric
     shares: few MSCCL chunks) when the machine has symmetry or the flow form is too
-    large; else App. G's flow form (its logical arcs carry the walks through switches)."""
+    large; else App. G's flow form (its logical arcs carry the walks through switches),
+    held to symmetric solutions when the machine has symmetry."""
+    size = lp5_size(t)
+    if t.switch_nodes and size > MAX_LP_NONZEROS:
+        raise ScheduleError(
+            "LP (5) of this topology is solved by its cut form (collcert optimum -c allreduce "
+            "prints it, certified), but trees that reach it through switches are built from "
+            f"App. G's flow form, about {size} constraint entries here, more than the "
+            f"{MAX_LP_NONZEROS} collcert solves; use --method forestcoll (RS+AG) or "
+            "--method rsag-weighted instead")
     cut = forestcoll_lp(t, method="cuts")
     symmetric = cut.stats["node_orbits"] < t.num_compute
-    if not t.switch_nodes and (symmetric or lp5_size(t) > MAX_LP_NONZEROS):
+    if not t.switch_nodes and (symmetric or size > MAX_LP_NONZEROS):
         return cut, cut
     if symmetric:  # App. G's form held to solutions fixed by the same automorphisms
         gens = find_generators(t)
