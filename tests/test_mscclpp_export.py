@@ -191,3 +191,22 @@ def test_the_command_writes_lp_plans(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["audit", "torus:3x3", str(out), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["algbw"], result["ratio"]) == ("9/4", "1")
+
+
+def test_without_the_ready_handshake_a_rank_runs_into_the_next_call() -> None:
+    # the checker runs a second call on what the first left: a rank that starts its next
+    # call may put into a scratch slot its peer's previous call still reads
+    topo = load_topology("torus:3x3")
+    doc = json.loads(mscclpp_json(collcert.schedule(topo, "allgather")))
+    assert mscclpp_sim.run(mscclpp.read(json.dumps(doc))).verdict.ok
+    for g in doc["gpus"]:
+        for tb in g["threadblocks"]:
+            ops = tb["ops"]
+            ready = [i for i, o in enumerate(ops) if o["name"] == "wait" and i + 1 < len(ops)
+                     and ops[i + 1]["name"] == "put"]
+            tb["ops"] = [o for i, o in enumerate(ops) if i not in ready
+                         and not (o["name"] == "signal" and i < len(ops) and all(
+                             p["name"] == "signal" for p in ops[:i + 1]))]
+    reasons = mscclpp_sim.run(mscclpp.read(json.dumps(doc))).verdict.reasons
+    assert any(r.startswith("in the next call: ") and "(put): overwrites s[" in r and
+               "still to be read by" in r for r in reasons), reasons[:3]

@@ -7,6 +7,7 @@ Modules:
 ``msccl_sim``  the program run chunk by chunk, its postcondition checked
 ``mscclpp``    MSCCL++ execution plans (JSON), read as its executor reads them
 ``mscclpp_sim`` an MSCCL++ plan run op by op as its executor runs it, its postcondition checked
+``mscclpp_cells`` what that simulation tracks per cell (contents, clocks) and how it names cells
 ``runtime_routes`` the best allgather rate when every GPU pair uses the runtime's route (LP)
 """
 

@@ -115,6 +115,7 @@ class Plan:
     semaphores: dict[int, list[int]]  # rank -> init values
     grain: int = 1  # cells per chunk (lcm of tbg sizes)
     root: int | None = None  # broadcast, reduce: the rank whose input (output) is whole
+    double_scratch: bool = False  # use_double_scratch_buffer: calls alternate halves
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -169,7 +170,8 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
     if not 2 <= n <= MAX_RANKS:
         raise InputError(f"{origin}: {n} gpus; collcert audits plans of 2..{MAX_RANKS} ranks")
     plan = Plan(str(doc.get("name", ""))[:200], coll, proto, doc["inplace"], n, [], {}, {},
-                {}, {}, root=_root(doc, coll, n, origin))
+                {}, {}, root=_root(doc, coll, n, origin),
+                double_scratch=doc.get("use_double_scratch_buffer") is True)
     for r, g in enumerate(gpus):
         where = f"gpus[{r}]"
         if _int(g, "id", where, 0, n - 1) != r:

@@ -23,25 +23,18 @@ the ops, as its ``handle*`` functions do them:
 * ``nop`` (``__syncthreads``) and ``flush`` move no data.
 
 Model. Every cell (a chunk, or a part of one for thread block groups) holds the
-set of contributions ``(rank, input cell)`` it contains; a reduction is the
-union of disjoint sets (an overlap counts a contribution twice and is
-reported). One interleaving is run (threadblocks in order, each as far as it
-can go); ordering is checked apart with vector clocks: a cell read or written
-after another threadblock wrote it, or written after another read it, must be
-ordered after that access by program order, signal→wait, barriers or device
-semaphores; otherwise it is a race. A port put is taken to land when it is
-issued and a relaxed signal to order data like a signal (docs/mscclpp.md says
-what that simplifies). Nothing can move but ops remain: a deadlock, named.
-Signals never waited for, and device semaphores not back at their initial
-value, would leave the next call wrong: reported.
-
-Buffers as the user's: in place, the allgather input is output[r·b …], the
-reduce-scatter output input[r·b …], the allreduce output the input, and the
-root's output its input for broadcast and reduce (b: a rank's share).
-Postconditions as in :mod:`.msccl_sim`; broadcast: every output cell j holds
-the root's input cell j (the other ranks' inputs hold their own data, which must
-not leak into any output); reduce: the root's output cell j is the sum of cell j
-of all ranks.
+contributions ``(rank, input cell)`` it contains; a reduction is a union of
+disjoint sets. One interleaving is run (threadblocks in order, each as far as it
+can go); ordering is checked apart with vector clocks: an access to a cell
+another threadblock wrote (or a write to one it read) must be ordered after it by
+program order, signal→wait, barriers, device semaphores or an LL packet's flag,
+else it is a race. A port put lands when issued; a relaxed signal orders data
+like a signal (docs/mscclpp.md). Stuck ops: a deadlock, named. Then a second
+call runs on the state the first left (semaphores, channels, scratch; each
+rank's kernel after its previous one, the user's new inputs between them), so
+leftover signals and a rank running ahead into a peer's buffers show up.
+Buffers and postconditions are the user's (docs/mscclpp.md), as in
+:mod:`.msccl_sim`, plus broadcast and reduce.
 """
 
 from __future__ import annotations
@@ -50,12 +43,9 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from ..model import Verdict
+from . import mscclpp_cells as mc
 from .mscclpp import Op, Plan, Ref
-
-Content = frozenset[tuple[int, int]]
-Loc = tuple[int, str, int]
-Key = tuple[int, int]  # (rank, threadblock)
-Clock = dict[Key, int]
+from .mscclpp_cells import Clock, Content, Key, Loc
 
 
 @dataclass
@@ -90,8 +80,14 @@ class _Run:
         for r in range(plan.ngpus):
             for j in range(self.size[r]["i"]):
                 self.store[self.loc(r, "i", j)] = frozenset({(r, j)})
+        # the next call: its inputs are the cells shift.., its op stamps base + pos + 1
+        self.call, self.base, self.shift = 1, 0, 0
+        self.stuck = False
+        self.span = max((len(ops) for ops in plan.tbs.values()), default=0) + 2
 
     def loc(self, r: int, buf: str, j: int) -> Loc:
+        if buf in ("s", "Ps") and self.call == 2 and self.plan.double_scratch:
+            return (r, buf + "'", j)  # the other half (executor.cc: scratchOffset by flag)
         if buf.startswith("P"):
             q, b, k = self.loc(r, buf[1:], j)
             return (q, "P" + b, k)
@@ -137,16 +133,16 @@ class _Run:
         for j in span:
             loc = self.loc(ref.rank, ref.buf, j)
             got = self.store.get(loc)
-            where = f"{_buf(ref.buf)}[{_at(self.plan, j)}] of rank {ref.rank}"
+            where = f"{mc.buf_name(ref.buf)}[{mc.at(self.plan, j)}] of rank {ref.rank}"
             if got is None:
                 self.v.fail(f"{op.where()}: reads {where} before it holds any data")
                 return None
             if wait:
-                _join(self.clock[(op.rank, op.tb)], self.pclock[loc])
+                mc.join(self.clock[(op.rank, op.tb)], self.pclock[loc])
             if loc in self.writer:
                 who, at, _ = self.writer[loc]
                 self.ordered(op, who, at, f"reads {where}, written by")
-            self.readers.setdefault(loc, {})[(op.rank, op.tb)] = op.pos + 1
+            self.readers.setdefault(loc, {})[(op.rank, op.tb)] = self.base + op.pos + 1
             out.append(got)
         return out
 
@@ -160,13 +156,13 @@ class _Run:
             return
         for j, d in zip(span, data):
             loc = self.loc(ref.rank, ref.buf, j)
-            where = f"{_buf(ref.buf)}[{_at(self.plan, j)}] of rank {ref.rank}"
+            where = f"{mc.buf_name(ref.buf)}[{mc.at(self.plan, j)}] of rank {ref.rank}"
             if loc in self.writer:
                 who, at, _ = self.writer[loc]
                 self.ordered(op, who, at, f"overwrites {where}, written by")
             for who, at in self.readers.pop(loc, {}).items():
                 self.ordered(op, who, at, f"overwrites {where}, still to be read by")
-            self.writer[loc] = ((op.rank, op.tb), op.pos + 1, op.where())
+            self.writer[loc] = ((op.rank, op.tb), self.base + op.pos + 1, op.where())
             self.store[loc] = d
             if ref.buf.startswith("P"):
                 self.pclock[loc] = dict(self.clock[(op.rank, op.tb)])
@@ -174,7 +170,8 @@ class _Run:
             self.move(op.rank, ref.rank, len(data))
 
     def move(self, p: int, q: int, n: int) -> None:
-        self.traffic[(p, q)] = self.traffic.get((p, q), 0) + n
+        if self.call == 1:
+            self.traffic[(p, q)] = self.traffic.get((p, q), 0) + n
 
     def reduce(self, op: Op, a: list[Content], b: list[Content]) -> list[Content] | None:
         out = []
@@ -182,7 +179,7 @@ class _Run:
             if not x.isdisjoint(y):
                 r, j = min(x & y)
                 self.v.fail(f"{op.where()}: adds the contribution of rank {r} input "
-                            f"{_at(self.plan, j)} twice")
+                            f"{mc.at(self.plan, j)} twice")
                 return None
             out.append(x | y)
         return out
@@ -195,7 +192,7 @@ class _Run:
 
     def data_op(self, op: Op) -> None:
         name = op.name
-        if name in PACKET_OPS:
+        if name in mc.PACKET_OPS:
             self.packet_op(op)
         elif name in ("put", "pws", "pwsf"):
             if len(op.src) != len(op.dst):
@@ -246,28 +243,28 @@ class _Run:
             for i, (s, d) in enumerate(zip(src, dst)):
                 if op.chan_type == "port" and not self.port_ok(op, i, d):
                     continue
-                kind = _pk(s.buf) if op.chan_type == "port" else src[0].buf
+                kind = mc.pk(s.buf) if op.chan_type == "port" else src[0].buf
                 data = self.read(op, Ref(s.rank, kind, s.index, s.size, False))
                 if data is not None:
-                    self.write(op, _packets(d), data)
+                    self.write(op, mc.packets(d), data)
         elif name in ("rppkt", "upkt"):
-            data = self.read(op, _scratch_packets(src[0]), wait=True)
+            data = self.read(op, mc.scratch_packets(src[0]), wait=True)
             if data is None:
                 return
             for i, d in enumerate(dst):
                 if name == "upkt":
                     self.write(op, Ref(d.rank, d.buf, d.index, src[0].size, d.remote), data)
                 elif op.chan_type != "port" or self.port_ok(op, i, d):
-                    self.write(op, _packets(Ref(d.rank, d.buf, d.index, src[0].size, True)),
+                    self.write(op, mc.packets(Ref(d.rank, d.buf, d.index, src[0].size, True)),
                                data)
         elif name == "cpkt":
             data = self.read(op, src[0])
             if data is not None:
-                self.write(op, _packets(dst[0]), data)
+                self.write(op, mc.packets(dst[0]), data)
         else:  # repkt, respkt, recpkt, recspkt
             acc = self.read(op, src[0])
             for s in src[1:]:
-                more = self.read(op, _scratch_packets(Ref(s.rank, s.buf, s.index, src[0].size,
+                more = self.read(op, mc.scratch_packets(Ref(s.rank, s.buf, s.index, src[0].size,
                                                           False)), wait=True)
                 acc = None if acc is None or more is None else self.reduce(op, acc, more)
             if acc is None:
@@ -276,11 +273,11 @@ class _Run:
             self.write(op, Ref(dst[0].rank, dst[0].buf, dst[0].index, size, False), acc)
             local = 2 if name in ("recpkt", "recspkt") else 1
             if local == 2 and len(dst) > 1:
-                self.write(op, _packets(Ref(dst[1].rank, dst[1].buf, dst[1].index, size,
+                self.write(op, mc.packets(Ref(dst[1].rank, dst[1].buf, dst[1].index, size,
                                             False)), acc)
             if name in ("respkt", "recspkt"):
                 for d in dst[local:]:
-                    self.write(op, _packets(Ref(d.rank, d.buf, d.index, size, True)), acc)
+                    self.write(op, mc.packets(Ref(d.rank, d.buf, d.index, size, True)), acc)
 
     def port_ok(self, op: Op, i: int, d: Ref) -> bool:
         if i >= len(op.channels):
@@ -324,13 +321,13 @@ class _Run:
                             "not declare")
                 if len(self.sem[(op.rank, s)]) < op.sems.count(s):
                     return f"waits to acquire device semaphore {s}"
-        elif op.name in WAITING_PACKET_OPS:
+        elif op.name in mc.WAITING_PACKET_OPS:
             refs = op.src[:1] if op.name in ("rppkt", "upkt") else op.src[1:]
             for ref in refs:
-                span = self.cells(op, _scratch_packets(ref))
+                span = self.cells(op, mc.scratch_packets(ref))
                 for j in span or ():
                     if self.loc(op.rank, "Ps", j) not in self.store:
-                        return (f"waits for the packets of s[{_at(self.plan, j)}] (LL: their "
+                        return (f"waits for the packets of s[{mc.at(self.plan, j)}] (LL: their "
                                 "flag), which no op has written yet")
         elif op.name == "barrier" and key not in self.released:
             group = self.arrived.setdefault((op.rank, op.barrier), {})
@@ -340,7 +337,7 @@ class _Run:
                         f"({len(group)} arrived)")
             joined: Clock = {}
             for c in group.values():
-                _join(joined, c)
+                mc.join(joined, c)
             for member in group:
                 self.released[member] = joined
             del self.arrived[(op.rank, op.barrier)]
@@ -351,13 +348,13 @@ class _Run:
         mine = self.clock[key]
         if op.name in ("wait", "rlxwait"):
             for k in op.channels:
-                _join(mine, self.inbox[(op.rank, op.chan_type, k)].popleft())
+                mc.join(mine, self.inbox[(op.rank, op.chan_type, k)].popleft())
         elif op.name == "sem_acquire":
             for s in op.sems:
-                _join(mine, self.sem[(op.rank, s)].popleft())
+                mc.join(mine, self.sem[(op.rank, s)].popleft())
         elif op.name == "barrier":
-            _join(mine, self.released.pop(key))
-        mine[key] = op.pos + 1  # this op's accesses and signals are at pos + 1
+            mc.join(mine, self.released.pop(key))
+        mine[key] = self.base + op.pos + 1  # this op's accesses and signals are at pos + 1
         if op.name in ("signal", "rlxsignal"):
             self.signal(op)
         elif op.name == "sem_release":
@@ -369,7 +366,44 @@ class _Run:
         else:
             self.data_op(op)
 
-    def run(self, backwards: bool = False) -> None:
+    def next_call(self) -> None:
+        """The state the next call starts from: semaphores, channels and scratch as this
+        call left them, LL packets stale (their flag is this call's), and each rank's
+        threadblocks after all of this call's on that rank (one kernel after the other on
+        its stream); the user writes new inputs between the two, after the rank's kernel."""
+        self.call, self.base = 2, self.span
+        self.shift = max(sz["i"] for sz in self.size) + 1
+        for q in range(self.plan.ngpus):
+            end: Clock = {(q, -1): self.base}
+            for key, seen in self.clock.items():
+                if key[0] == q:
+                    mc.join(end, seen)
+            for j in range(self.size[q]["i"]):
+                self.host_write(q, j, end)
+            for key in self.clock:
+                if key[0] == q:
+                    self.clock[key], self.pc[key] = dict(end), 0
+        for loc in [loc for loc in self.store if loc[1].startswith("P")]:
+            del self.store[loc]
+
+    def host_write(self, q: int, j: int, end: Clock) -> None:
+        loc = self.loc(q, "i", j)
+        where = f"rank {q}'s input {mc.at(self.plan, j)}"
+        if loc in self.writer:
+            who, at, what = self.writer[loc]
+            if end.get(who, 0) < at:
+                self.v.fail(f"{what} writes {where}, and rank {q}'s call may end before it "
+                            "does: the user's next input can be overwritten")
+        for who, at in self.readers.pop(loc, {}).items():
+            if end.get(who, 0) < at:
+                self.v.fail(f"rank {who[0]} tb {who[1]} op {at - 1} reads {where}, and rank {q}'s "
+                            "call may end before it does: it can read the user's next input")
+        self.store[loc] = frozenset({(q, j + self.shift)})
+        self.writer[loc] = ((q, -1), self.base, f"the user (rank {q}'s next input)")
+
+    def run(self, backwards: bool = False, final: bool = True) -> None:
+        """Run one call to its end or a deadlock; ``final``: then report what it leaves
+        behind (:meth:`leftovers`)."""
         keys = sorted(self.plan.tbs, reverse=backwards)
         moved = True
         while moved:
@@ -389,7 +423,13 @@ class _Run:
             shown = "; ".join(f"{op.where()} {self.blocked(op)}" for _, op in stuck[:3])
             more = f"; and {len(stuck) - 3} more" if len(stuck) > 3 else ""
             self.v.fail(f"deadlock: no op can run; {shown}{more}")
+            self.stuck = True
             return
+        if final:
+            self.leftovers()
+
+    def leftovers(self) -> None:
+        """What the call leaves behind for the next one."""
         for (r, ty, k), left in sorted(self.inbox.items()):
             if left:
                 peer = self.plan.peers[(r, ty)][k]
@@ -406,24 +446,17 @@ class _Run:
             end: Clock = {}  # the kernel on rank g ends when all its threadblocks do
             for key, seen in self.clock.items():
                 if key[0] == g:
-                    _join(end, seen)
+                    mc.join(end, seen)
             if plan.collective == "reduce" and g != plan.root:
                 continue  # only the root's output is defined
             for j in range(self.size[g]["o"]):
                 loc = self.loc(g, "o", j)
                 got = self.store.get(loc)
-                if plan.collective == "allgather":
-                    want = frozenset({(j // per, j % per)})
-                elif plan.collective == "broadcast":
-                    want = frozenset({(plan.root or 0, j)})
-                elif plan.collective == "reduce":
-                    want = frozenset((q, j) for q in range(n))
-                else:
-                    c = j if plan.collective == "allreduce" else g * per + j
-                    want = frozenset((q, c) for q in range(n))
+                k = self.shift
+                want = mc.expected(plan, g, j, per, k)
                 by = self.writer.get(loc)
                 if got == want and by is not None and end.get(by[0], 0) < by[1]:
-                    self.v.fail(f"rank {g} output {_at(plan, j)} is written by {by[2]}, which no op "
+                    self.v.fail(f"rank {g} output {mc.at(plan, j)} is written by {by[2]}, which no op "
                                 f"of rank {g} waits for: its call may return before the data "
                                 "lands")
                 if got != want:
@@ -431,51 +464,8 @@ class _Run:
                         self.v.fail("… and more output cells are wrong")
                         return
                     written = f", written by {by[2]}" if by else ""
-                    self.v.fail(f"rank {g} output {_at(plan, j)} should hold {_show(want, plan)}; "
-                                f"it holds {_show(got, plan)}{written}")
-
-
-PACKET_OPS = ("ppkt", "rppkt", "cpkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")
-WAITING_PACKET_OPS = ("rppkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")
-
-
-def _pk(buf: str) -> str:
-    return buf if buf.startswith("P") else "P" + buf
-
-
-def _packets(ref: Ref) -> Ref:
-    return Ref(ref.rank, _pk(ref.buf), ref.index, ref.size, ref.remote)
-
-
-def _scratch_packets(ref: Ref) -> Ref:
-    """The kernel reads these packets from the scratch buffer, whatever the op names."""
-    return Ref(ref.rank, "Ps", ref.index, ref.size, False)
-
-
-def _buf(buf: str) -> str:
-    return f"the packets of {buf[1:]}" if buf.startswith("P") else buf
-
-
-def _at(plan: Plan, j: int) -> str:
-    """Cell j as a chunk, or a part of one under thread block groups."""
-    g = plan.grain
-    return f"chunk {j}" if g == 1 else f"chunk {j // g} part {j % g + 1}/{g}"
-
-
-def _join(into: Clock, other: Clock) -> None:
-    for k, t in other.items():
-        if into.get(k, 0) < t:
-            into[k] = t
-
-
-def _show(c: Content | None, plan: Plan) -> str:
-    if not c:
-        return "nothing"
-    if len(c) > 1 and len(c) == plan.ngpus and len({j for _, j in c}) == 1:
-        return f"the sum of {_at(plan, min(c)[1])} of all ranks"
-    items = sorted(c)
-    text = ", ".join(f"rank {r}'s input {_at(plan, j)}" for r, j in items[:3])
-    return ("the sum of " if len(c) > 1 else "") + text + (" …" if len(c) > 3 else "")
+                    self.v.fail(f"rank {g} output {mc.at(plan, j)} should hold "
+                                f"{mc.show(want, plan, k)}; it holds {mc.show(got, plan, k)}{written}")
 
 
 def run(plan: Plan, backwards: bool = False) -> Result:
@@ -492,8 +482,18 @@ def run(plan: Plan, backwards: bool = False) -> Result:
     if not v.ok:
         return res
     sim = _Run(plan, v)
-    sim.run(backwards)
+    sim.run(backwards, final=False)
     if v.ok:
         sim.postcondition()
+    if v.ok:  # a second call, after this one: what the first left behind must not harm it
+        again = Verdict(v.check)
+        sim.v = again
+        sim.next_call()
+        sim.run(backwards)
+        if again.ok:
+            sim.postcondition()
+        v.absorb(again, "in the next call: ")
+    elif not sim.stuck:
+        sim.leftovers()
     res.traffic = sim.traffic
     return res
