@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--degrade", action="append", default=[], metavar="LINK=CAP",
                    help="what-if: set a link's capacity (exact, e.g. b3.gpu2<>b3.nic2=25/2); "
                    "a link is SRC>DST (one direction) or SRC<>DST (both); NODE=CAP sets "
-                   "every link of a node (b3.nic2=25/2: a NIC at half speed); repeatable. The "
+                   "every link of a node (b3.nic2=25/2: a NIC at half speed); repeatable; quote "
+                   "links ('b3.gpu2<>b3.nic2=25/2'): the shell reads < and > as redirections. The "
                    "result is compared with the healthy machine (docs/whatif.md)")
     p.add_argument("--fail", action="append", default=[], metavar="NODE_OR_LINK",
                    help="what-if: remove a node with all its links (e.g. b3.nic2), or a link "
