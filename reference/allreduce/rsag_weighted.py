@@ -148,11 +148,14 @@ class _Separator:
         self.net.set_all_capacities([*link_caps, *src])
         return m
 
-    def flow(self, sink: Node) -> tuple[int, Any, frozenset[Node]]:
-        t = self.t
-        res = self.net.solve(len(t.nodes), t.index[sink])
-        side = frozenset(t.nodes[i] for i in res.source_side if i < len(t.nodes))
-        return int(res.value), res.flow, side
+    def flow(self, sink: Node) -> Any:
+        """The max-flow from the super source to ``sink`` (value, flow, source_side)."""
+        return self.net.solve(len(self.t.nodes), self.t.index[sink])
+
+    def side(self, res: Any) -> frozenset[Node]:
+        """The nodes of G on the source side of ``res``'s minimum cut."""
+        nodes = self.t.nodes
+        return frozenset(nodes[i] for i in res.source_side if i < len(nodes))
 
     def flow_record(self, sink: Node, flow: Any) -> dict[str, Any]:
         arcs = [[u, v, int(a)] for (u, v), a in zip(self.links, flow) if a]
@@ -171,8 +174,9 @@ def _violated(t: Topology, sep: _Separator, w: dict[Node, Fraction],
     need = sum(w.values(), Fraction(0)) * m
     found: list[frozenset[Node]] = []
     for v in t.compute_nodes:
-        value, _, side = sep.flow(v)
-        if value < need:
+        res = sep.flow(v)
+        if res.value < need:
+            side = sep.side(res)
             inside = sum((w[u] for u in side if t.is_compute(u)), Fraction(0))
             if inside <= _out(t, side):
                 raise RuntimeError("internal: a failed flow without a violated cut")
@@ -269,10 +273,10 @@ def weighted_rsag(topology: Topology, *, engine: str = "auto") -> WeightedRSAG:
     ag_cut = _tight(t, w, cuts, y, False)
     rs_cut = _tight(t, w, cuts, y, True)
     m = sep.set_weights(w)
-    ag_flows = [sep.flow_record(v, sep.flow(v)[1]) for v in t.compute_nodes]
+    ag_flows = [sep.flow_record(v, sep.flow(v).flow) for v in t.compute_nodes]
     rev = _Separator(t, engine, transposed=True)
     rev.set_weights(w)
-    rs_flows = [rev.flow_record(v, rev.flow(v)[1]) for v in t.compute_nodes]
+    rs_flows = [rev.flow_record(v, rev.flow(v).flow) for v in t.compute_nodes]
     stats["maxflows"] += 2 * t.num_compute
     shards = {v: w[v] / total for v in t.compute_nodes}
     return WeightedRSAG(t, shards, total, ag_cut, rs_cut, dual, m, ag_flows, rs_flows, stats)
