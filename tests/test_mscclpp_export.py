@@ -202,11 +202,13 @@ def test_without_the_ready_handshake_a_rank_runs_into_the_next_call() -> None:
     for g in doc["gpus"]:
         for tb in g["threadblocks"]:
             ops = tb["ops"]
-            ready = [i for i, o in enumerate(ops) if o["name"] == "wait" and i + 1 < len(ops)
-                     and ops[i + 1]["name"] == "put"]
+            # the sender's "ready" wait: on the channel its put then signals on
+            ready = [i for i, o in enumerate(ops) if o["name"] == "wait" and i + 2 < len(ops)
+                     and ops[i + 1]["name"] == "put" and ops[i + 2]["name"] == "signal"
+                     and ops[i + 2]["channel_ids"] == o["channel_ids"]]
             tb["ops"] = [o for i, o in enumerate(ops) if i not in ready
                          and not (o["name"] == "signal" and i < len(ops) and all(
                              p["name"] == "signal" for p in ops[:i + 1]))]
     reasons = mscclpp_sim.run(mscclpp.read(json.dumps(doc))).verdict.reasons
-    assert any(r.startswith("in the next call: ") and "(put): overwrites s[" in r and
+    assert any(r.startswith("in the next call: ") and "(put): overwrites " in r and
                "still to be read by" in r for r in reasons), reasons[:3]

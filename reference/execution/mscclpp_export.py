@@ -5,8 +5,10 @@ The trees' execution plan (:mod:`collcert.reference.execution.treeplan`, one chu
 per cell) becomes, on every rank, threadblocks that run the plan's operations in
 its global order:
 
-* a send is a one-sided write into a slot of the receiver's scratch buffer that
-  no other message uses: over a memory channel a ``put`` and a ``signal`` on
+* a send is a one-sided write into its place on the receiver when the receive
+  only copies it there and no earlier op of the receiver touches that place
+  (later ones wait for the receive), else into a slot of the receiver's scratch
+  buffer that no other message uses: over a memory channel a ``put`` and a ``signal`` on
   the message's channel, over a port channel one ``pwsf`` (put, signal, and a
   flush, so that the source may be overwritten afterwards);
 * a receive ``wait``\\ s on that channel until the sender has signalled the
@@ -170,7 +172,8 @@ class _Compiler:
         self.streams: dict[tuple[int, int, int, int], _Stream] = {}
         self.pair_streams: dict[tuple[int, int], int] = {}
         self.by_msg: dict[int, _Stream] = {}
-        self.remote: list[list[int]] = [[] for _ in range(n)]  # rank -> peers written
+        self.remote: list[list[tuple[int, str]]] = [[] for _ in range(n)]  # (peer, buffer)
+        self.direct: dict[int, Region] = {}  # message -> where it lands, put there directly
         self.sems: list[int] = [0] * n  # device semaphores per rank
         self.sem_of: dict[tuple[int, int, int], int] = {}  # (rank, tb A, tb B) -> id
         self.released: dict[tuple[int, int, int], int] = {}  # last A item acquired by B
@@ -195,8 +198,14 @@ class _Compiler:
 
     def build(self, name: str, inplace: bool) -> dict[str, Any]:
         self.assign()
-        self.make_streams()
         deps = dependencies(self.plan)
+        for i, op in enumerate(self.plan.ops):
+            # a plain receive that no earlier op of its rank touches: the sender may put it
+            # in place (later ops that touch it wait for the receive)
+            if op.kind == "recv" and op.red is None and op.dst is not None and all(
+                    self.plan.ops[d].rank != op.rank for d in deps[i]):
+                self.direct[op.msg] = op.dst
+        self.make_streams()
         for i, op in enumerate(self.plan.ops):
             tb, item = self.where[i]
             pre = self.acquire(op, tb, item, deps[i])
@@ -235,8 +244,9 @@ class _Compiler:
             self.streams[key].order.append(op.msg)
             self.by_msg[op.msg] = self.streams[key]
             assert op.src is not None
-            self.slot[op.msg] = self.slots[op.peer]
-            self.slots[op.peer] += op.src.n
+            if op.msg not in self.direct:
+                self.slot[op.msg] = self.slots[op.peer]
+                self.slots[op.peer] += op.src.n
 
     def stream_of(self, op: Op) -> _Stream:
         return self.by_msg[op.msg]
@@ -252,8 +262,13 @@ class _Compiler:
         if op.kind == "send":
             assert op.src is not None
             stream = self.stream_of(op)
-            ref = self.ref(tb, op.peer)
-            slot = {"buffer_id": ref, "index": self.slot[op.msg], "size": op.src.n}
+            if op.msg in self.direct:
+                place = self.buff(op.peer, self.direct[op.msg])
+                slot = {"buffer_id": self.ref(tb, op.peer, place["type"]),
+                        "index": place["index"], "size": op.src.n}
+            else:
+                slot = {"buffer_id": self.ref(tb, op.peer, "s"), "index": self.slot[op.msg],
+                        "size": op.src.n}
             src = [self.buff(op.rank, op.src)]
             ready = [] if stream.greeted else [
                 {"name": "wait", "channel_ids": [stream.send_chan], "channel_type": ty}]
@@ -273,6 +288,8 @@ class _Compiler:
             waits = [{"name": "wait", "channel_ids": [stream.recv_chan], "channel_type": ty}
                      for _ in range(need - stream.consumed)]
             stream.consumed = max(stream.consumed, need)
+            if op.msg in self.direct:
+                return waits  # it is in place once signalled
             mine = {"type": "s", "index": self.slot[op.msg], "size": op.dst.n}
             if op.red is None:
                 return waits + [{"name": "copy", "src_buff": [mine], "dst_buff": dst}]
@@ -286,11 +303,11 @@ class _Compiler:
         return [{"name": "re", "src_buff": [dst[0], self.buff(op.rank, op.src)],
                  "dst_buff": dst, "reduce_op": "sum"}]
 
-    def ref(self, tb: _Tb, peer: int) -> int:
+    def ref(self, tb: _Tb, peer: int, buf: str) -> int:
         peers = self.remote[tb.rank]
-        if peer not in peers:
-            peers.append(peer)
-        rid = peers.index(peer)
+        if (peer, buf) not in peers:
+            peers.append((peer, buf))
+        rid = peers.index((peer, buf))
         if rid not in tb.refs:
             tb.refs.append(rid)
         return tb.refs.index(rid)
@@ -352,6 +369,6 @@ class _Compiler:
                 "scratch_chunks": self.slots[r],
                 "threadblocks": threadblocks,
                 "channels": [{"channel_type": ty, "connected_to": [peer]} for peer, _ in ends],
-                "remote_buffers": [{"rank": p, "type": "s", "access_channel_types": [ty]}
-                                   for p in self.remote[r]],
+                "remote_buffers": [{"rank": p, "type": b, "access_channel_types": [ty]}
+                                   for p, b in self.remote[r]],
                 "semaphores": [{"init_value": 0} for _ in range(self.sems[r])]}
