@@ -151,3 +151,18 @@ def test_symmetric_shares_export_to_few_msccl_chunks(spec: str, most: int) -> No
     assert s.algbw == forestcoll_lp(t, method="flows").value and chunks(s) <= most
     v = check_schedule(Topo(t.to_json()), s.to_json())
     assert v.ok and v.facts["forestcoll_lp"] == s.algbw, v.all_reasons()
+
+
+def test_schedule_beyond_the_flow_form_by_splitting_at_switches() -> None:
+    """dgx_a100:4: App. G's flow form is too large; the cut form's per-link capacities,
+    balanced at switches, are split off there and packed: the trees reach LP (5)."""
+    from collcert.certify.forestcoll import check_schedule
+    from collcert.certify.model import Topo
+    from collcert.reference.allreduce import lp_schedule
+    from collcert.reference.allreduce.lp5_flows import MAX_LP_NONZEROS, lp5_size
+
+    t = platforms.dgx_a100(4)
+    assert lp5_size(t) > MAX_LP_NONZEROS
+    s = lp_schedule(t)
+    v = check_schedule(Topo(t.to_json()), s.to_json())
+    assert v.ok and v.facts["forestcoll_lp"] == s.algbw == 1 / v.facts["time_per_unit"]

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..forestcoll import pack_trees
+from ..forestcoll import pack_trees, remove_switches
 from ..model import ScheduleError, Topology, fraction_str, show
 from ..symmetry import find_generators
 from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp, logical_arcs, name
@@ -187,6 +187,20 @@ def _walks(t: Topology, lp: ForestCollLP, scale: int) -> dict[Link, list[list[An
     return pools
 
 
+def _by_splitting(t: Topology, caps: dict[Link, int], supply: dict[Node, int], engine: str,
+                  *, reverse: bool) -> tuple[dict[Link, int], dict[Link, list[list[Any]]]]:
+    """Switches split off the per-link capacities of the cut form (balanced at switches:
+    Zhao & Krishnamurthy 2023, Thm 8; ``reverse``: the reduce side, on reversed links):
+    the switch-free capacities to pack trees in, and every logical arc's walks in G."""
+    res = remove_switches(t.compute_nodes, t.switch_nodes, caps, supply, engine=engine)
+    pools: dict[Link, list[list[Any]]] = {}
+    for (a, b), paths in res.paths.items():
+        key = (b, a) if reverse else (a, b)
+        pools[key] = [[tuple(reversed(w)) if reverse else tuple(w), units]
+                      for w, units in paths.items()]
+    return dict(res.capacity), pools
+
+
 def _take(flow: dict[Node, dict[Node, int]], p: Node, q: Node, amount: int) -> None:
     flow[p][q] -= amount
     if not flow[p][q]:
@@ -224,22 +238,15 @@ def _route(batches: list[tuple[Node, int, list[Link]]], direction: str,
 def _default_lp(t: Topology) -> tuple[ForestCollLP, ForestCollLP]:
     """(the LP (5) solution the trees realise, the one whose certificate they carry).
 
-    Without switches, the cut form's solution, fixed by the automorphisms (symmetric
-    shares: few MSCCL chunks) when the machine has symmetry or the flow form is too
-    large; else App. G's flow form (its logical arcs carry the walks through switches),
-    held to symmetric solutions when the machine has symmetry."""
+    The cut form's solution, fixed by the automorphisms (symmetric shares: few MSCCL
+    chunks), without switches when the machine has symmetry, and whenever App. G's
+    flow form is too large; else the flow form (its logical arcs carry the walks
+    through switches), held to symmetric solutions when the machine has symmetry."""
     size = lp5_size(t)
-    if t.switch_nodes and size > MAX_LP_NONZEROS:
-        raise ScheduleError(
-            "LP (5) of this topology is solved by its cut form (collcert optimum -c allreduce "
-            "prints it, certified), but trees that reach it through switches are built from "
-            f"App. G's flow form, about {size} constraint entries here, more than the "
-            f"{MAX_LP_NONZEROS} collcert solves; use --method forestcoll (RS+AG) or "
-            "--method rsag-weighted instead")
     cut = forestcoll_lp(t, method="cuts")
     symmetric = cut.stats["node_orbits"] < t.num_compute
-    if not t.switch_nodes and (symmetric or size > MAX_LP_NONZEROS):
-        return cut, cut
+    if size > MAX_LP_NONZEROS or (symmetric and not t.switch_nodes):
+        return cut, cut  # with switches: split off at the switches (_by_splitting)
     if symmetric:  # App. G's form held to solutions fixed by the same automorphisms
         gens = find_generators(t)
         sol = forestcoll_lp_flows(t, ties=symmetry_ties(t, gens))
@@ -253,14 +260,20 @@ def lp_schedule(topology: Topology, *, engine: str = "auto",
                 lp: ForestCollLP | None = None) -> LPSchedule:
     """Reduce trees into and broadcast trees out of every root, reaching LP (5) exactly.
 
-    ``lp``: the LP (5) solution to realise (default: :func:`_default_lp`); a cut-form
-    solution on a topology with switches is solved again in the flow form."""
+    ``lp``: the LP (5) solution to realise (default: :func:`_default_lp`). A cut-form
+    solution on a topology with switches is solved again in the flow form when that
+    fits, else its per-link capacities are split off at the switches (they balance
+    there), which needs them balanced at compute nodes too (symmetric machines such as
+    the DGX boxes); otherwise edge splitting refuses."""
     t0 = time.perf_counter()
     sol, proof = (lp, lp) if lp else _default_lp(topology)
-    if isinstance(sol, ForestCollCutLP) and topology.switch_nodes:
-        # the cut form has c per link; the walks through switches need App. G's logical arcs
+    split = isinstance(sol, ForestCollCutLP) and bool(topology.switch_nodes)
+    if split and lp5_size(topology) <= MAX_LP_NONZEROS:
+        # the cut form has c per link; the walks through switches come from App. G's form
         sol = forestcoll_lp(topology, method="flows",
-                            uniform=sol.parts.get("shares") == "uniform")
+                            uniform=isinstance(sol, ForestCollCutLP)
+                            and sol.parts.get("shares") == "uniform")
+        split = False
     if sol.value == 0:
         raise ScheduleError("the allreduce rate of this topology is 0 (some compute node cannot "
                             "reach another): there is no schedule to build")
@@ -274,14 +287,18 @@ def lp_schedule(topology: Topology, *, engine: str = "auto",
     bc = {e: int(c * scale) for e, c in sol.c_bc.items() if c}
     re_rev = {(v, u): int(c * scale) for (u, v), c in sol.c_re.items() if c}
     nodes = list(topology.compute_nodes)
+    if split:
+        bc, pools_out = _by_splitting(topology, bc, supply, engine, reverse=False)
+        re_rev, pools_in = _by_splitting(topology, re_rev, supply, engine, reverse=True)
+    else:
+        pools_out = pools_in = _walks(topology, sol, scale)
     out_pack = pack_trees(nodes, bc, supply, engine=engine)
     in_pack = pack_trees(nodes, re_rev, supply, engine=engine)
     t2 = time.perf_counter()
-    pools = _walks(topology, sol, scale)
     bcast = _route([(b.root, b.multiplicity, list(b.edges)) for b in out_pack.batches],
-                   "out", pools)
+                   "out", pools_out)
     reduce = _route([(b.root, b.multiplicity, [(y, x) for x, y in b.edges])
-                     for b in in_pack.batches], "in", pools)
+                     for b in in_pack.batches], "in", pools_in)
     t3 = time.perf_counter()
     return LPSchedule(topology, sol, reduce, bcast, scale,
                       {"lp": t1 - t0, "packing": t2 - t1, "routing": t3 - t2}, proof)
