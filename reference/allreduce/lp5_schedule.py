@@ -192,7 +192,14 @@ def _by_splitting(t: Topology, caps: dict[Link, int], supply: dict[Node, int], e
     """Switches split off the per-link capacities of the cut form (balanced at switches:
     Zhao & Krishnamurthy 2023, Thm 8; ``reverse``: the reduce side, on reversed links):
     the switch-free capacities to pack trees in, and every logical arc's walks in G."""
-    res = remove_switches(t.compute_nodes, t.switch_nodes, caps, supply, engine=engine)
+    try:
+        res = remove_switches(t.compute_nodes, t.switch_nodes, caps, supply, engine=engine)
+    except ScheduleError as exc:
+        raise ScheduleError(
+            f"no LP (5) schedule here: App. G's flow form has about {lp5_size(t)} constraint "
+            f"entries (more than {MAX_LP_NONZEROS}), and the cut form's solution cannot be "
+            f"split off at the switches ({exc}); use --method forestcoll (RS+AG) or --method "
+            "rsag-weighted") from None
     pools: dict[Link, list[list[Any]]] = {}
     for (a, b), paths in res.paths.items():
         key = (b, a) if reverse else (a, b)
