@@ -82,13 +82,19 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
         what = _draw_aggregate(ax, t, lay, cut, schedule, chosen, loads, handles)
     else:
         what = _draw_full(ax, t, lay, cut, schedule, chosen, loads, handles)
-    if loads and schedule is not None:
-        from matplotlib.cm import ScalarMappable
-        from matplotlib.colors import Normalize
+    if loads and schedule is not None and schedule.busy:
+        lo, hi = _span(schedule.busy)
+        if lo == hi:  # one colour says it all: no scale to read
+            title += (f"\nevery link drawn is busy {decimal_str(100 * hi, 1)}% of the time: "
+                      "the load is perfectly even")
+        else:
+            from matplotlib.cm import ScalarMappable
+            from matplotlib.colors import Normalize
 
-        sm = ScalarMappable(norm=Normalize(0, 100), cmap=_cmap())
-        bar = fig.colorbar(sm, ax=ax, fraction=0.035, pad=0.01, shrink=0.75)
-        bar.set_label("busy: % of the schedule's time the link carries data")
+            sm = ScalarMappable(norm=Normalize(100 * float(lo), 100 * float(hi)), cmap=_cmap())
+            bar = fig.colorbar(sm, ax=ax, fraction=0.035, pad=0.01, shrink=0.75)
+            bar.set_label("busy: % of the schedule's time the link carries data (from the "
+                          "least to the most busy link)")
     if ax_tree is not None and chosen is not None:
         draw_tree_panel(ax_tree, t, chosen, lay.box_of, detail_labels=t.num_compute <= 40,
                         chars=int(10 * sheet.extra))
@@ -106,8 +112,16 @@ def _cmap() -> Any:
     return colormaps["YlOrRd"]
 
 
-def _busy_colour(x: Fraction) -> Any:
-    return _cmap()(0.12 + 0.88 * float(x))
+def _span(busy: dict[Any, Fraction]) -> tuple[Fraction, Fraction]:
+    """The least and the largest busy share: the colour scale runs between them (a
+    scale from 0 to 100% paints a balanced schedule one dark red)."""
+    return min(busy.values()), max(busy.values())
+
+
+def _busy_colour(x: Fraction, span: tuple[Fraction, Fraction] | None = None) -> Any:
+    lo, hi = span or (Fraction(0), Fraction(1))
+    share = (x - lo) / (hi - lo) if hi > lo else Fraction(3, 4)
+    return _cmap()(0.12 + 0.88 * float(share))
 
 
 def _busiest(s: DrawnSchedule, total_links: int) -> str:
@@ -115,9 +129,14 @@ def _busiest(s: DrawnSchedule, total_links: int) -> str:
         return ""
     top = max(s.busy.values())
     full = [e for e, x in s.busy.items() if x == top]
+    idle = total_links - len(s.busy)
+    if len(full) == len(s.busy):
+        return (f"Every one of the {len(s.busy)} links the schedule uses is busy "
+                f"{decimal_str(100 * top, 1)}% of the time: the load is perfectly even, and "
+                "each of them decides the time"
+                + (f"; {idle} links in grey carry nothing." if idle else "."))
     names = ", ".join(f"{u} → {v}" for u, v in full[:4]) + (
         f" and {len(full) - 4} more" if len(full) > 4 else "")
-    idle = total_links - len(s.busy)
     return (f"The schedule uses {len(s.busy)} of the {total_links} directed links"
             + (f" ({idle} in grey carry nothing)" if idle else "")
             + f". Busiest ({decimal_str(100 * top, 1)}% of the time, they decide the time): "
@@ -291,8 +310,9 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
     shrink = math.sqrt(area) / 2 + 1
     what = "the topology"
     if busy is not None:
+        span = _span(busy) if busy else None
         for (u, v), x in busy.items():
-            _arrow(ax, lay.pos[u], lay.pos[v], _busy_colour(x), 0.6 + 1.6 * float(x),
+            _arrow(ax, lay.pos[u], lay.pos[v], _busy_colour(x, span), 0.6 + 1.2 * float(x),
                    rad=0.13, shrink=shrink, scale=7 + 3 * float(x))
         handles.append(_proxy("line", "link direction, coloured by load", "#e8590c"))
         handles.append(_proxy("grey", "link carrying nothing"))
@@ -363,8 +383,9 @@ def _draw_aggregate(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
     caps = {e: c for e, c in ag.capacity.items()}
     _plain_links(ax, ag.pos, caps, skip, False, faint=False)
     if busy is not None:
+        span = _span(busy) if busy else None
         for (u, v), x in busy.items():
-            _arrow(ax, ag.pos[u], ag.pos[v], _busy_colour(x), 0.6 + 2 * float(x), rad=0.1,
+            _arrow(ax, ag.pos[u], ag.pos[v], _busy_colour(x, span), 0.6 + 2 * float(x), rad=0.1,
                    shrink=8)
         handles.append(_proxy("line", "links between boxes, coloured by load", "#e8590c"))
     elif chosen is not None:
