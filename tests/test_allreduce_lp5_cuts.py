@@ -166,3 +166,16 @@ def test_schedule_beyond_the_flow_form_by_splitting_at_switches() -> None:
     s = lp_schedule(t)
     v = check_schedule(Topo(t.to_json()), s.to_json())
     assert v.ok and v.facts["forestcoll_lp"] == s.algbw == 1 / v.facts["time_per_unit"]
+
+
+def test_schedule_balances_compute_nodes_when_the_optimum_allows() -> None:
+    """mi250:2: the symmetric optimum is unbalanced at GPUs, which edge splitting refuses;
+    the same optimum balanced at every node is found and its trees reach LP (5)."""
+    from collcert.certify.forestcoll import check_schedule
+    from collcert.certify.model import Topo
+    from collcert.reference.allreduce import lp_schedule
+
+    t = platforms.mi250(2)
+    s = lp_schedule(t)
+    v = check_schedule(Topo(t.to_json()), s.to_json())
+    assert v.ok and v.facts["forestcoll_lp"] == s.algbw == Fraction(2656, 15)

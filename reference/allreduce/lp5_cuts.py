@@ -76,7 +76,7 @@ class _FloatMaster:
             row.SetCoefficient(self.cre[p], 1.0)
             row.SetCoefficient(self.cbc[p], 1.0)
             self.rows.append(row)
-        for w in m.switch_reps:
+        for w in m.balance_reps:
             for cs in (self.cre, self.cbc):
                 row = s.Constraint(0.0, 0.0)
                 for p, a in m.balance(w).items():
@@ -218,7 +218,7 @@ class _Rounds:
             u, v = m.links[i]
             lp.add_row(name("link", u, v), {name("cre", u, v): 1, name("cbc", u, v): 1}, "<=",
                        m.orbit_capacity(p))
-        for w in m.switch_reps:
+        for w in m.balance_reps:
             for side in ("re", "bc"):
                 lp.add_row(name("balance", side, t.nodes[w]),
                            {self.cvar(side, p): a for p, a in m.balance(w).items()}, "=", 0)
@@ -300,16 +300,20 @@ def _exact_step(rd: _Rounds) -> tuple[Any, dict[str, Any]] | None:
 
 
 def forestcoll_lp_cuts(t: Topology, *, uniform: bool = False, symmetry: bool | None = None,
-                       progress: Progress | None = None) -> ForestCollCutLP:
+                       progress: Progress | None = None, balance_compute: bool = False,
+                       ) -> ForestCollCutLP:
     """LP (5) of ``t`` exactly, by cut generation over the orbits of its verified
     automorphisms (module docstring). ``symmetry``: look for automorphisms (None, True)
     or take the general path (False); ``uniform``: equal shares x_v (see
-    :func:`.lp5.build_lp5`); ``progress(rounds, cuts)`` after every float round."""
+    :func:`.lp5_flows.build_lp5`); ``progress(rounds, cuts)`` after every float round.
+    ``balance_compute``: c^RE, c^BC balanced at compute nodes too, a *restriction* of
+    LP (5) whose solution ForestColl's edge splitting accepts (schedules); its
+    certificate names compute nodes in ``balance`` and does not check as LP (5)'s."""
     if t.num_compute < 2:
         raise TopologyError("LP (5) needs at least two compute nodes")
     started = time.perf_counter()
     gens = find_generators(t) if symmetry is not False and t.capacity else []
-    m = CutModel(t, gens, uniform=uniform)
+    m = CutModel(t, gens, uniform=uniform, balance_compute=balance_compute)
     _check_budget(t, m)
     rd = _Rounds(m, progress)
     exact_seconds = 0.0
@@ -345,7 +349,7 @@ def _result(rd: _Rounds, res: Any, sol: dict[str, Any], stats: dict[str, Any],
               for k, r in enumerate(m.class_reps)],
         "c": [[*m.links[i], fraction_str(c_re[m.links[i]]), fraction_str(c_bc[m.links[i]])]
               for i in m.link_reps],
-        "balance": [[s, nodes[w], fraction_str(y)] for w in m.switch_reps for s in ("re", "bc")
+        "balance": [[s, nodes[w], fraction_str(y)] for w in m.balance_reps for s in ("re", "bc")
                     if (y := res.y.get(name("balance", s, nodes[w]), 0))],
         "cuts": _cut_parts(rd, res),
         "flows": _flow_parts(m, sol["flows"]),

@@ -42,7 +42,8 @@ class CutModel:
     """The topology on indices (compute nodes first), its orbits under ``gens`` and the
     variables of the restricted LP (module docstring)."""
 
-    def __init__(self, t: Topology, gens: list[list[int]], *, uniform: bool = False) -> None:
+    def __init__(self, t: Topology, gens: list[list[int]], *, uniform: bool = False,
+                 balance_compute: bool = False) -> None:
         self.t, self.gens, self.uniform = t, gens, uniform
         self.n, self.nc = len(t.nodes), t.num_compute
         links = list(t.capacity)
@@ -70,6 +71,10 @@ class CutModel:
         self.link_orbit = np.array([lid[r] for r in link_rep], dtype=np.int64)
         self.orbit_size = np.bincount(self.link_orbit, minlength=len(self.link_reps))
         self.switch_reps = sorted({node_rep[v] for v in range(self.nc, self.n)})
+        # nodes whose c^RE and c^BC balance: the switches (the LP), or every node
+        # (``balance_compute``: a solution ForestColl's edge splitting accepts)
+        first = 0 if balance_compute else self.nc
+        self.balance_reps = sorted({node_rep[v] for v in range(first, self.n)})
 
     @property
     def num_classes(self) -> int:

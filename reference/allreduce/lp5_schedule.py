@@ -39,6 +39,7 @@ from ..forestcoll import pack_trees, remove_switches
 from ..model import ScheduleError, Topology, fraction_str, show
 from ..symmetry import find_generators
 from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp, logical_arcs, name
+from .lp5_cuts import forestcoll_lp_cuts
 from .lp5_flows import MAX_LP_NONZEROS, forestcoll_lp_flows, lp5_size, symmetry_ties
 
 Node = Hashable
@@ -187,6 +188,27 @@ def _walks(t: Topology, lp: ForestCollLP, scale: int) -> dict[Link, list[list[An
     return pools
 
 
+def _scale(sol: ForestCollLP) -> int:
+    """The least common denominator of x, c and the routing flows (max-flow integrality
+    gives integral flows, so they need not be integral)."""
+    scale = 1
+    values = [*sol.x.values(), *sol.c_bc.values(), *sol.c_re.values()]
+    values += [v for k, v in sol.primal.items() if k.startswith('["g"')]
+    for val in values:
+        scale = math.lcm(scale, val.denominator)
+    return scale
+
+
+def _balanced(t: Topology, sol: ForestCollLP) -> bool:
+    """Whether c^BC and c^RE (per link) balance at every compute node."""
+    net: dict[tuple[str, Node], Fraction] = {}
+    for side, caps in (("bc", sol.c_bc), ("re", sol.c_re)):
+        for (u, v), c in caps.items():
+            net[(side, u)] = net.get((side, u), Fraction(0)) - c
+            net[(side, v)] = net.get((side, v), Fraction(0)) + c
+    return not any(net.get((s, v)) for s in ("bc", "re") for v in t.compute_nodes)
+
+
 def _by_splitting(t: Topology, caps: dict[Link, int], supply: dict[Node, int], engine: str,
                   *, reverse: bool) -> tuple[dict[Link, int], dict[Link, list[list[Any]]]]:
     """Switches split off the per-link capacities of the cut form (balanced at switches:
@@ -285,15 +307,19 @@ def lp_schedule(topology: Topology, *, engine: str = "auto",
         raise ScheduleError("the allreduce rate of this topology is 0 (some compute node cannot "
                             "reach another): there is no schedule to build")
     t1 = time.perf_counter()
-    scale = 1  # the flows need not be integral: max-flow integrality gives integral ones
-    values = [*sol.x.values(), *sol.c_bc.values(), *sol.c_re.values()]
-    values += [v for k, v in sol.primal.items() if k.startswith('["g"')]
-    for val in values:
-        scale = math.lcm(scale, val.denominator)
+    scale = _scale(sol)
     supply = {v: int(x * scale) for v, x in sol.x.items()}
     bc = {e: int(c * scale) for e, c in sol.c_bc.items() if c}
     re_rev = {(v, u): int(c * scale) for (u, v), c in sol.c_re.items() if c}
     nodes = list(topology.compute_nodes)
+    if split and not _balanced(topology, sol):
+        # the same optimum with c^RE, c^BC balanced at compute nodes too, if there is one
+        even = forestcoll_lp_cuts(topology, balance_compute=True)
+        if even.value == sol.value:
+            sol, scale = even, _scale(even)
+            supply = {v: int(x * scale) for v, x in sol.x.items()}
+            bc = {e: int(c * scale) for e, c in sol.c_bc.items() if c}
+            re_rev = {(v, u): int(c * scale) for (u, v), c in sol.c_re.items() if c}
     if split:
         bc, pools_out = _by_splitting(topology, bc, supply, engine, reverse=False)
         re_rev, pools_in = _by_splitting(topology, re_rev, supply, engine, reverse=True)
