@@ -151,12 +151,13 @@ def _sizes(n: int) -> tuple[float, float]:
 
 def _arrow(ax: Any, p: tuple[float, float], q: tuple[float, float], colour: Any, lw: float,
            rad: float = 0.0, shrink: float = 7.0, z: int = 3, scale: float = 11.0,
-           style: str = "-|>") -> None:
+           style: str = "-|>", dashed: bool = False) -> None:
     from matplotlib.patches import FancyArrowPatch
 
     ax.add_patch(FancyArrowPatch(p, q, arrowstyle=style, mutation_scale=scale, color=colour,
                                  linewidth=lw, connectionstyle=f"arc3,rad={rad}",
-                                 shrinkA=shrink, shrinkB=shrink, zorder=z))
+                                 shrinkA=shrink, shrinkB=shrink, zorder=z,
+                                 linestyle=(0, (4, 2)) if dashed else "solid"))
 
 
 def _label(ax: Any, p: tuple[float, float], q: tuple[float, float], text: str, colour: str,
@@ -330,15 +331,18 @@ def _draw_full(ax: Any, t: Topology, lay: Layout, cut: CutInfo | None,
         for _, _, p in chosen.edges:
             for h in zip(p, p[1:]):
                 hops[h] = hops.get(h, 0) + 1
-        for (u, v), m in hops.items():
+        switches = set(t.switch_nodes)
+        for (u, v), m in hops.items():  # small heads into a switch: they pile up at a hub
             _arrow(ax, lay.pos[u], lay.pos[v], TREE_COLOUR, 1.3 + 0.5 * min(m, 4),
-                   rad=0.1 if (v, u) in hops else 0.0, shrink=shrink)
-        if cut is not None:
+                   rad=0.1 if (v, u) in hops else 0.0, shrink=shrink,
+                   scale=6.0 if v in switches else 11.0)
+        if cut is not None:  # above the tree, curved the other way: never hidden under it
             for u, v in cut.links:
-                _arrow(ax, lay.pos[u], lay.pos[v], CUT_COLOUR, 1.0, style="-", shrink=shrink,
-                       z=2)
-            handles.append(_proxy("grey", "bottleneck cut link"))
+                _arrow(ax, lay.pos[u], lay.pos[v], CUT_COLOUR, 1.8, rad=-0.18, shrink=shrink,
+                       z=6, scale=9.0, dashed=True)
+            handles.append(_proxy("grey", "bottleneck cut link (dashed)"))
             handles[-1].set_color(CUT_COLOUR)
+            handles[-1].set_linestyle((0, (4, 2)))
         handles.append(_proxy("line", "tree path (data direction)", TREE_COLOUR))
         handles.append(_proxy("compute", "tree root", face=ROOT_COLOUR))
         what = "one tree"

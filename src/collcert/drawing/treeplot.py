@@ -105,4 +105,5 @@ def draw_tree_panel(ax: Any, t: Topology, tree: DrawnTree, box_of: Mapping[Node,
     ax.set_title("\n".join(textwrap.wrap(head, max(chars, 30))), fontsize=9, loc="left")
     ax.legend(handles=[Line2D([], [], color=KINDS[k][0], lw=2, label=KINDS[k][1])
                        for k in KINDS if k in used],
-              loc="upper right", fontsize=7, frameon=False)
+              loc="upper center", bbox_to_anchor=(0.5, -0.01), ncol=2, fontsize=7,
+              frameon=False)  # below the tree: inside, it covered the root's label
