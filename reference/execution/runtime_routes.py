@@ -32,6 +32,7 @@ rebuilds the LP from the topology.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -88,7 +89,7 @@ def build_lp(t: Topology, constrained: bool = True, balanced: bool = False) -> A
             if p == q:
                 continue
             y = f"y{ix[p]}>{ix[q]}"
-            into = {f"h{ix[p]}:{ix[w]}>{ix[q]}": -1 for w in switches
+            into: dict[Hashable, object] = {f"h{ix[p]}:{ix[w]}>{ix[q]}": -1 for w in switches
                     if (w, q) in cap and (not constrained or (p, q) not in cap)}
             if (p, q) in cap:
                 lp.add_row(f"dir{ix[p]}>{ix[q]}", {y: 1, **into}, "<=", cap[(p, q)])
@@ -96,7 +97,7 @@ def build_lp(t: Topology, constrained: bool = True, balanced: bool = False) -> A
                 lp.add_row(f"sw{ix[p]}>{ix[q]}", {y: 1, **into}, "<=", 0)
     if balanced:
         for p in comp:
-            bal: dict[str, int] = {}
+            bal: dict[Hashable, object] = {}
             for q in comp:
                 if q != p:
                     bal[f"y{ix[p]}>{ix[q]}"] = 1
@@ -104,7 +105,7 @@ def build_lp(t: Topology, constrained: bool = True, balanced: bool = False) -> A
             lp.add_row(f"bal{ix[p]}", bal, "=", 0)
     for p in comp:
         for w in sorted(switches, key=lambda n: ix[n]):
-            row: dict[str, int] = {}
+            row: dict[Hashable, object] = {}
             for (a, b) in cap:
                 if b == w and _uses(p, a, b, switches, comp, cap, constrained):
                     row[f"h{ix[p]}:{ix[a]}>{ix[b]}"] = -1  # into w

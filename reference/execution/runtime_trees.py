@@ -119,8 +119,9 @@ def _map_phase(phase: dict[str, Any], paths: dict[tuple[Any, Any], list[tuple[li
     for routes in paths.values():
         for _, amount in routes:
             scale = math.lcm(scale, (u * amount).denominator)
-    units = {pair: [[path, int(u * amount * scale)] for path, amount in routes]
-             for pair, routes in paths.items()}
+    units: dict[tuple[Any, Any], list[list[Any]]] = {
+        pair: [[path, int(u * amount * scale)] for path, amount in routes]
+        for pair, routes in paths.items()}
     phase["k"] *= scale
     phase["U"] = fraction_str(u * scale)
     out = []

@@ -95,8 +95,9 @@ def optimum(
     # (allreduce's bound (6) still solves one max-flow per compute node)
     check_solvable(topology, engine,
                    sinks=None if sym is None or coll == "allreduce" else len(sym.reps))
-    if coll == "allreduce":
-        return solve_allreduce(topology, engine, progress, sym)
+    if coll == "allreduce":  # near symmetry is looked for only for the other collectives
+        return solve_allreduce(topology, engine, progress,
+                               None if isinstance(sym, NearSymmetry) else sym)
     if req.fixed_k is not None:
         opt = solve_fixed_k(t, req.fixed_k, engine, progress, sym)
     else:

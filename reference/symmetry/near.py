@@ -32,7 +32,7 @@ algorithm runs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -115,7 +115,7 @@ def _cycle(boxes: Sequence[Sequence[int]], n: int) -> list[int]:
 
 
 def _swap_keeps(a: Sequence[int], b: Sequence[int], incident: Sequence[list[tuple[int, int]]],
-                arcs: dict[tuple[int, int], object], kinds: Sequence[int]) -> bool:
+                arcs: Mapping[tuple[int, int], object], kinds: Sequence[int]) -> bool:
     """Whether swapping boxes ``a`` and ``b`` node by node keeps every link at them."""
     if len(a) != len(b):
         return False
@@ -130,7 +130,7 @@ def _swap_keeps(a: Sequence[int], b: Sequence[int], incident: Sequence[list[tupl
     return True
 
 
-def _classes(boxes: list[list[int]], arcs: dict[tuple[int, int], object],
+def _classes(boxes: list[list[int]], arcs: Mapping[tuple[int, int], object],
              kinds: Sequence[int], n: int) -> list[list[list[int]]]:
     incident: list[list[tuple[int, int]]] = [[] for _ in range(n)]
     for u, v in arcs:
@@ -150,7 +150,7 @@ def _classes(boxes: list[list[int]], arcs: dict[tuple[int, int], object],
     return classes
 
 
-def _first_map(t: Topology, ref: object, arcs: dict[tuple[int, int], object],
+def _first_map(t: Topology, ref: object, arcs: Mapping[tuple[int, int], object],
                ) -> list[int] | None:
     """A verified τ moving a compute node of the largest colour cell (step 1)."""
     nc = t.num_compute
@@ -204,7 +204,7 @@ def near_symmetry(t: Topology) -> NearSymmetry | None:
     return NearSymmetry(tuple(t.nodes), gens, reps, [len(c) for c in classes])
 
 
-def _keeps(g: Sequence[int], nc: int, arcs: dict[tuple[int, int], object],
+def _keeps(g: Sequence[int], nc: int, arcs: Mapping[tuple[int, int], object],
            kinds: Sequence[int]) -> bool:
     """Exact check of one generator: an automorphism keeping the multicast switches."""
     return is_automorphism(g, nc, arcs) and all(kinds[v] == kinds[g[v]]

@@ -341,7 +341,8 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
                          f"{fraction_str(time)} (time per unit); the time shown is achievable")
     else:
         verdict.fail("the program moves no data between ranks")
-    root = None if getattr(prog, "root", None) is None else nodes[prog.root]  # broadcast, reduce
+    prog_root = getattr(prog, "root", None)
+    root = None if prog_root is None else nodes[prog_root]  # broadcast, reduce
     opt = certified_optimum(topology, topo, prog.collective, root, None, check_opt)
     notes += opt.notes
     if len(nodes) != topology.num_compute:
