@@ -17,6 +17,9 @@ from collcert.reference.reduction import ReductionError
 from ._reduction_file import read_reduction_file
 
 MAX_DRAWN = 256
+BIG = 40
+"""Above this many machines the leaves are drawn small and unlabelled, and the chart has
+one row per reducing machine (the leaves' one send each is the tree's arrows)."""
 
 
 def _output(path: str, option: str = "-o") -> None:
@@ -55,10 +58,14 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
     order = sim.order or _preorder(sim)
     x = {v: j for j, v in enumerate(order)}
     depth = sim.depth
-    row = 0.22 if n <= 128 else 0.16  # inches per machine in the Gantt chart
+    big = n > BIG  # leaves only send once: unlabelled in the tree, left out of the chart
+    shown = [v for v in order if not big or v == sink or sim.ready[v]]
+    place = {v: len(shown) - 1 - i for i, v in enumerate(shown)}
+    rows = len(shown)
+    width = min(4 + 0.35 * n, 18 if big else 30)
     fig, (top, gantt) = plt.subplots(
-        2, 1, figsize=(min(4 + 0.35 * n, 30), 5 + row * n), layout="constrained",
-        gridspec_kw={"height_ratios": [1, max(1.2, 0.045 * n)]})
+        2, 1, figsize=(width, 5 + 0.22 * rows), layout="constrained",
+        gridspec_kw={"height_ratios": [1, max(1.2, 0.045 * rows)]})
     small = 7 if n <= 128 else 5.5  # font of the node and date labels
     span = sim.exact(max(sim.ready[sink], 1))
     # --- the tree: x = position of the element in the product, y = depth
@@ -68,42 +75,46 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
         p = parent[v]
         top.annotate("", xy=(x[p], -depth[p]), xytext=(x[v], -depth[v]),
                      arrowprops={"arrowstyle": "-|>", "color": "0.35", "lw": 1,
-                                 "shrinkA": 9, "shrinkB": 9})
+                                 "shrinkA": 9 if not big else 4, "shrinkB": 9 if not big else 4})
+        if big and not sim.ready[v]:
+            continue
         mx, my = (x[v] + x[p]) / 2, -(depth[v] + depth[p]) / 2
         top.text(mx, my, _txt(sim.exact(sim.send[v])), fontsize=small, color="tab:blue",
                  ha="center", va="center", bbox={"fc": "white", "ec": "none", "pad": 0.5})
     for v in range(n):
-        top.scatter([x[v]], [-depth[v]], s=260 if n <= 128 else 120, zorder=3,
+        leaf = big and v != sink and not sim.ready[v]
+        top.scatter([x[v]], [-depth[v]], s=30 if leaf else 260 if n <= 128 else 120, zorder=3,
                     color="tab:red" if v == sink else "tab:orange" if sim.ready[v] else "0.8",
-                    edgecolors="black")
-        top.text(x[v], -depth[v], str(v + 1), ha="center", va="center", fontsize=small,
-                 zorder=4)
+                    edgecolors="black", linewidths=0.5 if leaf else 1.0)
+        if not leaf:
+            top.text(x[v], -depth[v], str(v + 1), ha="center", va="center", fontsize=small,
+                     zorder=4)
     top.set_axis_off()
     top.set_title("tree: arrows from sender to receiver, labelled with the transfer's start\n"
-                  "x = place of the element in the product; red: sink, orange: reducers",
+                  "x = place of the element in the product; red: sink, orange: reducers"
+                  + (f"; the {n - rows} grey leaves only send (unlabelled)" if big else ""),
                   fontsize=9)
-    # --- the Gantt chart: one row per machine, in product order
+    # --- the Gantt chart: one row per machine (per reducer when big), in product order
     D, C = sim.transfer, sim.compute
     red = sim.reductions
-    for v in range(n):
-        row = n - 1 - x[v]
+    for v in shown:
         if v != sink and D:
             s = sim.send[v]
-            gantt.broken_barh([(_f(sim, s), _f(sim, D))], (row - 0.35, 0.7),
+            gantt.broken_barh([(_f(sim, s), _f(sim, D))], (place[v] - 0.35, 0.7),
                               color="tab:blue", alpha=0.8)
     for s in sim.arrivals:
-        v = parent[s]
-        row = n - 1 - x[v]
+        row = place[parent[s]]
         if D:
             gantt.broken_barh([(_f(sim, sim.send[s]), _f(sim, D))], (row - 0.35, 0.25),
                               color="tab:cyan", edgecolor="white", linewidth=0.8)
         if C:
             gantt.broken_barh([(_f(sim, red[s]), _f(sim, C))], (row - 0.05, 0.4),
                               color="tab:orange", edgecolor="black", linewidth=0.4)
-    gantt.set_yticks(range(n))
-    gantt.set_yticklabels([str(order[n - 1 - r] + 1) for r in range(n)], fontsize=small)
-    gantt.set_ylim(-0.7, n - 0.3)
-    gantt.set_ylabel("machine (in product order)")
+    gantt.set_yticks(range(rows))
+    gantt.set_yticklabels([str(shown[rows - 1 - r] + 1) for r in range(rows)], fontsize=small)
+    gantt.set_ylim(-0.7, rows - 0.3)
+    gantt.set_ylabel("machine (in product order)" + (": the sink and the reducers"
+                                                      if big else ""))
     gantt.set_xlabel("time")
     gantt.set_xlim(0, float(span) * 1.02)
     gantt.grid(axis="x", alpha=0.3)
