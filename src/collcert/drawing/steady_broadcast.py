@@ -98,18 +98,22 @@ def _draw_platform(ax: Any, platform: Any, doc: dict[str, Any],
     for (u, v), c in platform.cost.items() if n <= 20 else ():  # big: trees only
         ax.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>", mutation_scale=9,
                                      color="0.8", linewidth=0.8, zorder=1,
-                                     connectionstyle="arc3,rad=0.08", shrinkA=9, shrinkB=9))
+                                     connectionstyle="arc3,rad=0.15", shrinkA=9, shrinkB=9))
         if label_all or (u, v) in used:
-            mx, my = (pos[u][0] + pos[v][0]) / 2, (pos[u][1] + pos[v][1]) / 2
-            ax.annotate(f"c={fraction_str(c)}", (mx, my - 0.07), fontsize=6, color="0.3",
-                        ha="center", zorder=5,
+            (x1, y1), (x2, y2) = pos[u], pos[v]  # on the link's own arc (arc3: the middle
+            mx, my = (x1 + x2) / 2 + 0.075 * (y2 - y1), (y1 + y2) / 2 - 0.075 * (x2 - x1)
+            ax.annotate(f"c={fraction_str(c)}", (mx, my), fontsize=6, color="0.3",
+                        ha="center", va="center", zorder=5,
                         bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none",
                               "alpha": 0.8})
     if trees:
         for k, t in enumerate(trees[:20]):
-            rad = (0.08 + 0.05 * (k + 1)) if n <= 20 else 0.03 * k
+            # trees curve apart, on alternate sides of the link: never drawn on each other
+            # (the sign follows the link's orientation, so u -> v and v -> u stay apart too)
             for u_raw, v_raw in t["edges"]:
                 u, v = by_text[str(u_raw)], by_text[str(v_raw)]
+                side = (-1 if k % 2 else 1) * (1 if str(u) < str(v) else -1)
+                rad = side * (0.25 + 0.12 * (k // 2)) if n <= 20 else 0.03 * k
                 ax.add_patch(FancyArrowPatch(pos[u], pos[v], arrowstyle="-|>",
                                              mutation_scale=10, color=colours[k],
                                              linewidth=1.5, zorder=2, shrinkA=9, shrinkB=9,
