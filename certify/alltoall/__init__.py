@@ -3,6 +3,7 @@
 Modules:
 
 ``full_lp``   the LP rebuilt from the topology, with its exact certificate
+``stated``    every other field the certificate states, compared with what is proven
 ``orbit_lp``  flows of orbit representatives and link lengths, under automorphisms
 """
 

@@ -23,6 +23,7 @@ checked by :mod:`.orbit_lp` (both bounds, without the LP).
 A ``cut`` in the certificate, if given, is checked too: the pairs from inside
 S to outside all cross δ⁺(S), so λ ≤ B⁺(S)/(|S ∩ V_c|·|V_c ∖ S|); the cut
 must meet λ exactly (a proof of the bound a reader can check by hand).
+Every other field it states is compared by :mod:`.stated` (an unknown one fails).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any
 from ..model import InputError, Topo, Verdict, frac_str, number, other_topology
 from ..solvers import check_lp
 from .orbit_lp import check_flows_and_lengths
+from .stated import check_stated
 
 
 def alltoall_lp(topo: Topo) -> dict[str, Any]:
@@ -90,6 +92,10 @@ def check_alltoall_optimum(topology: Mapping[str, Any] | Topo,
     if wrong:
         v.fail(wrong)
         return v
+    if "method" in cert and cert["method"] != "symmetric flows":
+        v.fail(f"field 'method': {cert['method']!r} is not one collcert check reads "
+               "('symmetric flows', or no method for the full LP)")
+        return v
     if cert.get("method") == "symmetric flows":
         proven = check_flows_and_lengths(topo, cert, v)
         return v if proven is None else _conclude(topo, cert, proven, v)
@@ -125,6 +131,7 @@ def _conclude(topo: Topo, cert: Mapping[str, Any], lam: Fraction, v: Verdict) ->
                    f"{frac_str(v.facts[key])}")
     if cert.get("cut") is not None:
         _check_cut(topo, cert["cut"], lam, v)
+    check_stated(topo, cert, v)  # every other field it states (issue 22, item 5)
     return v
 
 
