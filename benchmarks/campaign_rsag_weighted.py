@@ -43,7 +43,8 @@ from collcert.reference.model import CollcertError, Topology
 def gap(t: Topology) -> tuple[Fraction, Fraction, Fraction]:
     """(RS+AG, weighted RS+AG, LP (5)) on ``t`` equalised."""
     e = equalized(t)
-    return optimum(e, "allreduce").algbw, weighted_rsag(e).value, forestcoll_lp(e).value
+    lp = forestcoll_lp(e, method="flows").value  # App. G's own form (small topologies)
+    return optimum(e, "allreduce").algbw, weighted_rsag(e).value, lp
 
 
 def family(name: str, max_compute: int, layers: int) -> Callable[[int], Topology]:

@@ -171,7 +171,7 @@ def prop_rsag_weighted_lp(t: Topology) -> None:
     if not _size_ok(t):
         raise Skipped(f"{len(t.nodes)} nodes > {MAX_NODES}: LP (5) too slow for fuzzing")
     e = equalized(t)
-    best = forestcoll_lp(e).value
+    best = forestcoll_lp(e, method="flows").value  # App. G's own form: small here
     w = weighted_rsag(e)
     rsag = optimum(e, "allreduce").algbw
     v = check_rsag_weighted(Graph(e.to_json()), w.certificate())
