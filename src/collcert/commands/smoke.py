@@ -131,6 +131,7 @@ def check_structure(path: str, fmt: str | None, topology: Any) -> list[str]:
             doc = forestcoll_xml(text, origin=path, node_ids=[str(v) for v in topology.nodes])
             doc["compute_nodes"] = [str(v) for v in topology.compute_nodes]
         else:
+            _refuse_other_json(text, path)
             doc = schedule_json(text, path)
         _refuse_huge_k(doc, path)
         repeated = _repeated_edge(doc)
@@ -143,6 +144,21 @@ def check_structure(path: str, fmt: str | None, topology: Any) -> list[str]:
         text = str(exc)
         raise ScheduleError(text if text.startswith(path) else f"{path}: {text}") from None
     return [] if verdict.ok else list(dict.fromkeys(verdict.all_reasons()))
+
+
+def _refuse_other_json(text: str, path: str) -> None:
+    """A JSON file that is not a tree schedule (an MSCCL++ plan, a certificate, ...):
+    refused by what it is, not by the first key a schedule reader misses."""
+    head = text[:4096]
+    fmt = re.search(r'"format"\s*:\s*"([^"]{1,60})"', head)
+    what = fmt.group(1) if fmt else ("an MSCCL++ plan" if '"gpus"' in head else None)
+    if fmt and what != "collcert-schedule/1":
+        raise ScheduleError(f"{path}: a {what!r} document, not a schedule smoke runs "
+                            "(collcert JSON schedules, ForestColl XML, MSCCL XML)")
+    if what is not None and not fmt:
+        raise ScheduleError(f"{path}: an MSCCL++ plan, which smoke does not run (collcert "
+                            "JSON schedules, ForestColl XML, MSCCL XML); 'collcert audit "
+                            f"TOPOLOGY {path}' checks it")
 
 
 MAX_K_BITS = 64
