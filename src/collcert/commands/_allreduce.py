@@ -77,6 +77,10 @@ def run(args: argparse.Namespace) -> int:
         raise TopologyError("allreduce has no root; --root is for broadcast and reduce")
     if args.fixed_k is not None:
         raise TopologyError("--fixed-k applies to allgather and reduce-scatter, not allreduce")
+    if getattr(args, "method", "all") != "all" and _sizes.wanted(args):  # never ignored
+        raise TopologyError(f"--sizes/--plot/--alpha: the α-β view of -c allreduce is drawn "
+                            f"for the rates of --method all, not --method {args.method}; "
+                            "drop them or the --method")
     if getattr(args, "method", "all") == "rsag-weighted":
         return _run_weighted(args)
     if getattr(args, "method", "all") == "bidirected-tree":  # Zhou & Sun 2026, Thm 3
