@@ -145,7 +145,8 @@ def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdic
     """Every certificate under ``cert["certificates"]``, each by its own checker; and the
     bundle's own claims: a certificate under a name of :data:`BUNDLE` is of that kind, and
     each top-level value (``mac_bc_lp``, ``rsag_algbw``, the ``chain``, the fields the top
-    level repeats from ``rsag``) is the one its certificate proves."""
+    level repeats from ``rsag``) is the one its certificate proves; every other field is
+    compared by :mod:`.bundle_fields` (an unknown one fails)."""
     v = Verdict("certificates")
     subs = cert["certificates"]
     proven: dict[str, Any] = {}
@@ -190,4 +191,8 @@ def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdic
         if not isinstance(what, str) or values.get(what) is None or number(
                 item.get("rate"), f"chain[{k}] rate") != number(values[what], what):
             v.fail(f"chain[{k}] does not repeat a value the bundle claims")
+    from .bundle_fields import check_fields  # every other field (issue 22, item 5)
+
+    known = {key for _, _, key in BUNDLE.values()} | (set(cert) & set(rsag))
+    check_fields(topology, cert, known, v.facts, v)
     return v

@@ -21,7 +21,9 @@ C ≥ N·x*/2 and s_v := min_{S ∩ V_c = {v}} B⁺(S) ≥ (N − 1)·x* always.
   S_v ∩ V_c = {v} with B⁺(S_v) = (N − 1)·x* (an upper bound meeting the lower
   one); when denied, ``b_refutation`` is a flow from one v to V_c − {v}
   (conserved elsewhere, within capacities) of value > (N − 1)·x*, so s_v is
-  larger (weak max-flow/min-cut duality).
+  larger (weak max-flow/min-cut duality). Its amounts are in 1/``multiplier`` units
+  (the witness's own scale: any multiplier under which the flow fits is a witness), and
+  its stated ``value`` must be the flow's net amount out of v.
 """
 
 from __future__ import annotations
@@ -127,6 +129,9 @@ def _check_refutation(g: Graph, raw: object, need: Fraction, v: Verdict) -> None
     for x, bal in net.items():
         if x not in g.compute and bal:
             v.fail(f"b_refutation: the flow is not conserved at {x!r}")
+    if "value" in raw and integer(raw["value"], "b_refutation value", 0) != net[src]:
+        v.fail(f"b_refutation: its value is stated as {raw['value']}, but its flow leaves "
+               f"{src!r} with {net[src]} (in 1/{m} units)")
     value = Fraction(net[src], m)
     if value <= need:
         v.fail(f"b_refutation: the flow from {src!r} carries {frac_str(value)}, not more than "

@@ -1,0 +1,167 @@
+"""The all-reduce bundle's own fields: each one compared with what its checkers prove.
+
+:func:`collcert.certify.dispatch.check_bundle` checks every certificate under
+``"certificates"`` and the top-level figures :data:`~collcert.certify.dispatch.BUNDLE`
+names (``cut_set_bound``, ``mac_bc_lp``, …, the ``chain`` rates, the fields repeated from
+the ``rsag`` optimum). This module checks the rest, so that the bundle states nothing
+unchecked (issue 22, item 5); a top-level field it does not know fails, naming it:
+
+``collective``, ``topology``, ``unit``, ``num_compute``: this machine's (allreduce)
+``cut_set_cut``      the cut of the checked ``cut_set_bound`` certificate
+``corollary_2_1``    Σβ/(2(K−1)), which the MAC-BC checker computes from the topology
+``not_applicable``   its keys: the figures stated as null (the texts say why, in words)
+``thm19``            RS+AG optimal or not (Zhao & Krishnamurthy 2023, Thm 19): checked by
+                     :func:`collcert.certify.allreduce.check_rsag_condition` against the
+                     proven RS+AG rate and cut-set certificate; ``kind``, ``theorem`` fixed
+``bidirected_tree``  R* = ``r_star`` (Zhou & Sun 2026, Thm 3): equal to the checked C and
+                     R_LP (which prove R* together), its ``cut`` of B⁺ = r_star left by
+                     its ``edge``
+``chain[k].model``   ``coding`` for the cut-set bound, ``routing`` for every other rate
+``checked_by_certify``  true exactly for the checks that ran: each certificate present,
+                     ``thm19`` and ``bidirected_tree`` when stated
+
+Provenance, not compared: ``topology_name`` (a label), ``seconds`` (wall time) and
+``maxflows`` (how many max-flows the reference ran: a work count, not a figure about the
+machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from fractions import Fraction
+from typing import Any
+
+from .allreduce import check_rsag_condition
+from .model import InputError, Topo, Verdict, frac_str, number, other_topology
+
+PROVENANCE = {"topology_name", "seconds", "maxflows"}
+OWN = {"collective", "topology", "unit", "num_compute", "certificates", "rsag_algbw", "bound7_algbw", "chain", "cut_set_cut", "corollary_2_1",
+       "not_applicable", "thm19", "bidirected_tree", "checked_by_certify"}
+FIGURES = ("rsag", "rsag_weighted", "forestcoll_lp", "mac_bc_lp", "bound7", "cut_set_bound")
+THM19 = {"kind": "allreduce-rsag-condition", "theorem": "Zhao & Krishnamurthy 2023, Thm 19"}
+THM19_KEYS = {*THM19, "inv_x", "cut_set_bound", "a", "b", "condition", "a_cut", "b_cuts",
+              "b_refutation"}
+TREE = "Zhou & Sun 2026, Thm 3 (bi-directed tree): R* = min β"
+
+
+def check_fields(topology: Mapping[str, Any], cert: Mapping[str, Any], known: set[str],
+                 proven: Mapping[str, Any], v: Verdict) -> None:
+    """Fail ``v`` for each field of the bundle ``cert`` that is unknown or not what is
+    proven. ``known``: the fields :func:`check_bundle` compares itself; ``proven``: the
+    bundle's facts (``"<name>.<fact>"``), set only for valid certificates."""
+    for key in sorted(set(cert) - known - OWN - PROVENANCE, key=str):
+        v.fail(f"field {key!r}: the bundle states {_short(cert[key])}, which no checker "
+               "proves; remove it")
+    _machine(Topo(topology), cert, v)
+    subs = cert["certificates"]
+    if "cut_set_cut" in cert:
+        _same(v, "cut_set_cut", cert["cut_set_cut"],
+              subs.get("cut_set_bound", {}).get("cut"), "the cut of certificate 'cut_set_bound'")
+    if "corollary_2_1" in cert:
+        want = proven.get("mac_bc_lp.corollary_2_1")
+        if want is None or number(cert["corollary_2_1"], "corollary_2_1") != want:
+            v.fail(f"field 'corollary_2_1': {cert['corollary_2_1']}, but the MAC-BC checker "
+                   f"computes Σβ/(2(K−1)) = {'nothing' if want is None else frac_str(want)}")
+    if "not_applicable" in cert:
+        _not_applicable(v, cert)
+    for k, item in enumerate(cert.get("chain") or []):
+        want_model = "coding" if isinstance(item, Mapping) and item.get(
+            "key") == "cut_set_bound" else "routing"
+        if isinstance(item, Mapping) and item.get("model") != want_model:
+            v.fail(f"field 'chain[{k}].model': {item.get('model')!r}; "
+                   f"{item.get('key')} is a bound on {want_model} schedules ({want_model!r})")
+        if isinstance(item, Mapping) and set(item) - {"key", "rate", "model"}:
+            v.fail(f"field 'chain[{k}]': unknown keys {sorted(set(item) - {'key', 'rate', 'model'})}")
+    ran = {name: True for name in subs}
+    if cert.get("thm19") is not None:
+        ran["thm19"] = _thm19(topology, cert, proven, v)
+    if cert.get("bidirected_tree") is not None:
+        ran["bidirected_tree"] = _tree(topology, cert["bidirected_tree"], proven, v)
+    if "checked_by_certify" in cert and cert["checked_by_certify"] != ran:
+        v.fail(f"field 'checked_by_certify': {_short(cert['checked_by_certify'])}, but the "
+               f"checks that ran are {_short(ran)}")
+
+
+def _machine(topo: Topo, cert: Mapping[str, Any], v: Verdict) -> None:
+    """``collective``, ``topology`` (hash), ``unit``, ``num_compute``: this machine's."""
+    if "collective" in cert and cert["collective"] != "allreduce":
+        v.fail(f"field 'collective': {_short(cert['collective'])}; the bundle is allreduce's")
+    wrong = other_topology(topo, cert)
+    if wrong:
+        v.fail(f"field 'topology': {wrong}")
+    if "unit" in cert and cert["unit"] != topo.unit:
+        v.fail(f"field 'unit': {_short(cert['unit'])}; the topology's unit is {topo.unit!r}")
+    n = cert.get("num_compute")
+    if "num_compute" in cert and (isinstance(n, bool) or n != len(topo.compute)):
+        v.fail(f"field 'num_compute': {_short(n)}; the topology has {len(topo.compute)} "
+               "compute nodes")
+
+
+def _not_applicable(v: Verdict, cert: Mapping[str, Any]) -> None:
+    reasons = cert["not_applicable"]
+    if not isinstance(reasons, Mapping) or not all(
+            isinstance(t, str) for t in reasons.values()):
+        v.fail("field 'not_applicable': not an object of reasons (texts)")
+        return
+    null = {k for k in FIGURES if cert.get(k if k not in ("rsag", "bound7")
+                                          else f"{k}_algbw") is None}
+    if set(reasons) - null:
+        v.fail(f"field 'not_applicable': {sorted(set(reasons) - null)} are stated with a value")
+
+
+def _thm19(topology: Mapping[str, Any], cert: Mapping[str, Any], proven: Mapping[str, Any],
+           v: Verdict) -> bool:
+    thm = cert["thm19"]
+    if not isinstance(thm, Mapping):
+        raise InputError("the bundle's 'thm19' must be an object (or null)")
+    for key in sorted(set(thm) - THM19_KEYS, key=str):
+        v.fail(f"field 'thm19.{key}': unknown; remove it")
+    for key, want in THM19.items():
+        if thm.get(key) != want:
+            v.fail(f"field 'thm19.{key}': {thm.get(key)!r}, not {want!r}")
+    if thm.get("a") is False and thm.get("a_cut") is not None:
+        v.fail("field 'thm19.a_cut': a cut is stated for (a), which is false")
+    cut = cert["certificates"].get("cut_set_bound")
+    algbw = proven.get("rsag.algbw")
+    if not isinstance(cut, Mapping) or algbw is None:
+        v.fail("field 'thm19': needs valid certificates 'rsag' and 'cut_set_bound'")
+        return False
+    tv = check_rsag_condition(topology, Fraction(algbw), cut, thm)
+    v.absorb(tv, "thm19: ")
+    return tv.ok
+
+
+def _tree(topology: Mapping[str, Any], tree: Any, proven: Mapping[str, Any],
+          v: Verdict) -> bool:
+    if not isinstance(tree, Mapping) or set(tree) != {"closed_form", "r_star", "edge", "cut"}:
+        v.fail("field 'bidirected_tree': needs exactly closed_form, r_star, edge, cut")
+        return False
+    if tree["closed_form"] != TREE:
+        v.fail(f"field 'bidirected_tree.closed_form': {tree['closed_form']!r}, not {TREE!r}")
+    r = number(tree["r_star"], "bidirected_tree.r_star")
+    bounds = [proven.get("cut_set_bound.cut_set_bound"), proven.get("mac_bc_lp.mac_bc_lp")]
+    if any(b != r for b in bounds):  # C ≥ R* ≥ R_LP: equal, they prove R*
+        v.fail(f"field 'bidirected_tree.r_star': {frac_str(r)}, but the checked C and R_LP "
+               f"are {', '.join('none' if b is None else frac_str(b) for b in bounds)}")
+        return False
+    topo = Topo(topology)
+    side = topo.node_set(tree["cut"], "bidirected_tree.cut")
+    edge = tree["edge"]
+    ends = [topo.node(x, "bidirected_tree.edge") for x in edge] if isinstance(
+        edge, list) and len(edge) == 2 else None
+    if (ends is None or (ends[0], ends[1]) not in topo.cap or ends[0] not in side
+            or ends[1] in side or topo.out_capacity(side) != r):
+        v.fail("field 'bidirected_tree': its edge does not leave its cut, or the cut's "
+               f"B⁺ = {frac_str(topo.out_capacity(side))} is not r_star = {frac_str(r)}")
+        return False
+    return True
+
+
+def _same(v: Verdict, field: str, got: Any, want: Any, what: str) -> None:
+    if got != want:
+        v.fail(f"field {field!r}: {_short(got)}, not {what} ({_short(want)})")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

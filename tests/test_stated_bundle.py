@@ -1,0 +1,148 @@
+"""Issue 22 item 5 for the allreduce certificate bundle (`collcert optimum -c allreduce
+--certificate`, checked by certify/dispatch.check_bundle and certify/bundle_fields.py).
+
+Every scalar the bundle states outside its certificates is changed in turn: `collcert
+check` must then fail naming the field, except the provenance fields (`topology_name`,
+`seconds`, `maxflows`), the texts of `not_applicable` (reasons in words) and a
+refutation's `multiplier` (the witness's own scale). An unknown field fails.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+import json
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import collcert
+from collcert.certify.dispatch import check_certificate
+from collcert.certify.model import InputError
+from collcert.cli import main
+
+NOT_CLAIMS = {"topology_name", "seconds", "maxflows", "not_applicable", "multiplier"}
+
+
+def _topology(name: str) -> dict[str, Any]:
+    if name == "ring:4":
+        return collcert.platforms.ring(4).to_json()
+    pairs = {"star": [(0, 1, 2, 2), (0, 2, 3, 3), (0, 3, 1, 1)],  # a bi-directed tree
+             "not-eulerian": [(0, 1, 2, 1), (1, 2, 3, 3), (2, 0, 1, 2)]}[name]
+    links = []
+    for a, b, c, d in pairs:
+        links += [{"src": a, "dst": b, "capacity": str(c)}, {"src": b, "dst": a,
+                                                             "capacity": str(d)}]
+    nodes = sorted({x for p in pairs for x in p[:2]})
+    return {"format": "collcert-topology/1", "name": name, "unit": "GB/s",
+            "compute_nodes": nodes, "switch_nodes": [], "links": links}
+
+
+def _bundle(tj: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    (tmp_path / "t.json").write_text(json.dumps(tj))
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["optimum", str(tmp_path / "t.json"), "-c", "allreduce",
+                     "--certificate"]) == 0
+    cert: dict[str, Any] = json.loads(buf.getvalue())
+    return cert
+
+
+def _leaves(d: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    if isinstance(d, dict):
+        for k, v in d.items():
+            if not path and k == "certificates":
+                continue  # each checked by its own checker (tests/test_stated_figures.py)
+            yield from _leaves(v, (*path, k))
+    elif isinstance(d, list) and d:
+        yield from _leaves(d[0], (*path, 0))
+    else:
+        yield path, d
+
+
+def _mutated(v: Any) -> Any:
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return v + 1
+    if isinstance(v, str):
+        try:
+            return str(Fraction(v) * 2 + 1)
+        except (ValueError, ZeroDivisionError):
+            return v + "x"
+    return "1/7" if v is None else None
+
+
+def _accepts(tj: dict[str, Any], cert: dict[str, Any]) -> tuple[bool, str]:
+    try:
+        _, v = check_certificate(tj, cert)
+    except InputError as exc:
+        return False, str(exc)
+    return v.ok, " ".join(v.all_reasons())
+
+
+@pytest.mark.parametrize("name", ["ring:4", "star", "not-eulerian"])
+def test_every_bundle_field_is_compared(name: str, tmp_path: Path) -> None:
+    tj = _topology(name)
+    cert = _bundle(tj, tmp_path)
+    ok, why = _accepts(tj, cert)
+    assert ok, why
+    if name == "star":
+        assert cert["bidirected_tree"] is not None and cert["checked_by_certify"][
+            "bidirected_tree"] is True
+    if name == "not-eulerian":
+        assert cert["thm19"] is None and "rsag" in cert["not_applicable"]
+    missed = []
+    for path, value in _leaves(cert):
+        if any(str(p) in NOT_CLAIMS for p in path):
+            continue
+        bad = copy.deepcopy(cert)
+        where: Any = bad
+        for p in path[:-1]:
+            where = where[p]
+        where[path[-1]] = _mutated(value)
+        if not _accepts(tj, bad)[0]:
+            continue
+        missed.append(".".join(map(str, path)))
+    assert missed == []
+    for key in NOT_CLAIMS & set(cert) - {"not_applicable"}:  # provenance passes
+        bad = copy.deepcopy(cert)
+        bad[key] = _mutated(cert[key])
+        assert _accepts(tj, bad)[0], key
+
+
+def test_bundle_field_errors_name_the_field(tmp_path: Path) -> None:
+    tj = _topology("ring:4")
+    cert = _bundle(tj, tmp_path)
+    cases = {"speedup": ("speedup", "3"), "corollary_2_1": ("corollary_2_1", "2"),
+             "cut_set_cut": ("cut_set_cut", [1]), "checked_by_certify": (
+                 "checked_by_certify", {**cert["checked_by_certify"], "thm19": False}),
+             "not_applicable": ("not_applicable", {"mac_bc_lp": "not asked for"}),
+             "unit": ("unit", "Gb/s"), "num_compute": ("num_compute", 5)}
+    for label, (key, value) in cases.items():
+        bad = {**cert, key: value}
+        ok, why = _accepts(tj, bad)
+        assert not ok and f"'{label}'" in why, (label, why)
+    bad = copy.deepcopy(cert)
+    bad["chain"][-1]["model"] = "routing"  # the cut-set bound allows coding
+    ok, why = _accepts(tj, bad)
+    assert not ok and ".model'" in why
+    bad = copy.deepcopy(cert)
+    bad["thm19"]["theorem"] = "Thm 20"
+    ok, why = _accepts(tj, bad)
+    assert not ok and "'thm19.theorem'" in why
+
+
+def test_cli_refuses_a_changed_bidirected_tree_rate(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    cert = _bundle(_topology("star"), tmp_path)
+    capsys.readouterr()
+    cert["bidirected_tree"]["r_star"] = "2"
+    (tmp_path / "c.json").write_text(json.dumps(cert))
+    assert main(["check", str(tmp_path / "t.json"), str(tmp_path / "c.json")]) == 1
+    out = capsys.readouterr().out
+    assert "FAILED" in out and "'bidirected_tree.r_star'" in out
