@@ -62,10 +62,11 @@ MAX_CHANNELS = 32
 MAX_COUNT = 71
 MAX_OFFSET = 32767
 MAX_DEP_TB = 127
-BYTES_PER_OP = 2000
-SECONDS_PER_OP = 2e-4
+BYTES_PER_OP = 4000
+SECONDS_PER_OP = 1e-3
 """Cost of the export per plan operation (/usr/bin/time -v collcert schedule dgx_a100:64
---format msccl-xml: 523,264 transfers, 89 s CPU, 920 MB)."""
+-c allreduce --format msccl-xml, 523,264 transfers: 519 s CPU, 1.97 GB on a loaded 2-core
+machine; earlier 89 s and 920 MB, issue 24 491 s and 1.98 GB)."""
 MAX_XML_ELEMENTS = 4096  # msccl_parser.h MAX_NODES: <algo>, every <gpu>, one rank's tb/step
 MSCCL_COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter",
               "allreduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce",
