@@ -35,7 +35,7 @@ _OTHER_FORMATS = {
     "collcert-steady-broadcast/1": ("a steady-state broadcast schedule",
                                     "collcert check PLATFORM FILE"),
     "collcert-pipe-broadcast/1": ("a pipelined broadcast schedule",
-                                  "collcert check PLATFORM FILE"),
+                                  "collcert audit PLATFORM FILE"),
 }
 """The other collcert documents, and what to do with one given as a topology."""
 
