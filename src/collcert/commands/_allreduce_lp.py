@@ -41,6 +41,8 @@ def run(args: argparse.Namespace) -> int:
         doc = s.to_json(certificates=False)
     elif args.format == "mscclpp-json":
         program = _mscclpp(s, args)
+    if program is not None and not _rated(s, args):
+        return 1  # --strict and the export is slower than the schedule: nothing written
     checked = _check(topo, s, doc, program) if args.check else None
     text = json.dumps(doc, indent=1) + "\n" if program is None else program.text
     if args.output:
@@ -113,14 +115,29 @@ def _json_summary(topo: Topology, s: LPSchedule, doc: dict[str, Any], program: _
         "output": args.output,
         "format": args.format,
         "seconds": round(elapsed, 3),
+        "export": _export_json(getattr(args, "export_rate", None)),
     }
+
+
+def _export_json(rate: Any) -> dict[str, Any] | None:
+    """The export's rate as ``collcert schedule --json`` states it for tree exports."""
+    if rate is None:
+        return None
+    return {"algbw": fraction_str(1 / rate.export_time),
+            "time_per_unit": fraction_str(rate.export_time),
+            "at_schedule_rate": not rate.slower,
+            "pair": None if rate.pair is None else list(rate.pair), "message": rate.message()}
 
 
 def _print_text(s: LPSchedule, program: _Program | None, checked: str | None,
                 args: argparse.Namespace, out: TextIO) -> None:
     print(s.summary(), file=out)
     if program is not None:
-        print(program.describe(), file=out)
+        rate = getattr(args, "export_rate", None)
+        slower = rate is not None and rate.slower
+        print(program.describe(slower), file=out)
+        if slower:  # the runtime's direct links (warned above)
+            print(f"Not at LP (5) on the runtime: {rate.message()}.", file=out)
     if checked is not None:
         print(f"collcert.certify recomputed the time from the trees: {checked} per unit.",
               file=out)
@@ -137,16 +154,17 @@ class _Program:
     shares: str  # "lp": LP (5)'s own solution; "uniform": the equal-share optimum
     runtime: str = "msccl"  # or "mscclpp": an MSCCL++ execution plan
 
-    def describe(self) -> str:
+    def describe(self, slower: bool = False) -> str:
+        reach = ("exact shares, but the runtime runs it slower (below)" if slower else
+                 "exact, so it reaches LP (5)")
         if self.runtime == "mscclpp":
             return (f"MSCCL++ plan: {self.chunks} chunks, the shares of the LP (5) solution; "
-                    "exact, so it reaches LP (5) (collcert audit TOPOLOGY FILE checks it; "
-                    "docs/mscclpp.md).")
+                    f"{reach} (collcert audit TOPOLOGY FILE checks it; docs/mscclpp.md).")
         which = ("the shares of the LP (5) solution" if self.shares == "lp" else
                  "equal shares (the shares of LP (5)'s own solution need more than the "
                  "executor takes; with x_v all equal LP (5) has the same optimum here)")
-        return (f"MSCCL program: nchunksperloop {self.chunks}, {which}; exact, so it reaches "
-                "LP (5) (collcert audit TOPOLOGY FILE checks it in place and out of place).")
+        return (f"MSCCL program: nchunksperloop {self.chunks}, {which}; {reach} "
+                "(collcert audit TOPOLOGY FILE checks it in place and out of place).")
 
 
 def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
@@ -176,18 +194,31 @@ def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
 
 
 def _mscclpp(s: LPSchedule, args: argparse.Namespace) -> _Program:
-    """The MSCCL++ plan of the LP schedule, exact shares (docs/mscclpp.md); rated before it
-    is written, as the tree exports are (a plan names ranks, not links): a warning says
-    when it runs slower."""
+    """The MSCCL++ plan of the LP schedule, exact shares (docs/mscclpp.md); rated by
+    :func:`_rated` before it is written."""
     import json
 
-    from collcert.reference.execution import chunks, export_rate, lp_plan, plan_mscclpp
+    from collcert.reference.execution import chunks, lp_plan, plan_mscclpp
 
-    rate = export_rate(s.to_json(certificates=False), s.topology)
-    if rate.slower or rate.multicast:
-        print(f"warning: {rate.message()}", file=sys.stderr)
     plan = plan_mscclpp(lp_plan(s), inplace=args.in_place, channel=args.mscclpp_channel)
     return _Program(json.dumps(plan, indent=1), chunks(s), "lp", "mscclpp")
+
+
+def _rated(s: LPSchedule, args: argparse.Namespace) -> bool:
+    """The export's rate (``export_rate``, exact: a program names ranks, and the runtime
+    sends a linked pair's data over its direct link), before anything is written, as for
+    the tree exports: slower than the schedule is a warning, or with ``--strict`` a
+    refusal (False). ``--json`` reports it under ``export``."""
+    from collcert.reference.execution import export_rate
+
+    rate = export_rate(s.to_json(certificates=False), s.topology)
+    args.export_rate = rate
+    if rate.slower and args.strict:
+        print(f"collcert schedule: refused (--strict): {rate.message()}", file=sys.stderr)
+        return False
+    if rate.slower or rate.multicast:
+        print(f"warning: {rate.message()}", file=sys.stderr)
+    return True
 
 
 def _check_mscclpp(text: str) -> None:
