@@ -134,9 +134,8 @@ def _print_text(s: LPSchedule, program: _Program | None, checked: str | None,
     print(s.summary(), file=out)
     if program is not None:
         rate = getattr(args, "export_rate", None)
-        slower = rate is not None and rate.slower
-        print(program.describe(slower), file=out)
-        if slower:  # the runtime's direct links (warned above)
+        print(program.describe(rate is not None and rate.slower), file=out)
+        if rate is not None and rate.slower:  # the runtime's direct links (warned above)
             print(f"Not at LP (5) on the runtime: {rate.message()}.", file=out)
     if checked is not None:
         print(f"collcert.certify recomputed the time from the trees: {checked} per unit.",
