@@ -234,9 +234,11 @@ def test_the_golden_checker_proves_a_papers_machine_and_catches_a_wrong_one(
 
 def test_large_machines_are_left_out_with_the_reason(monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import collcert.reference.allreduce as ar
     from collcert.reference.allreduce import allreduce_rate, report
 
     monkeypatch.setattr(report, "MAX_WEIGHTED_NODES", 3)
+    monkeypatch.setattr(ar, "MAX_WEIGHTED_NODES", 3)
     r = allreduce_rate(platforms.ring(4), mac_bc=False, forestcoll=False)
     assert r.weighted is None and "compute nodes" in r.reasons["rsag_weighted"]
     code, _, err = run(capsys, "optimum", "ring:4", "-c", "allreduce", "--method",

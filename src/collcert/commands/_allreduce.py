@@ -117,14 +117,15 @@ def run(args: argparse.Namespace) -> int:
 
 def _weighted_size(topo: Any) -> None:
     """Refuse, before any work, a machine too large for weighted RS+AG here."""
-    from collcert.reference.allreduce.report import MAX_WEIGHTED_NODES
+    import collcert.reference.allreduce as ar
 
-    if topo.num_compute > MAX_WEIGHTED_NODES:
+    limit = ar.MAX_WEIGHTED_NODES
+    if topo.num_compute > limit:
         raise TopologyError(
             f"weighted RS+AG on {topo.num_compute} compute nodes: its cut generation runs one "
             f"max-flow per compute node per round and its certificate holds two flows per "
             f"compute node, about {2 * topo.num_compute * len(topo.capacity):,} flow entries; "
-            f"the limit here is {MAX_WEIGHTED_NODES} compute nodes (docs/allreduce.md)")
+            f"the limit here is {limit} compute nodes (docs/allreduce.md)")
 
 
 def _weighted_checked(topo: Any, engine: str) -> tuple[Any, dict[str, Any]]:
