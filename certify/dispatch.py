@@ -99,11 +99,28 @@ def checker(kind: str) -> Checker:
     return fn
 
 
+# the fields of the allreduce rate certificates: every one is read by its checker (the
+# value compared with what the witnesses prove); any other field fails (issue 22, item 5)
+_LP5_CUTS = {"kind", "method", "value", "shares", "automorphisms", "x", "c", "balance", "cuts",
+             "flows"}
+FIELDS: dict[str, set[str]] = {
+    "allreduce-cut-set": {"kind", "value", "cut", "multiplier", "flows"},
+    "allreduce-mac-bc-lp": {"kind", "value", "columns", "dual"},
+    "allreduce-forestcoll-lp": {"kind", "value", "primal", "dual"},
+}
+
+
 def check_certificate(topology: Mapping[str, Any],
                       cert: Mapping[str, Any]) -> tuple[str, Verdict]:
     """(kind, verdict) for any certificate collcert writes."""
     kind = detect(cert)
-    return kind, checker(kind)(topology, cert)
+    verdict = checker(kind)(topology, cert)
+    known = _LP5_CUTS if kind == "allreduce-forestcoll-lp" and cert.get(
+        "method") == "cuts" else FIELDS.get(kind)
+    for key in sorted(set(cert) - known if known is not None else (), key=str):
+        verdict.fail(f"field {key!r}: the {kind} certificate states {str(cert[key])[:40]!r}, "
+                     "which its checker does not read; remove it")
+    return kind, verdict
 
 
 def check_reduction_file(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdict:

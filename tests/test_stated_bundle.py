@@ -146,3 +146,22 @@ def test_cli_refuses_a_changed_bidirected_tree_rate(tmp_path: Path,
     assert main(["check", str(tmp_path / "t.json"), str(tmp_path / "c.json")]) == 1
     out = capsys.readouterr().out
     assert "FAILED" in out and "'bidirected_tree.r_star'" in out
+
+
+def test_rate_certificates_state_nothing_unchecked(tmp_path: Path) -> None:
+    """The cut-set, MAC-BC and LP (5) certificates: a field their checker does not read
+    fails, naming it; a cut-set flow's stated value must be what the flow carries."""
+    tj = _topology("not-eulerian")  # no symmetry: no equivalent witness to mutate into
+    subs = _bundle(tj, tmp_path)["certificates"]
+    for name in ("cut_set_bound", "mac_bc_lp", "forestcoll_lp"):
+        assert _accepts(tj, subs[name])[0]
+        ok, why = _accepts(tj, {**subs[name], "speedup": "2"})
+        assert not ok and "'speedup'" in why, name
+    bad = copy.deepcopy(subs["cut_set_bound"])
+    bad["flows"][0]["value"] += 1
+    ok, why = _accepts(tj, bad)
+    assert not ok and "flows[0]" in why and "value" in why
+    lp5_cuts = _bundle(_topology("ring:4"), tmp_path)["certificates"]["forestcoll_lp"]
+    assert lp5_cuts["method"] == "cuts"
+    ok, why = _accepts(_topology("ring:4"), {**lp5_cuts, "rounds": 3})
+    assert not ok and "'rounds'" in why

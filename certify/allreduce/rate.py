@@ -127,6 +127,10 @@ def check_cut_set(topology: Mapping[str, Any] | Graph, cert: Mapping[str, Any]) 
             src = g.node(rec.get("source"), f"flows[{i}] source")
             dst = g.node(rec.get("sink"), f"flows[{i}] sink")
             got = _flow_value(g, rec.get("flow"), m, src, dst, v, f"flow {src!r} -> {dst!r}")
+            if got is not None and "value" in rec and integer(
+                    rec["value"], f"flows[{i}] value", 0) != got:  # a stated figure
+                v.fail(f"flows[{i}] ({src!r} -> {dst!r}): its value is stated as "
+                       f"{rec['value']}, but the flow carries {got} (in 1/{m} units)")
             if got is not None and Fraction(got, m) >= value:
                 need.discard((src, dst))
         for src, dst in sorted(need, key=str)[:5]:
