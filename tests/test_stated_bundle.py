@@ -42,12 +42,12 @@ def _topology(name: str) -> dict[str, Any]:
             "compute_nodes": nodes, "switch_nodes": [], "links": links}
 
 
-def _bundle(tj: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+def _bundle(tj: dict[str, Any], tmp_path: Path, *more: str) -> dict[str, Any]:
     (tmp_path / "t.json").write_text(json.dumps(tj))
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         assert main(["optimum", str(tmp_path / "t.json"), "-c", "allreduce",
-                     "--certificate"]) == 0
+                     "--certificate", *more]) == 0
     cert: dict[str, Any] = json.loads(buf.getvalue())
     return cert
 
@@ -85,10 +85,11 @@ def _accepts(tj: dict[str, Any], cert: dict[str, Any]) -> tuple[bool, str]:
     return v.ok, " ".join(v.all_reasons())
 
 
-@pytest.mark.parametrize("name", ["ring:4", "star", "not-eulerian"])
+@pytest.mark.parametrize("name", ["ring:4", "star", "not-eulerian", "star-method"])
 def test_every_bundle_field_is_compared(name: str, tmp_path: Path) -> None:
-    tj = _topology(name)
-    cert = _bundle(tj, tmp_path)
+    tj = _topology(name.removesuffix("-method"))
+    cert = _bundle(tj, tmp_path, *(["--method", "bidirected-tree"] if name.endswith(
+        "-method") else []))
     ok, why = _accepts(tj, cert)
     assert ok, why
     if name == "star":
