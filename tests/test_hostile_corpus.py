@@ -161,6 +161,7 @@ def _ring_of(ids: list[str]) -> str:
 FILES["ids_pq.json"] = _ring_of(["p", "q", "p,q"])
 FILES["ids_nul.json"] = _ring_of(["a\u0000b", "c", "d"])
 FILES["arabic_digits.json"] = _two_nodes('"\u0663"')  # '٣': int() reads it as 3
+FILES["pipe.json"] = json.dumps({"format": "collcert-pipe-broadcast/1", "source": "s"})
 FILES["not_eulerian.json"] = json.dumps({"compute_nodes": [0, 1, 2], "links": [
     [0, 1, 1], [1, 2, 1], [2, 0, 1], [0, 2, 1]]})
 
@@ -359,6 +360,8 @@ CASES = [
     ("arabic-indic-capacity", ["optimum", "{arabic_digits.json}"], None,
      ["capacity", "digits 0-9"]),
     ("arabic-indic-platform", ["optimum", "ring:\u0663"], None, ["digits 0-9"]),
+    ("draw-pipe-broadcast", ["draw", "fig1", "{pipe.json}", "-o", "{p.png}"], None,
+     ["pipelined broadcast schedule", "collcert audit PLATFORM FILE"]),
     ("draw-one-port-alone", ["draw", "fig1", "-o", "{f.png}"], None,
      ["one-port platform", "broadcast-steady fig1"]),
     # smoke (torch is imported once, in the last group)

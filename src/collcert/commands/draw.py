@@ -58,10 +58,27 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
+def _refuse_pipe(path: str | None) -> None:
+    """A pipelined (finite) broadcast schedule is not drawn: say so by name."""
+    if not path or path == "-" or not os.path.isfile(path):
+        return
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if b'"collcert-pipe-broadcast/1"' in head:
+        from collcert.drawing import DrawError
+
+        raise DrawError(f"{path}: a pipelined broadcast schedule (collcert-pipe-broadcast/1), "
+                        "which collcert does not draw; 'collcert audit PLATFORM FILE' checks "
+                        "it, and 'collcert broadcast-steady PLATFORM -o FILE' (without --size) "
+                        "writes the steady-state schedule that draw pictures")
+
+
 def run(args: argparse.Namespace) -> int:
     # Other schedule kinds (steady-state broadcast, reduction trees) dispatch here, before
     # the tree-schedule picture below.
     from .broadcast_steady import draw_hook  # one-port steady-state broadcast (Legrand et al. 2003)
+
+    _refuse_pipe(args.schedule)
 
     if draw_hook(args):
         return 0
