@@ -127,3 +127,15 @@ def test_cli_refuses_wrong_num_compute(tmp_path: Path,
     assert main(["check", str(tmp_path / "t.json"), str(tmp_path / "c.json")]) == 1
     out = capsys.readouterr().out
     assert "FAILED" in out and "'num_compute'" in out
+
+
+@pytest.mark.parametrize("symmetry", [False, True])
+def test_witness_without_a_cut_is_the_duality_sentence(symmetry: bool) -> None:
+    t = collcert.platforms.ring(4)
+    opt = alltoall_optimum(t, symmetry=symmetry)
+    opt.cut = None  # no cut meets λ: the witness is the LP duality (or lengths) sentence
+    cert = {**opt.certificate(), "witness": opt.witness()}
+    assert "cut" not in cert and _accepts(t.to_json(), cert)[0]
+    cert["witness"] = "the cut S with compute nodes {0} has egress B⁺(S) = 9"
+    ok, why = _accepts(t.to_json(), cert)
+    assert not ok and "'witness'" in why
