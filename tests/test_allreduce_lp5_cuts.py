@@ -179,3 +179,15 @@ def test_schedule_balances_compute_nodes_when_the_optimum_allows() -> None:
     s = lp_schedule(t)
     v = check_schedule(Topo(t.to_json()), s.to_json())
     assert v.ok and v.facts["forestcoll_lp"] == s.algbw == Fraction(2656, 15)
+
+
+def test_two_sinks_finding_the_same_new_cut_in_the_exact_step() -> None:
+    """Regression: capacities near 8e20 (a random topology given equal bandwidth by
+    collcert.fuzz) made two sinks of one exact step find the same *new* cut; the second
+    was taken for a cut the exact LP already had ("internal: ... a violated cut it
+    already has"). The cut form must answer as App. G's flow form does."""
+    from collcert.fuzz.allreduce import equalized
+    from collcert.fuzz.generators import generate
+
+    t = equalized(generate("random-69", max_nodes=8))
+    assert _checked(t) == forestcoll_lp(t, method="flows").value

@@ -138,7 +138,7 @@ def test_msccl_export_is_sized_first(monkeypatch: pytest.MonkeyPatch) -> None:
 
     s = schedule(platforms.dgx_a100(2))  # 16 GPUs: over 240 transfers, 2000 bytes each
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "100K")
-    with pytest.raises(TopologyError, match=r"MSCCL export of 16 ranks: compiling \d+ transfers"):
+    with pytest.raises(TopologyError, match=r"MSCCL export of 16 ranks: compiling about \d+ transfers"):
         msccl_xml(s)
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "1G")
     assert "<algo " in msccl_xml(s)

@@ -152,9 +152,12 @@ def test_smoke_cli_wrong_root_exit_1_with_expected_value(tmp_path: Path) -> None
     # 1 byte: one int64 per cell (k = 2 cells); the remaining tree takes the root's first
     # part, so cell 1 is carried by none; rank q holds 2^q (1 + e mod 61) at element e,
     # so the root's element 1 must be (1 + 2 + 4 + 8) * 2 = 30
-    run = subprocess.run([sys.executable, "-m", "collcert", "smoke", str(bad), "--backend",
-                          "gloo", "--size", "1", "--iters", "1"], capture_output=True, text=True,
-                         timeout=300)
+    cmd = [sys.executable, "-m", "collcert", "smoke", str(bad), "--backend", "gloo",
+           "--size", "1", "--iters", "1"]
+    refused = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2 and "not run: the schedule is INVALID" in refused.stderr
+    # --run-invalid runs it anyway, to show what goes wrong on the devices
+    run = subprocess.run(cmd + ["--run-invalid"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "Traceback" not in run.stderr
     assert "rank 0: output element 1 (global element 1, byte 8) is -1, expected 30" in run.stdout

@@ -164,6 +164,11 @@ class _Rounds:
         for side, inside in m.first_cuts():
             self.add(side, inside)
 
+    def key(self, side: str, inside: np.ndarray) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+        """The cut's restricted row, as the pool knows it."""
+        xs, cs = self.m.cut_row(side, inside)
+        return side, tuple(xs), tuple(cs)
+
     def add(self, side: str, inside: np.ndarray) -> bool:
         xs, cs = self.m.cut_row(side, inside)
         key = (side, tuple(xs), tuple(cs))
@@ -283,16 +288,19 @@ def _exact_step(rd: _Rounds) -> tuple[Any, dict[str, Any]] | None:
         den = math.lcm(den, v.denominator)
     flows: dict[str, list[list[Fraction]]] = {}
     added = 0
+    solved_with = set(rd.keys)  # the rows the exact LP had: its solution meets all of them
     for side in ("bc", "re"):
         caps = [int(v * den) for v in per_side[side] + x]
         flows[side] = []
         for value, flow, inside in rd.sep.flows(side, caps, m.sink_reps):
             rd.max_flows += 1
             if value < total * den:
-                if not rd.add(side, inside):  # an exact LP solution meets its own rows
+                if rd.add(side, inside):
+                    added += 1
+                elif rd.key(side, inside) in solved_with:  # an exact solution meets its rows
                     raise RuntimeError("internal: LP (5) cut generation found a violated cut "
                                        "it already has")
-                added += 1
+                # else: another sink of this step found the same new cut
             flows[side].append([Fraction(f, den) for f in flow])
     if added:
         return None

@@ -374,8 +374,9 @@ def refuse_outputs_onto_inputs(args: argparse.Namespace) -> None:
     device and inode), an output named twice, or an empty output name. Every
     argument that names an existing file counts as an input. ``collcert.cli`` calls
     this for every command before it runs."""
-    outputs = [(dest, opt, getattr(args, dest, None)) for dest, opt in OUTPUT_OPTIONS.items()]
-    outputs = [(dest, opt, v) for dest, opt, v in outputs if isinstance(v, str | os.PathLike)]
+    outputs: list[tuple[str, str, str | os.PathLike[str]]] = [
+        (dest, opt, v) for dest, opt in OUTPUT_OPTIONS.items()
+        if isinstance(v := getattr(args, dest, None), str | os.PathLike)]
     for _, opt, value in outputs:
         if not os.fspath(value).strip():
             raise CollcertError(f"{opt} {os.fspath(value)!r}: an empty file name; name the "
