@@ -67,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
                             f"broadcast and reduce, not yet with -c {args.collective}")
     if args.method != "all" and args.collective != "allreduce":
         raise TopologyError(f"--method {args.method} applies to -c allreduce only")
+    if args.certificate and _sizes.wanted(args):  # 'collcert check' refuses what it cannot prove
+        raise TopologyError("--certificate writes only what 'collcert check' proves; the α-β "
+                            "view (--sizes, --plot, --alpha, --stepfactor) is not part of it: "
+                            "ask for it in a second run, or with --json instead of --certificate")
     if args.collective == "alltoall":  # a multicommodity flow LP, not trees
         from . import _alltoall
 
