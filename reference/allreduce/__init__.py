@@ -24,11 +24,12 @@ from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp
 from .lp5_cuts import forestcoll_lp_cuts
 from .lp5_schedule import LPSchedule, LPTree, lp_schedule
 from .rate import MacBcLP, mac_bc_lp
-from .report import MAX_WEIGHTED_NODES, AllreduceRate, allreduce_rate
+from .report import MAX_MAC_BC_NODES, MAX_WEIGHTED_NODES, AllreduceRate, allreduce_rate
 from .rsag_weighted import WeightedRSAG, weighted_rsag
 from .rsag_weighted_schedule import WeightedRSAGSchedule, weighted_rsag_schedule
 
 __all__ = [
+    "MAX_MAC_BC_NODES",
     "MAX_WEIGHTED_NODES",
     "AllreduceRate",
     "CutSetBound",

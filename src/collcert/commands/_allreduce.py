@@ -70,6 +70,26 @@ def check_all(report: Any) -> dict[str, bool]:
     return done
 
 
+MAC_BC_SLOW_NODES = 64
+"""From this many compute nodes on, the MAC-BC LP's column generation can take minutes
+(measured on 2 loaded cores: ring:40 2 s, ring:60 6 s, ring:80 17 s, ring:100 2-4 min);
+its size is not known before it runs, so the command says so first."""
+
+
+def _announce_mac_bc(topo: Any, progress_shown: bool) -> None:
+    """Say before the work starts that the MAC-BC LP may take minutes (issue 24 row 8)."""
+    from collcert.reference.allreduce import MAX_MAC_BC_NODES
+
+    k = topo.num_compute
+    if topo.switch_nodes or not MAC_BC_SLOW_NODES <= k <= MAX_MAC_BC_NODES:
+        return
+    print(f"note: the MAC-BC LP (Zhou & Sun 2026, Thm 2) on {k} compute nodes is solved by "
+          "column generation, whose length is not known in advance: from "
+          f"{MAC_BC_SLOW_NODES} nodes on it can take minutes (ring:80 about 20 s, ring:100 "
+          "2-4 min on 2 cores; docs/limits.md)"
+          + ("" if progress_shown else "; --progress shows the gap closing"), file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     from collcert.reference.allreduce import allreduce_rate
 
@@ -95,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
                             "node sends what it receives), and this one is not; drop them")
     started = time.monotonic()
     progress = Progress("MAC-BC LP (gap closed, ‰)", force=args.progress)
+    _announce_mac_bc(topo, progress.enabled)
     report = allreduce_rate(topo, engine=args.engine, progress=progress)
     checked = check_all(report)
     elapsed = time.monotonic() - started
