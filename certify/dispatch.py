@@ -88,6 +88,9 @@ def detect(cert: Mapping[str, Any]) -> str:
         raise InputError("this is a topology, not a certificate: give it as TOPOLOGY, and as "
                          "CERTIFICATE a file that collcert optimum --certificate, schedule -o, "
                          "broadcast-steady -o or reduce-tree -o wrote")
+    if {"gpus", "collective"} <= set(cert):
+        raise InputError("this is an MSCCL++ execution plan, not a certificate: 'collcert audit "
+                         "TOPOLOGY PLAN' simulates it and checks its result (docs/mscclpp.md)")
     keys = ", ".join(sorted(str(k) for k in cert)[:8])
     raise InputError(f"cannot tell what this certificate is (keys: {keys}); collcert check "
                      f"reads: {', '.join(KINDS)} (see collcert check --help)")

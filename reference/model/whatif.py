@@ -71,7 +71,8 @@ def _links(t: Topology, text: str, option: str) -> list[Link]:
     """The links ``src>dst`` (one) or ``src<>dst`` (both directions) names."""
     both = "<>" in text
     parts = text.split("<>" if both else ">")
-    if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+    arrow = "->" in text or "<-" in text  # '0->1' would read as the node '0-'
+    if arrow or len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
         raise TopologyError(f"{option} {text[:80]!r}: write a link as SRC>DST (one direction) "
                             "or SRC<>DST (both directions), e.g. b3.gpu2<>b3.nic2")
     u, v = _node(t, parts[0], option), _node(t, parts[1], option)

@@ -15,7 +15,7 @@ from collcert.reference.forestcoll import (
     schedule,
     write_schedule,
 )
-from collcert.reference.model import ScheduleError, fraction_str
+from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
 from . import _whatif
 from ._common import (
@@ -118,6 +118,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.strict and args.format not in ("msccl-xml", "mscclpp-json"):  # never ignored
+        raise TopologyError(f"--strict refuses a runtime program slower than its schedule; it "
+                            f"applies to --format msccl-xml and mscclpp-json, not {args.format}")
     if args.method == "lp":  # allreduce from LP (5): collcert/commands/_allreduce_lp.py
         from . import _allreduce_lp
 
