@@ -136,14 +136,17 @@ def _on_processes(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], jobs
     running: dict[Future[Any], int] = {}
     try:
         while pending or suspects or running:
-            if suspects:  # one at a time: a death is then this case's own
-                if not running:
-                    i = suspects.popleft()
+            queue = suspects if suspects else pending  # suspects one at a time: a death
+            try:                                       # is then this case's own
+                while queue and len(running) < (1 if queue is suspects else 2 * jobs):
+                    i = queue.popleft()
                     running[pool.submit(fn, *tasks[i])] = i
-            else:
-                while pending and len(running) < 2 * jobs:
-                    i = pending.popleft()
-                    running[pool.submit(fn, *tasks[i])] = i
+            except BrokenProcessPool:  # a running case's worker died since the last wait
+                queue.appendleft(i)
+                if not running:  # nothing left to report the death: start a new pool
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+                    continue
             done, _ = wait(running, return_when=FIRST_COMPLETED)
             lost: list[int] = []
             for fut in done:
