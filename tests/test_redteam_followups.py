@@ -34,3 +34,8 @@ def test_check_names_an_mscclpp_plan_and_points_to_audit(tmp_path: Path) -> None
     run = _collcert("check", "complete:4", str(plan), cwd=tmp_path)
     assert run.returncode == 2 and "MSCCL++ execution plan" in run.stderr
     assert "collcert audit" in run.stderr
+
+
+def test_a_huge_degrade_capacity_is_called_too_large(tmp_path: Path) -> None:
+    run = _collcert("optimum", "ring:4", "--degrade", "0<>1=1e999999", cwd=tmp_path)
+    assert run.returncode == 2 and "too large" in run.stderr and "Traceback" not in run.stderr

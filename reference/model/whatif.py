@@ -90,7 +90,9 @@ def _links(t: Topology, text: str, option: str) -> list[Link]:
 def _capacity(text: str, option: str) -> Fraction:
     try:
         cap = parse_number(text.strip())
-    except (NumberError, ValueError, TypeError):
+    except NumberError as exc:  # says why: not a number, too large, a division by zero
+        raise TopologyError(f"{option}: {text[:40]!r} is not a capacity: {exc}") from None
+    except (ValueError, TypeError):
         raise TopologyError(f"{option}: {text[:40]!r} is not a capacity; write an exact "
                             "number such as 25/2 or 12.5") from None
     if cap <= 0:
