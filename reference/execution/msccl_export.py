@@ -49,7 +49,7 @@ from xml.sax.saxutils import quoteattr
 
 from ..model import ScheduleError, check_budget, schedule_transfers
 from .execplan import Op, Plan, Region, dependencies
-from .runtime_rate import SlowExportError, export_rate
+from .runtime_rate import rated_document
 from .treeplan import plan_from_schedule
 
 if TYPE_CHECKING:
@@ -110,13 +110,7 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     (the default) a program slower than its schedule is refused with
     :class:`.runtime_rate.SlowExportError`, which says the pair and link responsible.
     A dict schedule is checked when ``topology`` is given (it carries no capacities)."""
-    doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
-    topology = topology if topology is not None or isinstance(schedule, dict) else \
-        schedule.topology
-    if strict and topology is not None:
-        rate = export_rate(doc, topology)
-        if rate.slower:
-            raise SlowExportError(rate)
+    doc = rated_document(schedule, topology, strict)
     coll = doc.get("collective")
     if coll not in MSCCL_COLL:
         raise ScheduleError(f"MSCCL export supports allgather, reduce-scatter, allreduce, "

@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import ScheduleError
 from .execplan import Op, Plan, Region, dependencies
-from .runtime_rate import SlowExportError, export_rate
+from .runtime_rate import rated_document
 from .treeplan import plan_from_schedule
 
 if TYPE_CHECKING:
@@ -101,13 +101,7 @@ def mscclpp_json(schedule: Schedule | dict[str, Any], inplace: bool = False,
     default) a plan slower than its schedule is refused with
     :class:`.runtime_rate.SlowExportError` (:func:`.runtime_rate.export_rate`
     says why). A dict schedule is checked when ``topology`` is given."""
-    doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
-    topology = topology if topology is not None or isinstance(schedule, dict) else \
-        schedule.topology
-    if strict and topology is not None:
-        rate = export_rate(doc, topology)
-        if rate.slower:
-            raise SlowExportError(rate)
+    doc = rated_document(schedule, topology, strict)
     coll = doc.get("collective")
     if coll not in COLLECTIVE:
         raise ScheduleError(f"MSCCL++ export supports allgather, reduce-scatter, allreduce, "

@@ -140,3 +140,18 @@ def _shares(topo: Topo, root: Any, weights: dict[Any, Fraction] | None) -> dict[
 def _show(q: Fraction) -> str:
     s = fraction_str(q)
     return s if q.denominator == 1 else f"{s} (≈ {float(q):.6g})"
+
+
+def rated_document(schedule: Schedule | dict[str, Any], topology: Topology | None,
+                   strict: bool) -> dict[str, Any]:
+    """The schedule's JSON document for an exporter, after refusing (``strict``) a
+    program slower than the schedule: a dict schedule is rated only when ``topology``
+    is given (it carries no capacities), a Schedule on its own topology."""
+    doc = schedule if isinstance(schedule, dict) else schedule.to_json(certificates=False)
+    if topology is None and not isinstance(schedule, dict):
+        topology = schedule.topology
+    if strict and topology is not None:
+        rate = export_rate(doc, topology)
+        if rate.slower:
+            raise SlowExportError(rate)
+    return doc
