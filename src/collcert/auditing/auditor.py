@@ -328,19 +328,7 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
     extra: list[Verdict] = []
     if len(nodes) != topology.num_compute:
         notes.append("the program uses only some compute nodes; the optimum is for all")
-    routing = "none"
-    lower: Fraction | None = None
-    bottleneck = ""
-    if demands:
-        time, lower, routing, lp_verdict, bottleneck = route(topology, demands)
-        if lp_verdict is not None:
-            extra.append(lp_verdict)
-        verdict.facts["time_per_unit"] = time
-        if lower is not None and lower != time:
-            notes.append(f"routing: certified only between {fraction_str(lower)} and "
-                         f"{fraction_str(time)} (time per unit); the time shown is achievable")
-    else:
-        verdict.fail("the program moves no data between ranks")
+    routing, lower, bottleneck = _timed(topology, demands, verdict, notes, extra, "program")
     prog_root = getattr(prog, "root", None)
     root = None if prog_root is None else nodes[prog_root]  # broadcast, reduce
     opt = certified_optimum(topology, topo, prog.collective, root, None, check_opt)
@@ -396,17 +384,7 @@ def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
     extra: list[Verdict] = []
     if len(nodes) != topology.num_compute:
         notes.append("the plan uses only some compute nodes; the optimum is for all")
-    routing, lower, bottleneck = "none", None, ""
-    if demands:
-        time, lower, routing, lp_verdict, bottleneck = route(topology, demands)
-        if lp_verdict is not None:
-            extra.append(lp_verdict)
-        verdict.facts["time_per_unit"] = time
-        if lower is not None and lower != time:
-            notes.append(f"routing: certified only between {fraction_str(lower)} and "
-                         f"{fraction_str(time)} (time per unit); the time shown is achievable")
-    else:
-        verdict.fail("the plan moves no data between ranks")
+    routing, lower, bottleneck = _timed(topology, demands, verdict, notes, extra, "plan")
     root = None if plan.root is None else nodes[plan.root]
     opt = certified_optimum(topology, topo, plan.collective, root, None, check_opt)
     notes += opt.notes
@@ -426,3 +404,20 @@ def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
         report.bottleneck = [bottleneck + (" (and no routing of this traffic is faster)"
                                            if lower == report.time_per_unit else "")]
     return report
+
+def _timed(topology: Topology, demands: dict[Any, Fraction], verdict: Verdict,
+           notes: list[str], extra: list[Verdict], what: str,
+           ) -> tuple[str, Fraction | None, str]:
+    """Route a program's (or plan's) traffic between ranks on ``topology`` and put its
+    exact time per unit into ``verdict``: (routing, proven lower bound, bottleneck)."""
+    if not demands:
+        verdict.fail(f"the {what} moves no data between ranks")
+        return "none", None, ""
+    time, lower, routing, lp_verdict, bottleneck = route(topology, demands)
+    if lp_verdict is not None:
+        extra.append(lp_verdict)
+    verdict.facts["time_per_unit"] = time
+    if lower is not None and lower != time:
+        notes.append(f"routing: certified only between {fraction_str(lower)} and "
+                     f"{fraction_str(time)} (time per unit); the time shown is achievable")
+    return routing, lower, bottleneck
