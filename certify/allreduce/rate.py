@@ -141,14 +141,16 @@ def check_cut_set(topology: Mapping[str, Any] | Graph, cert: Mapping[str, Any]) 
     return v
 
 
-def _flow_value(g: Graph, arcs: object, m: int, src: Node, dst: Node, v: Verdict,
-                label: str) -> int | None:
-    """Net amount (in 1/m units) leaving ``src``, if ``arcs`` is a valid flow; else None."""
+def arc_net(g: Graph, arcs: object, m: int, v: Verdict, label: str,
+            ) -> tuple[dict[Node, int], bool]:
+    """Net outflow (in 1/m units) of every node under ``arcs`` ([u, v, amount] entries; an
+    arc listed twice carries the sum), and whether every arc is within its capacity
+    (each one over it fails ``v``)."""
     if not isinstance(arcs, list):
         raise InputError(f"{label}: 'flow' must be an array of [u, v, amount]")
     net = {x: 0 for x in g.nodes}
     ok = True
-    on_arc: dict[Link, int] = {}  # an arc listed twice carries the sum of its amounts
+    on_arc: dict[Link, int] = {}
     for item in arcs:
         if not isinstance(item, list) or len(item) != 3:
             raise InputError(f"{label}: flow entries are [u, v, amount]")
@@ -163,6 +165,13 @@ def _flow_value(g: Graph, arcs: object, m: int, src: Node, dst: Node, v: Verdict
             v.fail(f"{label}: {a!r} -> {b!r} carries {frac_str(Fraction(amount, m))} over "
                    f"capacity {frac_str(cap or 0)}")
             ok = False
+    return net, ok
+
+
+def _flow_value(g: Graph, arcs: object, m: int, src: Node, dst: Node, v: Verdict,
+                label: str) -> int | None:
+    """Net amount (in 1/m units) leaving ``src``, if ``arcs`` is a valid flow; else None."""
+    net, ok = arc_net(g, arcs, m, v, label)
     for x, bal in net.items():
         if x not in (src, dst) and bal:
             v.fail(f"{label}: flow is not conserved at {x!r}")

@@ -33,7 +33,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import InputError, Node, Verdict, frac_str, integer, number
-from .rate import Graph
+from .rate import Graph, arc_net
 
 KIND = "allreduce-rsag-weighted"
 
@@ -148,25 +148,8 @@ def _flows(g: Graph, raw: object, w: dict[Node, Fraction], m: int, reverse: bool
 
 def _net(g: Graph, arcs: object, m: int, label: str, v: Verdict) -> dict[Node, int] | None:
     """Net outflow (units of 1/m) of every node, if ``arcs`` respects the capacities."""
-    if not isinstance(arcs, list):
-        raise InputError(f"{label}: 'flow' must be an array of [u, v, amount]")
-    net = {x: 0 for x in g.nodes}
-    on_arc: dict[tuple[Node, Node], int] = {}
-    for item in arcs:
-        if not isinstance(item, list) or len(item) != 3:
-            raise InputError(f"{label}: flow entries are [u, v, amount]")
-        a, b = g.node(item[0], label), g.node(item[1], label)
-        amount = integer(item[2], f"{label} amount", 0)
-        on_arc[(a, b)] = on_arc.get((a, b), 0) + amount
-        net[a] += amount
-        net[b] -= amount
-    for (a, b), amount in on_arc.items():
-        cap = g.cap.get((a, b))
-        if cap is None or amount > cap * m:
-            v.fail(f"{label}: {a!r} -> {b!r} carries {frac_str(Fraction(amount, m))} over "
-                   f"capacity {frac_str(cap or 0)}")
-            return None
-    return net
+    net, ok = arc_net(g, arcs, m, v, label)
+    return net if ok else None
 
 
 def _dual_bound(g: Graph, raw: object, v: Verdict) -> Fraction | None:
