@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Iterator
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import pytest
+from stated_mutation import accepts, mutated
 
 import collcert
 from collcert.certify.dispatch import check_certificate
@@ -46,30 +46,9 @@ def _leaves(d: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...
         yield path, d
 
 
-def _mutated(v: Any) -> Any:
-    if isinstance(v, bool):
-        return not v
-    if isinstance(v, int):
-        return v + 1
-    if isinstance(v, str):
-        try:
-            return str(Fraction(v) * 2 + 1)
-        except (ValueError, ZeroDivisionError):
-            return v + "x"
-    return "1/7" if v is None else None
-
-
-def _accepts(topo: dict[str, Any], cert: dict[str, Any]) -> tuple[bool, str]:
-    try:
-        _, v = check_certificate(topo, cert)
-    except InputError as exc:
-        return False, str(exc)
-    return v.ok, " ".join(v.all_reasons())
-
-
 def _ignored(topo: collcert.Topology, cert: dict[str, Any]) -> list[str]:
     tj = topo.to_json()
-    ok, why = _accepts(tj, cert)
+    ok, why = accepts(tj, cert)
     assert ok, why
     missed = []
     for path, value in _leaves(cert):
@@ -81,8 +60,8 @@ def _ignored(topo: collcert.Topology, cert: dict[str, Any]) -> list[str]:
         where: Any = bad
         for p in path[:-1]:
             where = where[p]
-        where[path[-1]] = _mutated(value)
-        ok, why = _accepts(tj, bad)
+        where[path[-1]] = mutated(value)
+        ok, why = accepts(tj, bad)
         if ok:
             missed.append(".".join(map(str, path)))
         elif not isinstance(path[-1], int) and path[0] not in ("format", "collective"):
@@ -118,7 +97,7 @@ def test_bound7_node_must_be_a_largest_cut() -> None:
     t = collcert.platforms.ring(4, bidirectional=False)
     cert = collcert.optimum(t, "allreduce").certificate()
     cert["bound7_node"] = "nowhere"
-    ok, why = _accepts(t.to_json(), cert)
+    ok, why = accepts(t.to_json(), cert)
     assert not ok and "bound7_node" in why
 
 
@@ -126,7 +105,7 @@ def test_unknown_field_fails_naming_it() -> None:
     t = collcert.platforms.ring(4)
     cert = collcert.optimum(t).certificate()
     cert["speedup"] = "3"
-    ok, why = _accepts(t.to_json(), cert)
+    ok, why = accepts(t.to_json(), cert)
     assert not ok and "'speedup'" in why
 
 
