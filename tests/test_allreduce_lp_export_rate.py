@@ -10,24 +10,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from test_export_rate import issue_topology  # the 5-GPU, 2-switch machine of issue 22
 
 import collcert
 from collcert.cli import main
-from collcert.reference.model import Topology
-
-# the 5-GPU, 2-switch machine of issue 22 (as tests/test_export_rate.py builds it)
-ISSUE = ("c4>c2 5, c2>c0 3, c0>s1 7, s1>c3 5, c3>s0 8, s0>c1 5, c1>c4 3, c2>c3 8, s0>c4 5, "
-         "c4>c0 5, c0>c1 4, c1>c2 4, c0>c2 1, c2>c1 1, c1>c3 1, c1>s1 2, s1>c4 2, c4>c1 4, "
-         "s1>s0 2, s0>c2 2, c3>c4 4, c1>c0 4, c2>s0 2, c3>c2 2")
-
-
-def issue_topology() -> Topology:
-    links = []
-    for item in ISSUE.split(","):
-        arc, cap = item.split()
-        a, b = arc.split(">")
-        links.append((a, b, int(cap)))
-    return Topology([f"c{i}" for i in range(5)], links, ["s0", "s1"], name="issue-22")
 
 
 @pytest.mark.parametrize("fmt", ["msccl-xml", "mscclpp-json"])

@@ -103,14 +103,9 @@ def test_a_slower_export_is_said_and_refused_under_strict(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # issue 22's 5-GPU machine: c3 -> c2 has a direct link of 2 and a path through s0; a plan
     # names ranks, so the runtime sends all of that pair's traffic over the link
-    from collcert.reference.model import Topology
+    from test_export_rate import issue_topology
 
-    arcs = ("c4>c2 5, c2>c0 3, c0>s1 7, s1>c3 5, c3>s0 8, s0>c1 5, c1>c4 3, c2>c3 8, s0>c4 5, "
-            "c4>c0 5, c0>c1 4, c1>c2 4, c0>c2 1, c2>c1 1, c1>c3 1, c1>s1 2, s1>c4 2, c4>c1 4, "
-            "s1>s0 2, s0>c2 2, c3>c4 4, c1>c0 4, c2>s0 2, c3>c2 2")
-    links = [(a.split(">")[0], a.split(">")[1], int(c))
-             for a, c in (item.split() for item in arcs.split(","))]
-    topo = Topology([f"c{i}" for i in range(5)], links, ["s0", "s1"], name="issue-22")
+    topo = issue_topology()
     path = tmp_path / "issue.json"
     path.write_text(json.dumps(topo.to_json()))
     out = tmp_path / "ag.json"
