@@ -32,6 +32,21 @@ smaller than the sink arc's, which leaves the maximum flow unchanged (see
 :class:`_Dbar`). The μ values, hence the batches, are exactly those of a
 network rebuilt for every μ.
 
+Fewer max-flows, same μ: μ only falls as the packing goes on. In cut form
+μ's third term is min over S ∋ x, S ∌ y of g(δ⁺(S)) − Σ {m(R_j) : j ≠ i,
+R_j ⊆ S}, and every step (an arc placed in any batch, with its split) lowers
+or keeps each such S-term: g falls on the placed arc (a, b), and a batch R_j
+that becomes R_j + b with μ' of its m_j trees subtracts μ' more from exactly
+the S with a ∈ S ∌ b and R_j ⊄ S (for the others the term is unchanged). The
+copy split off batch i has, for each S, at most batch i's term before the split.
+So an arc rejected (μ = 0) for a batch stays rejected for it and for the copies
+split off it: each batch keeps its rejected arcs (``_Batches.dead``, inherited
+on split) and never asks for them again. And S = V∖{y} gives μ = 0 without a
+max-flow when the residual capacity into y is no more than Σ_{j≠i, y∉R_j} m(R_j).
+Both skip only candidates whose μ is 0, so the arcs chosen, and the batches,
+are exactly those of asking every candidate (``rejected`` counts each
+rejection once, ``bounded`` the ones decided by the bound).
+
 The code: :class:`_Batches` holds the growing batches, :class:`_Dbar` the
 network D̄ and the μ of an arc for a batch, :func:`pack_trees` grows one batch
 at a time (:func:`_next_arc` picks the arc, :func:`_grow` adds it).
@@ -70,6 +85,8 @@ class Packing:
     batches: list[Batch]
     maxflows: int
     rejected: int
+    bounded: int = 0
+    """Rejections decided by the cut V∖{y} without a max-flow (counted in ``rejected``)."""
 
 
 def pack_trees(
@@ -111,7 +128,7 @@ def pack_trees(
         for i in range(len(bt.roots))
     ]
     batches.sort(key=lambda b: idx[b.root])
-    return Packing(batches, dbar.maxflows, rejected)
+    return Packing(batches, dbar.maxflows, rejected, dbar.bounded)
 
 
 class _Batches:
@@ -128,6 +145,7 @@ class _Batches:
         self.edges: list[list[tuple[int, int]]] = []
         self.mult: list[int] = []
         self.depth: list[dict[int, int]] = []
+        self.dead: list[set[tuple[int, int]]] = []
         for v in nodes:
             k = int(supply.get(v, 0))
             if k > 0:
@@ -139,6 +157,7 @@ class _Batches:
                 self.edges.append([])
                 self.mult.append(k)
                 self.depth.append({i: 0})
+                self.dead.append(set())
 
     def split(self, i: int, mu: int) -> int:
         """Keep μ of batch i's m trees in it and the rest in a new copy (its index)."""
@@ -149,6 +168,7 @@ class _Batches:
         self.edges.append(list(self.edges[i]))
         self.mult.append(self.mult[i] - mu)
         self.depth.append(dict(self.depth[i]))
+        self.dead.append(set(self.dead[i]))
         self.mult[i] = mu
         return len(self.roots) - 1
 
@@ -201,6 +221,10 @@ class _Dbar:
         self.grown: set[int] = set()  # batches with 1 < |R| < n
         self.exceptions: dict[int, int] = {}  # σ/T/hub arcs whose capacity differs from baseline
         self.maxflows = 0
+        self.bounded = 0  # μ = 0 decided by the cut V∖{y}, without a max-flow
+        self.g_in = [0] * n
+        for (_, b), c in g.items():
+            self.g_in[b] += c
 
     def hub_sig(self, h: int) -> int:
         return self.m_g + 2 * self.n + h * (self.n + 1)
@@ -251,6 +275,9 @@ class _Dbar:
         if want == 0:
             return 0
         others, groups = self._others(bt, i, y)
+        if self.g_in[y] <= others:  # the cut V∖{y} already leaves no slack
+            self.bounded += 1
+            return 0
         need = others + want
         if self.net is None or len(groups) > self.pool:
             self.net = self.build(max(2 * self.pool, len(groups) + 4) if groups else self.pool)
@@ -309,6 +336,7 @@ class _Dbar:
     def use(self, x: int, y: int, mu: int) -> None:
         """μ units of the G* arc (x, y) are taken by a batch."""
         self.g[(x, y)] -= mu
+        self.g_in[y] -= mu
         if self.net is not None:
             self.net.update_capacities([self.arc_pos[(x, y)]], [self.g[(x, y)]])
 
@@ -323,16 +351,19 @@ def _next_arc(bt: _Batches, i: int, dbar: _Dbar, out_adj: list[list[int]],
     di = bt.depth[i]
     for x in bt.members[i]:
         levels.setdefault(di[x], []).append(x)
-    g, inside = dbar.g, bt.sets[i]
+    g, inside, dead = dbar.g, bt.sets[i], bt.dead[i]
     passed = 0
     for level in sorted(levels):
         cands = [(-g[(x, y)], x, y) for x in levels[level] for y in out_adj[x]
                  if y not in inside and g[(x, y)] > 0]
         cands.sort()
         for _, x, y in cands:
+            if (x, y) in dead:
+                continue
             mu = dbar.mu(bt, i, x, y)
             if mu > 0:
                 return mu, x, y, passed
+            dead.add((x, y))
             passed += 1
     raise RuntimeError(
         f"internal: no arc can extend a tree rooted at {nodes[bt.roots[i]]!r} "
