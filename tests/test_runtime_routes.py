@@ -108,4 +108,4 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert Fraction(summary["gap"]) == gap < 1
     assert main(["check", str(topo), str(out)]) == 0
     capsys.readouterr()
-    assert main(["schedule", str(topo), "--routes", "runtime", "-c", "allreduce"]) == 2
+    assert main(["schedule", str(topo), "--routes", "runtime", "-c", "broadcast"]) == 2

@@ -38,8 +38,10 @@ from ..solvers import check_lp
 Row = dict[str, Any]
 
 
-def runtime_lp(topo: Topo, constrained: bool, balanced: bool) -> dict[str, Any]:
-    """The LP of the module docstring, as plain data (this checker's own)."""
+def runtime_lp(topo: Topo, constrained: bool, balanced: bool,
+               sinks: bool = True) -> dict[str, Any]:
+    """The LP of the module docstring, as plain data (this checker's own); ``sinks=False``:
+    the routing rows only (the cut form adds its cut rows to them)."""
     ix = topo.node_index
     comp = list(topo.compute)
     sw = set(topo.switches)
@@ -88,7 +90,8 @@ def runtime_lp(topo: Topo, constrained: bool, balanced: bool) -> dict[str, Any]:
         if users:
             rows.append(_row(f"link{ix[a]}>{ix[b]}", {h(p, a, b): Fraction(1) for p in users},
                              "<=", c))
-    rows += _sink_rows(topo)
+    if sinks:
+        rows += _sink_rows(topo)
     return {"sense": "max", "objective": {"x": Fraction(1)}, "rows": rows, "free": []}
 
 
@@ -138,7 +141,66 @@ def _canon(lp: Mapping[str, Any]) -> tuple[Any, ...]:
 
 
 KNOWN = {"format", "kind", "collective", "topology", "constrained", "balanced", "x", "algbw",
-         "time_per_unit", "lp", "primal", "dual", "objective"}
+         "time_per_unit", "lp", "primal", "dual", "objective", "method", "flows"}
+
+
+def _cut_rows(topo: Topo, lp: Mapping[str, Any]) -> list[Row]:
+    """This checker's own row for every cut the certificate's LP names ("cut:i,j,…": S by
+    node index): Σ_{p∈S, q∉S} y_pq − |S|·x ≥ 0, which every schedule on the runtime's
+    routes meets (the allgather condition on its logical graph), so adding it keeps the
+    LP an upper bound."""
+    rows: list[Row] = []
+    comp = set(range(len(topo.compute)))
+    for r in lp.get("rows") or []:
+        name = str(r.get("name")) if isinstance(r, Mapping) else ""
+        if not name.startswith("cut:"):
+            continue
+        try:
+            cut = {int(i) for i in name[4:].split(",")}
+        except ValueError:
+            raise InputError(f"LP row {name!r}: a cut row names node indices, "
+                             "'cut:0,3,5'") from None
+        if not cut or not cut < comp:
+            raise InputError(f"LP row {name!r}: a cut is a proper, non-empty set of compute "
+                             f"node indices (0..{len(comp) - 1})")
+        coefs = {f"y{p}>{q}": Fraction(1) for p in sorted(cut) for q in sorted(comp - cut)}
+        coefs["x"] = Fraction(-len(cut))
+        rows.append(_row(name, coefs, ">=", Fraction(0)))
+    return rows
+
+
+def _check_flows(topo: Topo, primal: Mapping[str, Any], x: Fraction, flows: Any,
+                 v: Verdict) -> None:
+    """Field 'flows': for every sink t a flow in the primal's logical graph y bringing x
+    from every other compute node to t, so y meets the allgather condition at x (reached
+    by Edmonds' packing on y)."""
+    n = len(topo.compute)
+    if not isinstance(flows, Mapping) or set(map(str, flows)) != {str(i) for i in range(n)}:
+        v.fail(f"field 'flows': needs one flow per sink, keyed 0..{n - 1}")
+        return
+    y = {str(k): number(a, f"primal[{k}]") for k, a in primal.items()}
+    for t, flow in flows.items():
+        sink = int(t)
+        if not isinstance(flow, Mapping):
+            raise InputError(f"field 'flows': sink {t}: an object {{'p>q': amount}}")
+        net = [Fraction(0)] * n
+        for arc, a in flow.items():
+            p, _, q = str(arc).partition(">")
+            if not (p.isdigit() and q.isdigit() and int(p) < n and int(q) < n and p != q):
+                raise InputError(f"field 'flows': sink {t}: arc {arc!r} is not 'p>q' of two "
+                                 "compute node indices")
+            g = number(a, f"flows[{t}][{arc}]")
+            if g < 0 or g > y.get(f"y{p}>{q}", Fraction(0)) or int(p) == sink:
+                v.fail(f"field 'flows': sink {t}: arc {arc} carries {frac_str(g)}, outside "
+                       f"[0, y{p}>{q}] or leaving the sink")
+                return
+            net[int(p)] += g
+            net[int(q)] -= g
+        bad = [u for u in range(n) if u != sink and net[u] != x]
+        if bad:
+            v.fail(f"field 'flows': sink {t}: node {bad[0]} sends {frac_str(net[bad[0]])}, "
+                   f"not x = {frac_str(x)}")
+            return
 
 
 def check_runtime_routes(topology: Mapping[str, Any] | Topo,
@@ -152,9 +214,11 @@ def check_runtime_routes(topology: Mapping[str, Any] | Topo,
         v.fail(wrong)
         return v
     coll = cert.get("collective", "allgather")
+    if coll == "allreduce":
+        return _check_allreduce(topo, cert, v)
     if coll not in ("allgather", "reduce-scatter"):
-        raise InputError(f"collective {coll!r}: a runtime-routes certificate is for allgather "
-                         "or reduce-scatter")
+        raise InputError(f"collective {coll!r}: a runtime-routes certificate is for allgather, "
+                         "reduce-scatter or allreduce")
     if coll == "reduce-scatter":  # the allgather of the transposed machine
         topo = topo.transposed()
     constrained, balanced = cert.get("constrained", True), cert.get("balanced", False)
@@ -164,7 +228,13 @@ def check_runtime_routes(topology: Mapping[str, Any] | Topo,
     if not (isinstance(lp, Mapping) and isinstance(primal, Mapping)
             and isinstance(dual, Mapping)):
         raise InputError("a runtime-routes certificate needs objects 'lp', 'primal', 'dual'")
-    mine = runtime_lp(topo, constrained, balanced)
+    method = cert.get("method", "lp")
+    if method not in ("lp", "cuts"):
+        raise InputError(f"field 'method': {method!r}; a runtime-routes certificate is 'lp' "
+                         "(one flow per sink in the LP) or 'cuts' (cut rows and flows)")
+    mine = runtime_lp(topo, constrained, balanced, sinks=method == "lp")
+    if method == "cuts":
+        mine["rows"] += _cut_rows(topo, lp)
     if _canon(mine) != _canon(lp):
         v.fail("the certificate's LP is not the runtime-routes LP of this topology")
         return v
@@ -176,6 +246,10 @@ def check_runtime_routes(topology: Mapping[str, Any] | Topo,
     if x <= 0:
         v.fail("x = 0: under these routes some compute node cannot reach another")
         return v
+    if method == "cuts":
+        _check_flows(topo, primal, x, cert.get("flows"), v)
+        if not v.ok:
+            return v
     n = len(topo.compute)
     v.facts.update({"x": x, "objective": x, "algbw": n * x, "time_per_unit": 1 / (n * x),
                     "constrained": constrained, "balanced": balanced})
@@ -184,5 +258,50 @@ def check_runtime_routes(topology: Mapping[str, Any] | Topo,
             v.fail(f"field {key!r}: the certificate states {cert[key]}, its LP proves "
                    f"{frac_str(v.facts[key])}")
     for key in sorted(set(cert) - KNOWN, key=str):
+        v.fail(f"field {key!r}: no checker of a runtime-routes certificate proves it")
+    return v
+
+
+ALLREDUCE_KNOWN = {"format", "kind", "collective", "topology", "constrained", "scope", "algbw",
+                   "time_per_unit", "reduce_scatter", "allgather"}
+SCOPE = "reduce-scatter then allgather"
+
+
+def _check_allreduce(topo: Topo, cert: Mapping[str, Any], v: Verdict) -> Verdict:
+    """Allreduce as reduce-scatter then allgather on the runtime's routes: both phases'
+    certificates checked; time per unit 1/rs + 1/ag, the best of every two-phase
+    schedule of equal shards on these routes (the phases' times add, and each is at its
+    proven optimum). Not a bound on allreduce schedules of another shape; ``scope`` says
+    so and must be stated as written."""
+    facts: dict[str, Any] = {}
+    for key, coll in (("reduce_scatter", "reduce-scatter"), ("allgather", "allgather")):
+        sub = cert.get(key)
+        if not isinstance(sub, Mapping):
+            raise InputError(f"an allreduce runtime-routes certificate needs object {key!r}")
+        if sub.get("collective") != coll:
+            v.fail(f"field '{key}.collective': {sub.get('collective')!r}, not {coll!r}")
+            return v
+        sv = check_runtime_routes(topo, sub)
+        v.absorb(sv, f"{key}: ")
+        facts[key] = sv.facts
+    if not v.ok:
+        return v
+    if facts["reduce_scatter"]["balanced"] or facts["allgather"]["balanced"]:
+        v.fail("field 'balanced': the phases of an allreduce certificate are not balanced")
+    constrained = facts["reduce_scatter"]["constrained"] and facts["allgather"]["constrained"]
+    time = facts["reduce_scatter"]["time_per_unit"] + facts["allgather"]["time_per_unit"]
+    v.facts.update({"algbw": 1 / time, "time_per_unit": time, "constrained": constrained,
+                    "balanced": False, "scope": SCOPE})
+    if cert.get("constrained", True) is not constrained:
+        v.fail(f"field 'constrained': {cert.get('constrained')!r}, the phases say "
+               f"{constrained}")
+    if cert.get("scope") != SCOPE:
+        v.fail(f"field 'scope': {cert.get('scope')!r}; the only value is {SCOPE!r} (the "
+               "optimum of two-phase schedules, not of every allreduce)")
+    for key in ("algbw", "time_per_unit"):
+        if key in cert and number(cert[key], key) != v.facts[key]:
+            v.fail(f"field {key!r}: the certificate states {cert[key]}, its phases prove "
+                   f"{frac_str(v.facts[key])}")
+    for key in sorted(set(cert) - ALLREDUCE_KNOWN, key=str):
         v.fail(f"field {key!r}: no checker of a runtime-routes certificate proves it")
     return v

@@ -72,10 +72,12 @@ def _names(t: Topology) -> dict[Any, int]:
     return {v: i for i, v in enumerate(t.nodes)}
 
 
-def build_lp(t: Topology, constrained: bool = True, balanced: bool = False) -> Any:
+def build_lp(t: Topology, constrained: bool = True, balanced: bool = False,
+             sinks: bool = True) -> Any:
     """The LP of the module docstring (a :class:`~collcert.reference.solvers.LinearProgram`);
     ``balanced`` adds Σ_q y_pq = Σ_q y_qp at every compute node p (an Eulerian logical
-    graph, which the tree builder needs)."""
+    graph, which the tree builder needs); ``sinks=False`` leaves out the flows g^v (the
+    routing part only, to which :mod:`.runtime_cuts` adds cut rows)."""
     from ..solvers import LinearProgram
 
     ix = _names(t)
@@ -119,11 +121,20 @@ def build_lp(t: Topology, constrained: bool = True, balanced: bool = False) -> A
             if users:
                 lp.add_row(f"link{ix[a]}>{ix[b]}",
                            {f"h{ix[p]}:{ix[a]}>{ix[b]}": 1 for p in users}, "<=", c)
+    if sinks:
+        add_sink_rows(lp, t)
+    return lp
+
+
+def add_sink_rows(lp: Any, t: Topology) -> None:
+    """The flows g^v of every sink v in y (the full LP's allgather condition)."""
+    ix = _names(t)
+    comp = list(t.compute_nodes)
     for v in comp:
         for u in comp:
             if u == v:
                 continue
-            row = {"x": -1}
+            row: dict[Hashable, object] = {"x": -1}
             for q in comp:
                 if q != u:
                     row[f"g{ix[v]}:{ix[u]}>{ix[q]}"] = 1  # out of u (into v too)
@@ -136,7 +147,6 @@ def build_lp(t: Topology, constrained: bool = True, balanced: bool = False) -> A
                     lp.add_row(f"cap{ix[v]}:{ix[p]}>{ix[q]}",
                                {f"g{ix[v]}:{ix[p]}>{ix[q]}": 1, f"y{ix[p]}>{ix[q]}": -1},
                                "<=", 0)
-    return lp
 
 
 def _delivers(p: Any, q: Any, comp: list[Any], cap: Any, constrained: bool) -> bool:
@@ -155,15 +165,26 @@ def _uses(p: Any, a: Any, b: Any, switches: set[Any], comp: list[Any], cap: Any,
 
 
 def runtime_optimum(machine: Topology, constrained: bool = True, balanced: bool = False,
-                    collective: str = "allgather") -> RuntimeOptimum:
+                    collective: str = "allgather", method: str = "cuts",
+                    progress: Any = None) -> RuntimeOptimum:
     """The certified best allgather (or reduce-scatter: the allgather of the transposed
     machine) rate when every GPU pair uses the runtime's route (``constrained``), or any
-    route (ForestColl's optimum, for comparison)."""
+    route (ForestColl's optimum, for comparison). ``method``: ``"cuts"`` (cut generation,
+    :mod:`.runtime_cuts`; scales to 32 GPUs and more) or ``"lp"`` (the full LP with one
+    flow per sink; the two prove the same optimum, which the tests compare)."""
     from ..solvers import solve_lp
+    from .runtime_cuts import solve_by_cuts
 
+    if method not in ("cuts", "lp"):
+        raise ValueError(f"method {method!r}: use 'cuts' or 'lp'")
     t = machine.transpose() if collective == "reduce-scatter" else machine
-    res = solve_lp(build_lp(t, constrained, balanced))
     ix = _names(t)
+    flows: dict[Any, Any] = {}
+    if method == "lp":
+        res = solve_lp(build_lp(t, constrained, balanced))
+    else:
+        res, flows = solve_by_cuts(t, lambda: build_lp(t, constrained, balanced, sinks=False),
+                                   progress)
     comp = list(t.compute_nodes)
     y = {(p, q): res.x.get(f"y{ix[p]}>{ix[q]}", Fraction(0)) for p in comp for q in comp
          if p != q}
@@ -174,5 +195,27 @@ def runtime_optimum(machine: Topology, constrained: bool = True, balanced: bool 
         h[p] = {e: amount for e, amount in flow.items() if amount}
     cert = res.certificate()
     cert.pop("format", None)
+    if method == "cuts":
+        cert["method"] = "cuts"
+        cert["flows"] = {str(ix[v]): {f"{ix[p]}>{ix[q]}": fraction_str(a)
+                                      for (p, q), a in sorted(g.items(), key=lambda e: (
+                                          ix[e[0][0]], ix[e[0][1]]))}
+                         for v, g in flows.items()}
     return RuntimeOptimum(t, constrained, res.objective, {e: v for e, v in y.items() if v},
                           h, cert, balanced, collective, machine)
+
+
+def allreduce_certificate(rs: RuntimeOptimum, ag: RuntimeOptimum) -> dict[str, Any]:
+    """The allreduce of ``--routes runtime``: reduce-scatter, then allgather, each at its
+    own runtime-routes optimum (both proven). Time per unit 1/rs + 1/ag: the best of
+    every such two-phase schedule on the runtime's routes (each phase moves the same
+    equal shards, and the phases' times add), and reached by the schedule; not proven
+    to be the best allreduce on these routes (an allreduce need not be two phases)."""
+    t = ag.machine or ag.topology
+    time = 1 / rs.algbw + 1 / ag.algbw
+    return {"format": "collcert-certificate/1", "kind": "runtime-routes-optimum",
+            "collective": "allreduce", "topology": t.content_hash(),
+            "constrained": rs.constrained and ag.constrained, "scope": "reduce-scatter then "
+            "allgather", "algbw": fraction_str(1 / time), "time_per_unit": fraction_str(time),
+            "reduce_scatter": rs.certificate(), "allgather": ag.certificate()}
+

@@ -10,6 +10,11 @@ bandwidth unit), so no link carries more than the LP's flow through it. Where a
 tree's edge takes units from two paths, the tree is split into copies with the same
 edges (k and every multiplicity are first scaled so that every path's share is
 integral), as ForestColl's mapping back does (Zhao et al. 2026, §5).
+
+Allreduce is reduce-scatter then allgather (Zhao & Krishnamurthy 2023, App. B), each
+phase built here at its own constrained optimum: the best two-phase schedule on the
+runtime's routes, proven; whether a schedule that is not two phases could do better
+under the constraint is not proven (docs/schedules.md, "Allreduce on runtime routes").
 """
 
 from __future__ import annotations
@@ -19,22 +24,51 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import ScheduleError, Topology, fraction_str
-from .runtime_routes import RuntimeOptimum, runtime_optimum
+from .runtime_routes import RuntimeOptimum, allreduce_certificate, runtime_optimum
 
-COLLECTIVES = ("allgather", "reduce-scatter")
+COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
 
-def runtime_schedule(t: Topology, collective: str = "allgather") -> dict[str, Any]:
+def runtime_schedule(t: Topology, collective: str = "allgather",
+                     progress: Any = None) -> dict[str, Any]:
     """A ``collcert-schedule/1`` dict whose every GPU pair uses the runtime's route, at
     the certified optimum under that constraint (the LP certificate under
-    ``certificates.runtime_routes``)."""
+    ``certificates.runtime_routes``). Allreduce: reduce-scatter then allgather, each at
+    its own optimum under the constraint."""
+    if collective not in COLLECTIVES:
+        raise ScheduleError(f"--routes runtime builds allgather, reduce-scatter and allreduce "
+                            f"schedules, not {collective}")
+    if collective == "allreduce":
+        return _allreduce(t, progress)
+    rs = collective == "reduce-scatter"
+    opt = runtime_optimum(t, constrained=True, collective=collective, progress=progress)
+    doc = _trees(t, opt, rs)
+    doc["certificates"] = {"runtime_routes": opt.certificate()}
+    doc["generator"]["target_time_per_unit"] = fraction_str(1 / opt.algbw)
+    return doc
+
+
+def _allreduce(t: Topology, progress: Any) -> dict[str, Any]:
+    """Reduce-scatter then allgather, each on the runtime's routes at its own certified
+    optimum (:func:`.runtime_routes.allreduce_certificate` says what that proves)."""
+    opts = [runtime_optimum(t, collective=c, progress=progress)
+            for c in ("reduce-scatter", "allgather")]
+    if min(o.x for o in opts) <= 0:
+        raise ScheduleError("under the runtime's routes some GPU cannot reach another: no "
+                            "schedule exists")
+    rs, ag = (_trees(t, o, o.collective == "reduce-scatter") for o in opts)
+    cert = allreduce_certificate(*opts)
+    doc = dict(ag, collective="allreduce", phases=rs["phases"] + ag["phases"])
+    doc["claimed"] = {"algbw": cert["algbw"], "time_per_unit": cert["time_per_unit"]}
+    doc["certificates"] = {"runtime_routes": cert}
+    doc["generator"]["target_time_per_unit"] = cert["time_per_unit"]
+    return doc
+
+
+def _trees(t: Topology, opt: RuntimeOptimum, rs: bool) -> dict[str, Any]:
+    """ForestColl's trees on the logical graph y, every edge on its real path."""
     from ..forestcoll import schedule
 
-    if collective not in COLLECTIVES:
-        raise ScheduleError(f"--routes runtime builds allgather and reduce-scatter schedules, "
-                            f"not {collective}")
-    rs = collective == "reduce-scatter"
-    opt = runtime_optimum(t, constrained=True, collective=collective)
     if opt.x <= 0:
         raise ScheduleError("under the runtime's routes some GPU cannot reach another: no "
                             "schedule exists")
@@ -60,11 +94,9 @@ def runtime_schedule(t: Topology, collective: str = "allgather") -> dict[str, An
     for phase in doc["phases"]:
         _map_phase(phase, paths, opt, rs)
     doc.update({"topology": t.content_hash(), "topology_name": t.name, "routes": "runtime"})
-    doc["certificates"] = {"runtime_routes": opt.certificate()}
     gen = doc.setdefault("generator", {})
     gen.pop("lower_bound_time_per_unit", None)
     gen.pop("rsag_proven_optimal", None)
-    gen["target_time_per_unit"] = fraction_str(1 / opt.algbw)
     return doc
 
 

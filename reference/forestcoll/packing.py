@@ -87,6 +87,8 @@ class Packing:
     rejected: int
     bounded: int = 0
     """Rejections decided by the cut V∖{y} without a max-flow (counted in ``rejected``)."""
+    placed: int = 0
+    """Arcs placed (one per accepted μ: an arc added to a batch)."""
 
 
 def pack_trees(
@@ -111,7 +113,7 @@ def pack_trees(
     bt = _Batches(nodes, idx, supply)
     total_edges = sum(bt.mult) * (n - 1)
     dbar = _Dbar(n, g, bt, engine)
-    placed = rejected = 0
+    placed = rejected = steps = 0
     queue = list(range(len(bt.roots)))
     while queue:
         i = queue.pop()
@@ -120,6 +122,7 @@ def pack_trees(
             rejected += passed
             _grow(bt, dbar, i, x, y, mu, queue)
             placed += mu
+            steps += 1
             if progress:
                 progress(placed, total_edges)
     batches = [
@@ -128,7 +131,7 @@ def pack_trees(
         for i in range(len(bt.roots))
     ]
     batches.sort(key=lambda b: idx[b.root])
-    return Packing(batches, dbar.maxflows, rejected, dbar.bounded)
+    return Packing(batches, dbar.maxflows, rejected, dbar.bounded, steps)
 
 
 class _Batches:

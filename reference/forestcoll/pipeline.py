@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
 from ..model import Topology, fraction_str
 from ..symmetry import Symmetry, orbits
+from .general_estimate import GeneralEstimate
 from .optima import optimum
 from .optimum_allgather import prop3
 from .optimum_result import Optimum
@@ -70,6 +71,7 @@ def schedule(
     progress: StageProgress | None = None,
     symmetry: bool | None = None,
     healthy: Topology | None = None,
+    estimate: Callable[[GeneralEstimate], None] | None = None,
 ) -> Schedule:
     """A bandwidth-optimal tree schedule of ``collective`` on ``topology``.
 
@@ -89,6 +91,9 @@ def schedule(
     ``healthy``: the machine ``topology`` is a degraded copy of (what-if): when the
     optimum of the symmetrized machine is ``topology``'s own, the schedule is built
     by orbits on it and handed over (:mod:`.symmetrize`); else the usual path.
+    ``estimate``: told the :class:`.general_estimate.GeneralEstimate` of a phase
+    before the general algorithms (no symmetry) start on it; a phase whose estimate
+    passes the limits is refused (TopologyError, docs/limits.md).
     """
     req = check_request(topology, collective, root=root, fixed_k=fixed_k, weights=weights,
                         caller="schedule")
@@ -96,7 +101,8 @@ def schedule(
         borrowed = _borrowed(topology, healthy, req, multicast, engine, progress)
         if borrowed is not None:
             return borrowed
-    return _build(topology, req, symmetry, Stages(engine, multicast, progress))
+    return _build(topology, req, symmetry, Stages(engine, multicast, progress,
+                                                  estimate=estimate))
 
 
 def _build(topology: Topology, req: Request, symmetry: bool | None, stages: Stages,

@@ -46,6 +46,9 @@ class Stages:
     orbits_only: bool = False
     """Raise :class:`SymmetryFailed` where the orbit-wise build gets stuck, instead of
     running the general algorithms (a caller with a better fallback)."""
+    estimate: Callable[[Any], None] | None = None
+    """Told the :class:`.general_estimate.GeneralEstimate` of the general algorithms before
+    they start."""
 
     def callback(self, stage: str) -> Callable[[int, int], None] | None:
         """``progress`` for one stage, as the algorithms call it: ``(done, total)``."""
@@ -150,7 +153,14 @@ def _orbit_trees(orb: OrbitPacking, transposed: bool) -> list[Tree]:
 
 def _general(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
              supply: dict[Node, int], direction: str, stages: Stages) -> _Built:
-    """Switch removal (Zhao & Krishnamurthy 2023, Alg 1) and packing in batches (Alg 2)."""
+    """Switch removal (Zhao & Krishnamurthy 2023, Alg 1) and packing in batches (Alg 2),
+    announced (``stages.estimate``) and refused beyond the limits first."""
+    from .general_estimate import check_general, estimate_general
+
+    est = estimate_general(g.compute_nodes, g.switch_nodes, caps, supply)
+    if stages.estimate is not None:
+        stages.estimate(est)
+    check_general(est, g.name or "the topology")
     t0 = time.monotonic()
     split = remove_switches(g.compute_nodes, g.switch_nodes, caps, supply, engine=stages.engine,
                             progress=stages.callback(f"{collective}: switch removal"))
@@ -163,6 +173,7 @@ def _general(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
     trees = _map_back(split, packing.batches, direction)
     stats: dict[str, Any] = dict(split.stats)
     stats.update({"packing_maxflows": packing.maxflows, "packing_rejected": packing.rejected,
+                  "packing_bounded": packing.bounded, "packing_placed": packing.placed,
                   "batches": len(packing.batches)})
     return _Built(split, trees, stats, False, (t0, t1, t2), (mem_split, mem_pack))
 

@@ -20,21 +20,25 @@ from ._common import print_json, write_output
 
 
 def run(args: argparse.Namespace, topo: Topology) -> int:
-    import json
-
     import collcert
-    from collcert.reference.execution import SlowExportError, msccl_xml, runtime_schedule
+    from collcert.reference.execution import runtime_schedule
 
-    if args.collective not in ("allgather", "reduce-scatter"):
-        raise ScheduleError(f"--routes runtime builds allgather and reduce-scatter schedules, "
-                            f"not {args.collective}")
+    if args.collective not in ("allgather", "reduce-scatter", "allreduce"):
+        raise ScheduleError(f"--routes runtime builds allgather, reduce-scatter and allreduce "
+                            f"schedules, not {args.collective}")
     if args.fixed_k is not None or args.weights or args.method != "forestcoll":
         raise ScheduleError("--routes runtime takes none of --fixed-k, --weights, --method lp")
-    if args.format == "forestcoll-xml" or args.format not in ("json", "msccl-xml"):
-        raise ScheduleError(f"--routes runtime writes json or msccl-xml, not {args.format}")
+    if args.format not in ("json", "msccl-xml", "mscclpp-json"):
+        raise ScheduleError(f"--routes runtime writes json, msccl-xml or mscclpp-json, not "
+                            f"{args.format}")
     started = time.monotonic()
-    doc = runtime_schedule(topo, args.collective)
-    free = collcert.optimum(topo, args.collective).algbw
+
+    def progress(line: str) -> None:
+        if args.progress:
+            print(line, file=sys.stderr, flush=True)
+
+    doc = runtime_schedule(topo, args.collective, progress=progress)
+    free = collcert.optimum(topo, args.collective)
     claimed = Fraction(doc["claimed"]["algbw"])
     bound = 1 / Fraction(doc["generator"]["target_time_per_unit"])
     if args.check:
@@ -46,46 +50,69 @@ def run(args: argparse.Namespace, topo: Topology) -> int:
             raise RuntimeError("internal: collcert.certify rejects the runtime-routes schedule "
                                "just built: " + "; ".join(verdict.all_reasons()[:3]))
     if args.output:
-        if args.format == "msccl-xml":
-            try:
-                text = msccl_xml(doc, channels=args.msccl_channels, topology=topo)
-            except SlowExportError as exc:  # cannot happen: every pair is on its route
-                raise RuntimeError(f"internal: the runtime-routes export is slower: {exc}") from None
-        else:
-            text = json.dumps(doc, indent=1) + "\n"
-        write_output(args.output, text, dash_is_stdout=True)
+        write_output(args.output, _export(args, topo, doc), dash_is_stdout=True)
     summary = _summary(topo, args, claimed, bound, free, time.monotonic() - started)
     out = sys.stderr if args.output == "-" else sys.stdout
     if args.json:
         print_json(summary, out)
     else:
-        print(_text(topo, args, claimed, bound, free), file=out)
+        print(_text(topo, args, claimed, bound, summary), file=out)
     return 0
 
 
+def _export(args: argparse.Namespace, topo: Topology, doc: dict[str, Any]) -> str:
+    import json
+
+    from collcert.reference.execution import SlowExportError, msccl_xml, mscclpp_json
+
+    try:
+        if args.format == "msccl-xml":
+            return str(msccl_xml(doc, channels=args.msccl_channels, topology=topo))
+        if args.format == "mscclpp-json":
+            return str(mscclpp_json(doc, inplace=args.in_place, channel=args.mscclpp_channel,
+                                    topology=topo))
+    except SlowExportError as exc:  # cannot happen: every pair is on its route
+        raise RuntimeError(f"internal: the runtime-routes export is slower: {exc}") from None
+    return json.dumps(doc, indent=1) + "\n"
+
+
 def _summary(topo: Topology, args: argparse.Namespace, claimed: Fraction, bound: Fraction,
-             free: Fraction, seconds: float) -> dict[str, Any]:
-    return {"collective": args.collective, "routes": "runtime",
-            "topology": topo.content_hash(), "topology_name": topo.name, "unit": topo.unit,
-            "algbw": fraction_str(claimed), "time_per_unit": fraction_str(1 / claimed),
-            "runtime_routes_optimum_algbw": fraction_str(bound),
-            "forestcoll_optimum_algbw": fraction_str(free),
-            "gap": fraction_str(bound / free), "optimal": claimed == bound,
-            "checked": bool(args.check), "output": args.output, "format": args.format,
-            "seconds": round(seconds, 3)}
+             free: Any, seconds: float) -> dict[str, Any]:
+    out = {"collective": args.collective, "routes": "runtime",
+           "topology": topo.content_hash(), "topology_name": topo.name, "unit": topo.unit,
+           "algbw": fraction_str(claimed), "time_per_unit": fraction_str(1 / claimed),
+           "runtime_routes_optimum_algbw": fraction_str(bound),
+           "forestcoll_optimum_algbw": fraction_str(free.algbw),
+           "gap": fraction_str(bound / free.algbw), "optimal": claimed == bound,
+           "checked": bool(args.check), "output": args.output, "format": args.format,
+           "seconds": round(seconds, 3)}
+    if args.collective == "allreduce":  # what each figure proves: docs/schedules.md
+        lower = Fraction(free.certificate()["lower_bound_time_per_unit"])
+        out.update({"runtime_routes_optimum_scope": "reduce-scatter then allgather",
+                    "forestcoll_optimum_scope": "reduce-scatter then allgather",
+                    "allreduce_upper_bound_algbw": fraction_str(1 / lower)})
+    return out
 
 
 def _text(topo: Topology, args: argparse.Namespace, claimed: Fraction, bound: Fraction,
-          free: Fraction) -> str:
+          summary: dict[str, Any]) -> str:
     u = topo.unit
+    free = Fraction(summary["forestcoll_optimum_algbw"])
+    ar = args.collective == "allreduce"
+    what = "optimum of reduce-scatter-then-allgather schedules" if ar else "optimum"
     lines = [f"{args.collective} on {topo.name or 'topology'}, every GPU pair on the runtime's "
              f"route (direct link where there is one, else through switches): algbw "
              f"{show(claimed)} {u}, {'equal to' if claimed == bound else 'below'} the certified "
-             f"optimum under these routes, {show(bound)} {u}.",
-             f"ForestColl's optimum (any route) is {show(free)} {u}: the runtime's routes reach "
+             f"{what} under these routes, {show(bound)} {u}.",
+             f"ForestColl's {what} (any route) is {show(free)} {u}: the runtime's routes reach "
              f"{show(bound / free)} of it" + (" (no loss)." if bound == free else ".")]
+    if ar:
+        up = Fraction(summary["allreduce_upper_bound_algbw"])
+        lines.append(f"No allreduce, on any routes, beats {show(up)} {u} (the certified lower "
+                     "bound on time); a schedule of another shape than reduce-scatter then "
+                     "allgather on the runtime's routes might lie between the two: not proven.")
     if args.check:
-        lines.append("Checked by collcert.certify (trees, paths, routes, the LP certificate): "
+        lines.append("Checked by collcert.certify (trees, paths, routes, the certificates): "
                      "valid.")
     if args.output and args.output != "-":
         lines.append(f"Schedule written to {args.output} ({args.format}).")

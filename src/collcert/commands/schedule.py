@@ -71,8 +71,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "ForestColl does; runtime: every ordered GPU pair uses only the route an "
                    "MSCCL-style runtime gives it (the direct link where there is one, else "
                    "through switches), at the certified optimum under that constraint, "
-                   "printed beside ForestColl's (allgather, reduce-scatter; json or msccl-xml; "
-                   "docs/schedules.md)")
+                   "printed beside ForestColl's (allgather, reduce-scatter, allreduce as reduce-scatter "
+                   "then allgather; json, msccl-xml or mscclpp-json; --progress shows the "
+                   "rounds of cut generation; docs/schedules.md)")
     p.add_argument("--strict", action="store_true",
                    help="msccl-xml, mscclpp-json: refuse (exit 1, nothing written) an export "
                    "that would run "
@@ -148,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     s = schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k, weights=weights,
                  multicast=not args.no_multicast, engine=args.engine, progress=progress,
-                 symmetry=False if args.no_symmetry else None, healthy=healthy)
+                 symmetry=False if args.no_symmetry else None, healthy=healthy,
+                 estimate=_estimate_notice(args))
     stages = [{"stage": k, "seconds": round(v, 3),
                "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
     if args.check:
@@ -285,6 +287,7 @@ def _summary(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]]
         "stages": stages,
         "peak_memory_mb": round(peak_memory_mb(), 1),
         "symmetry": [p.stats.get("symmetry") for p in s.phases],
+        "general_path_estimates": [e.to_json() for e in getattr(args, "estimates", [])],
     }
     rate = getattr(args, "export_rate", None)
     if rate is not None:
@@ -330,3 +333,16 @@ def _check(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
     if not verdict.ok or verdict.facts.get("time_per_unit") != s.time_per_unit:
         raise RuntimeError("internal: collcert.certify rejects the schedule just built: "
                            + "; ".join(verdict.all_reasons()[:3]))
+
+
+def _estimate_notice(args: argparse.Namespace) -> Any:
+    """``estimate=`` of schedule(): the general path's estimate, printed on stderr
+    before it starts when it is long (or with --progress) and kept for --json."""
+    args.estimates = []
+
+    def notice(est: Any) -> None:
+        args.estimates.append(est)
+        if est.worth_announcing or args.progress:
+            print(f"collcert schedule: {est.describe()}", file=sys.stderr, flush=True)
+
+    return notice

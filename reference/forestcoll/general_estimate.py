@@ -1,0 +1,160 @@
+"""What the general schedule path will cost, predicted before it starts (Zhao & Krishnamurthy 2023, Alg 1-2).
+
+Where no symmetry is used, a schedule phase runs switch removal (Zhao &
+Krishnamurthy 2023, Alg 1, :mod:`.splitting`) and tree packing (Alg 2,
+:mod:`.packing`) on the whole graph. :func:`estimate_general` predicts, from
+counts known before either starts, how big that work is and how long it takes,
+and :func:`check_general` refuses it, with the limits of
+:mod:`collcert.reference.model.limits` (the memory budget and
+``COLLCERT_MAX_SECONDS``), when it would not fit.
+
+The counts: N compute nodes, the arcs of G({U·c_e}) (E), the arcs leaving a
+switch (E_w), and the demand
+D = Σ k_u. The model:
+
+- switch removal tries about ``PAIRS_PER_SWITCH_ARC`` · E_w (ingress, egress)
+  pairs (measured 1.0-1.27 on DGX, MI250, fat-tree and random switched
+  graphs); each costs time proportional to N (one kept flow per compute node)
+  times (a + b·N) (fat trees, whose switches link to switches, need the
+  auxiliary max-flows of Thm 8 besides: measured up to 1.9 times that);
+- G* has at most N(N−1) arcs, about the compute-to-compute arcs plus one per pair;
+- the packing places about N(N−1) arcs when k = 1 and ``PLACED_PER_ARC_PAIR``
+  · N(N−1) otherwise (measured 1.08-2.37, 1.6 typical), with
+  ``MAXFLOWS_PER_PLACED`` max-flows per placed arc (1.0-1.22 since rejected arcs
+  are asked once), each costing c0 + c1·N + c2·|G*| seconds;
+- memory: the interpreter and OR-Tools, the kept flows (N × (|G*| + N)
+  entries) and the trees (one entry per placed arc and tree edge).
+
+The constants were fitted on CPU seconds measured on a shared 2-core machine
+(benchmarks/bench_general_path.py prints estimate beside measurement); they
+are planning figures, within about a factor 2 on the families measured, and
+never reach a reported number: the schedule itself is exact and certified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import check_budget
+
+Node = Hashable
+
+PAIRS_PER_SWITCH_ARC = 1.2
+SPLIT_SECONDS_PER_PAIR_NODE = 8.4e-6
+SPLIT_SECONDS_PER_PAIR_NODE2 = 0.36e-6
+"""Switch removal: seconds per pair = N · (8.4 µs + 0.36 µs · N)."""
+PLACED_PER_ARC_PAIR = 1.6
+MAXFLOWS_PER_PLACED = 1.2
+PACK_SECONDS_PER_MAXFLOW = 35e-6
+PACK_SECONDS_PER_MAXFLOW_NODE = 0.5e-6
+PACK_SECONDS_PER_MAXFLOW_ARC = 0.1e-6
+BASE_BYTES = 64 * 1024 * 1024
+FLOW_ENTRY_BYTES = 200
+TREE_ENTRY_BYTES = 800
+NOTICE_SECONDS = 10.0
+"""From this many predicted seconds on, the CLI prints the estimate before it starts."""
+
+
+@dataclass(frozen=True)
+class GeneralEstimate:
+    """The predicted size, time and memory of the general path for one phase."""
+
+    compute: int
+    switches: int
+    arcs: int
+    switch_arcs: int
+    demand: int
+    k: int
+    pairs: int
+    """(ingress, egress) pairs switch removal tries, about."""
+    gstar_arcs: int
+    """Arcs of G*, about (at most N(N−1))."""
+    placed: int
+    """Arcs the packing places, about."""
+    maxflows: int
+    """Max-flows of the packing, about."""
+    split_seconds: float
+    pack_seconds: float
+    memory_bytes: int
+
+    @property
+    def seconds(self) -> float:
+        return self.split_seconds + self.pack_seconds
+
+    @property
+    def worth_announcing(self) -> bool:
+        """Long enough (``NOTICE_SECONDS``) for the CLI to print it before it starts."""
+        return self.seconds >= NOTICE_SECONDS
+
+    def describe(self) -> str:
+        """One line: the sizes and the predicted time and memory."""
+        sw = (f"switch removal of {self.switches} switches (about {self.pairs} pairs, "
+              f"{_seconds(self.split_seconds)}), " if self.switches else "")
+        return (f"general path (no symmetry used): {self.compute} compute nodes, "
+                f"{self.arcs} arcs, k = {self.k}: {sw}tree packing of about {self.placed} "
+                f"arcs with about {self.maxflows} max-flows "
+                f"({_seconds(self.pack_seconds)}); about "
+                f"{_seconds(self.seconds)} of CPU time and {_megabytes(self.memory_bytes)} of "
+                "memory in all (a planning estimate, within about 2x; more wall time on a "
+                "loaded machine)")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"compute_nodes": self.compute, "switches": self.switches, "arcs": self.arcs,
+                "k": self.k, "demand": self.demand, "switch_pairs": self.pairs,
+                "gstar_arcs": self.gstar_arcs, "arcs_placed": self.placed,
+                "packing_maxflows": self.maxflows,
+                "switch_removal_seconds": round(self.split_seconds, 1),
+                "packing_seconds": round(self.pack_seconds, 1),
+                "seconds": round(self.seconds, 1), "memory_bytes": self.memory_bytes}
+
+
+def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
+                     caps: Mapping[tuple[Node, Node], int],
+                     supply: Mapping[Node, int]) -> GeneralEstimate:
+    """The estimate for splitting and packing ``caps`` (G({U·c_e}), unit-tree units)
+    with ``supply`` trees per root (Zhao & Krishnamurthy 2023, Alg 1 then Alg 2)."""
+    n = len(compute)
+    sw = set(switches)
+    arcs = [e for e, c in caps.items() if c > 0]
+    from_sw = sum(1 for a, _ in arcs if a in sw)
+    cc = sum(1 for a, b in arcs if a not in sw and b not in sw)
+    pairs = round(PAIRS_PER_SWITCH_ARC * from_sw)
+    per_pair = n * (SPLIT_SECONDS_PER_PAIR_NODE + SPLIT_SECONDS_PER_PAIR_NODE2 * n)
+    split_s = pairs * per_pair
+    gstar = min(n * (n - 1), cc + pairs)
+    k = max((int(x) for x in supply.values()), default=0)
+    roots = sum(1 for x in supply.values() if int(x) > 0)
+    placed = round(n * (n - 1) * (1.0 if k <= 1 or roots == 0 else PLACED_PER_ARC_PAIR))
+    maxflows = round(MAXFLOWS_PER_PLACED * placed)
+    pack_s = maxflows * (PACK_SECONDS_PER_MAXFLOW + PACK_SECONDS_PER_MAXFLOW_NODE * n
+                         + PACK_SECONDS_PER_MAXFLOW_ARC * gstar)
+    memory = BASE_BYTES + FLOW_ENTRY_BYTES * n * (gstar + n) + TREE_ENTRY_BYTES * placed
+    return GeneralEstimate(n, len(sw), len(arcs), from_sw, sum(int(x) for x in supply.values()),
+                           k, pairs, gstar, placed, maxflows, split_s, pack_s, memory)
+
+
+def check_general(est: GeneralEstimate, what: str) -> None:
+    """Refuse (TopologyError, exit 2) a general path whose estimate passes the memory
+    budget or ``COLLCERT_MAX_SECONDS`` (docs/limits.md)."""
+    check_budget(what, est.memory_bytes,
+                 f"a schedule by the general algorithms ({est.compute} compute nodes, "
+                 f"{est.arcs} arcs, about {est.maxflows} packing max-flows)",
+                 seconds=est.seconds,
+                 action="use a machine whose symmetry the schedule can use, or fewer "
+                 "compute nodes")
+
+
+def _seconds(s: float) -> str:
+    if s < 1:
+        return "under 1 s"
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} minutes"
+    return f"{s / 3600:.1f} hours"
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 2**20:.0f} MB" if n < 2**30 else f"{n / 2**30:.1f} GB"
