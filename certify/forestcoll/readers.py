@@ -23,6 +23,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..model import Element, InputError, load_json, parse
+from .schedule_expand import expand_symmetric
 from .schedule_read import (
     COLLECTIVES,
     DIRECTION,
@@ -44,9 +45,11 @@ OTHER_FILES = {
 """collcert files that are not schedules, and what to do with them."""
 
 
-def schedule_json(text: str | bytes, origin: str = "schedule") -> Any:
+def schedule_json(text: str | bytes, origin: str = "schedule", *, orbits: bool = False) -> Any:
     """Parse a schedule JSON text, refusing absurd tree counts before building them,
-    and other collcert files (a certificate, a topology) with what to do instead."""
+    and other collcert files (a certificate, a topology) with what to do instead. A
+    symmetric file (docs/schedules.md) is written out in full (:func:`expand_symmetric`,
+    up to its size limit) unless ``orbits`` (for the checkers that read it by orbits)."""
     sample = text if isinstance(text, str) else text.decode("utf-8", "replace")
     trees = sample.count('"edges"')
     if trees > MAX_TREES:
@@ -64,6 +67,8 @@ def schedule_json(text: str | bytes, origin: str = "schedule") -> Any:
         raise InputError(f"{origin}: 'compute_nodes' is missing: a collcert-schedule/1 file "
                          "lists the topology's compute nodes in rank order "
                          "(docs/schedule-format.md); 'collcert schedule' writes it")
+    if isinstance(data, dict) and data.get("symmetry") is not None and not orbits:
+        return expand_symmetric(data, origin)
     return data
 
 

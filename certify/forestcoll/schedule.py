@@ -40,6 +40,7 @@ from ..allreduce import check_forestcoll_lp
 from ..execution import check_runtime_routes
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
 from .optimum import check_optimum
+from .schedule_orbits import Orbits, read_orbits
 from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
 from .schedule_stated import check_schedule_stated
 from .splitting import check_splitting, gstar_capacities
@@ -184,7 +185,8 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
     (checker 2).
     """
     topo = topology if isinstance(topology, Topo) else Topo(topology)
-    sched = schedule if isinstance(schedule, Schedule) else read_schedule(topo, schedule)
+    sched = (schedule if isinstance(schedule, Schedule) else
+             read_schedule(topo, schedule, orbits=True))
     v = Verdict("schedule")
     v.facts["notes"] = list(sched.notes)
     want = PHASES[sched.collective]
@@ -193,6 +195,12 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         v.fail(f"a {sched.collective} schedule needs phases {list(want)}, this one has "
                f"{list(got)}")
     roots, w_int, w_sum = _roots(topo, sched)
+    orb = None
+    if sched.symmetry is not None:  # a symmetric file: checked by orbits
+        orb = _orbits(topo, sched, w_int, v)
+        if orb is None:
+            return v
+        roots = [r for r in orb.reps if w_int.get(r, 0) > 0]
     total = Fraction(0)
     combined: dict[Link, Fraction] = {}  # overlap: data per unit of M on each link, all phases
     phase_times: list[Fraction] = []
@@ -200,7 +208,7 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
     for phase in sched.phases:
         pv = Verdict(phase.label)
         den = _denominator(phase, w_sum, bool(sched.weights))
-        load = _check_trees(topo, sched, phase, roots, w_int, pv, certificates)
+        load = _check_trees(topo, sched, phase, roots, w_int, pv, certificates, orb)
         time, worst = _busiest(topo, load, den)
         if sched.overlap:
             for e, amount in load.items():
@@ -236,6 +244,28 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
     return v
 
 
+def _orbits(topo: Topo, sched: Schedule, w_int: Mapping[Node, int],
+            v: Verdict) -> Orbits | None:
+    """A symmetric file's group, verified (:mod:`.schedule_orbits`); None when it fails
+    ``v``. Its trees must be rooted at the representatives."""
+    if sched.root is not None or sched.overlap:
+        raise InputError("a symmetric schedule file is an allgather, reduce-scatter or "
+                         "allreduce (reduce-scatter then allgather) with every compute node "
+                         "a root: 'symmetry' does not go with a single root or 'overlap'")
+    weights = dict(w_int) if sched.weights is not None else None
+    orb = read_orbits(topo, sched.symmetry, weights, v)
+    if orb is None:
+        return None
+    reps = set(orb.reps)
+    for phase in sched.phases:
+        for tree in phase.trees:
+            if tree.root not in reps:
+                v.fail(f"{phase.label}: {tree.label}: its root {tree.root!r} is not one of "
+                       "the file's symmetry.representatives (a symmetric file holds the "
+                       "representatives' trees; the others are their images)")
+    return orb if v.ok else None
+
+
 def _roots(topo: Topo, sched: Schedule) -> tuple[list[Node], dict[Node, int], int]:
     """The roots whose data the schedule moves, each root's share as an integer, and
     their sum (broadcast / reduce: the one root; else the weights, or 1 each)."""
@@ -258,9 +288,12 @@ def _denominator(phase: Phase, w_sum: int, weighted: bool) -> int:
 
 
 def _check_trees(topo: Topo, sched: Schedule, phase: Phase, roots: list[Node],
-                 w_int: Mapping[Node, int], pv: Verdict, certificates: bool) -> dict[Link, int]:
+                 w_int: Mapping[Node, int], pv: Verdict, certificates: bool,
+                 orb: Orbits | None = None) -> dict[Link, int]:
     """One phase's trees: shapes, paths, multiplicities and the G* certificates; returns
-    the data on each link (integers over :func:`_denominator`)."""
+    the data on each link (integers over :func:`_denominator`). With ``orb`` (a
+    symmetric file) the trees are the representatives' and the loads are those of
+    all their images (:meth:`Orbits.spread`)."""
     load: dict[Link, int] = {}
     plain = _PlainPaths(topo)
     for tree in phase.trees:
@@ -282,8 +315,8 @@ def _check_trees(topo: Topo, sched: Schedule, phase: Phase, roots: list[Node],
     check_multiplicities(topo, phase.trees, phase.k, roots, pv, what)
     certs = phase.certificates or (sched.certificates if len(sched.phases) == 1 else {})
     if certificates and certs.get("gstar") is not None:
-        _check_gstar(topo, phase, certs, sched.root, pv)
-    return load
+        _check_gstar(topo, phase, certs, sched.root, pv, orb)
+    return load if orb is None else orb.spread(load)
 
 
 def _busiest(topo: Topo, load: Mapping[Link, int], den: int) -> tuple[Fraction, Link | None]:
@@ -379,12 +412,13 @@ def _int_weights(
 
 
 def _check_gstar(topo: Topo, phase: Phase, certs: Mapping[str, Any], root: Node | None,
-                 pv: Verdict) -> None:
+                 pv: Verdict, orb: Orbits | None = None) -> None:
     """Checker 4 (trees fit in G*) and checker 3 (G* fits in G) for one phase.
 
     ``"on": "transposed"`` marks a G* built on the transposed topology (the
     in-trees of reduce-scatter and reduce): its edges, walks and flows are in
-    transposed direction.
+    transposed direction. With ``orb`` (a symmetric file) G* lists one arc per
+    orbit, and each orbit's load is the representatives' summed over it.
     """
     transposed = certs.get("on") == "transposed"
     on = topo.transposed() if transposed else topo
@@ -410,6 +444,13 @@ def _check_gstar(topo: Topo, phase: Phase, certs: Mapping[str, Any], root: Node 
         supply = {root: phase.k}
     gk = integer(gstar.get("k"), "gstar k", 1)
     weight = supply if supply is not None else {c: gk for c in topo.compute}
+    if orb is not None:
+        if certs.get("routing") is not None or certs.get("flows") is not None:
+            raise InputError(f"{phase.label}: a symmetric file's G* certificate lists one arc "
+                             "per orbit and no 'routing' or 'flows' (docs/schedules.md)")
+        check_gstar_load(orb.canon_trees(phase.trees), orb.canon_caps(caps, pv), pv, weight,
+                         phase.k)
+        return
     check_gstar_load(phase.trees, caps, pv, weight, phase.k)
     if certs.get("routing") is None or certs.get("flows") is None:
         return

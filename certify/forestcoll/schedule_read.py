@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import InputError, Node, Topo, content_hash, integer, is_fingerprint, number
+from .schedule_expand import expand_symmetric
 from .trees import Edge, Tree
 
 FORMAT = "collcert-schedule/1"
@@ -60,12 +61,20 @@ class Schedule:
     notes: list[str] = field(default_factory=list)
     overlap: bool = False  # phases run at the same time (pipelined), loads add up per link
     stated: Mapping[str, Any] = field(default_factory=dict)  # unit, generator: schedule_stated
+    symmetry: Mapping[str, Any] | None = None
+    """A symmetric file's ``symmetry`` (read with ``orbits=True``): ``phases`` then hold
+    the representatives' trees only (:mod:`.schedule_orbits`)."""
 
 
-def read_schedule(topo: Topo, data: Any) -> Schedule:
-    """Read a ``collcert-schedule/1`` dict; InputError on anything unreadable."""
+def read_schedule(topo: Topo, data: Any, *, orbits: bool = False) -> Schedule:
+    """Read a ``collcert-schedule/1`` dict; InputError on anything unreadable. A symmetric
+    file (docs/schedules.md) is written out in full first (:func:`expand_symmetric`,
+    up to its size limit), unless ``orbits``: then its trees stay the representatives'
+    and ``symmetry`` is kept for :mod:`.schedule_orbits` (checker 5 checks it so)."""
     if not isinstance(data, Mapping):
         raise InputError("the schedule must be a JSON object")
+    if data.get("symmetry") is not None and not orbits:
+        data = expand_symmetric(data)
     fmt = data.get("format")
     if fmt != FORMAT:
         raise InputError(f"schedule format {fmt!r} is not {FORMAT!r}")
@@ -91,21 +100,7 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
         root = topo.compute_node(data.get("root"), "schedule root")
     elif data.get("root") is not None:
         raise InputError(f"a {coll} schedule has no root; drop 'root' or set it to null")
-    weights = None
-    if data.get("weights") is not None:
-        raw = data["weights"]
-        if coll not in ("allgather", "reduce-scatter", "allreduce") or not isinstance(raw,
-                                                                                      Mapping):
-            raise InputError("weights must be an object {node: \"p/q\"}, for allgather, "
-                             "reduce-scatter or allreduce only")
-        weights = {topo.compute_node(k, "weights key"): number(w, f"weight of {k}")
-                   for k, w in raw.items()}
-        for c in topo.compute:
-            if weights.get(c, Fraction(-1)) < 0:
-                raise InputError(f"weights: compute node {c!r} needs a weight ≥ 0 (0: it "
-                                 "contributes no data and roots no trees)")
-        if not any(weights.values()):
-            raise InputError("weights: every weight is 0; at least one must be positive")
+    weights = _read_weights(topo, coll, data.get("weights"))
     overlap = data.get("overlap", False)
     if not isinstance(overlap, bool) or (overlap and len(PHASES[coll]) < 2):
         raise InputError("overlap must be true or false, and true only for a schedule of "
@@ -138,7 +133,27 @@ def read_schedule(topo: Topo, data: Any) -> Schedule:
                 f"the schedule lists {len(cn)} compute nodes ({', '.join(names[:4])}…) that are "
                 "not this topology's compute nodes; audit it against the topology it was made for")
     stated = {key: data[key] for key in ("unit", "generator", "routes") if key in data}
-    return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap, stated)
+    sym = data.get("symmetry")
+    return Schedule(coll, root, weights, phases, claimed, certs, notes, overlap, stated,
+                    sym if orbits and sym is not None else None)
+
+
+def _read_weights(topo: Topo, coll: str, raw: Any) -> dict[Node, Fraction] | None:
+    """The schedule's ``weights`` (None when it has none)."""
+    if raw is None:
+        return None
+    if coll not in ("allgather", "reduce-scatter", "allreduce") or not isinstance(raw, Mapping):
+        raise InputError("weights must be an object {node: \"p/q\"}, for allgather, "
+                         "reduce-scatter or allreduce only")
+    weights = {topo.compute_node(k, "weights key"): number(w, f"weight of {k}")
+               for k, w in raw.items()}
+    for c in topo.compute:
+        if weights.get(c, Fraction(-1)) < 0:
+            raise InputError(f"weights: compute node {c!r} needs a weight ≥ 0 (0: it "
+                             "contributes no data and roots no trees)")
+    if not any(weights.values()):
+        raise InputError("weights: every weight is 0; at least one must be positive")
+    return weights
 
 
 class _Reader:

@@ -7,7 +7,8 @@ the orbits of a box symmetry, :mod:`.symsplit`), tree packing (:mod:`.packing`,
 Thm 12, or :mod:`.sympack`), the walks of every tree arc of G* handed out (a batch
 whose arc units use different walks is refined into several trees) and
 in-network multicast (Zhao et al. 2026, §5.6). :func:`phase_time` is the exact time
-of a phase, :func:`require_eulerian` the check fixed k needs (§2.4), and
+of a phase (by link orbits for a phase built by orbits, :mod:`.schedule_sym`),
+:func:`require_eulerian` the check fixed k needs (§2.4), and
 :class:`Stages` what the stages record (seconds, peak memory, progress).
 """
 
@@ -20,14 +21,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from ..model import ScheduleError, Topology, fraction_str
 from ..symmetry import Symmetry
 from .packing import pack_trees
 from .schedule_result import Node, Path, Phase, StageProgress, Tree, TreeEdge
+from .schedule_sym import OrbitTrees, orbit_phase_time
 from .splitting import SplitResult, remove_switches
-from .sympack import OrbitPacking, pack_orbits
+from .sympack import pack_orbits
 from .symsplit import SymmetryFailed, remove_switches_orbits
 from .walks import hand_out
 
@@ -70,6 +72,7 @@ class _Built:
     by_orbits: bool
     times: tuple[float, float, float]
     memory: tuple[float, float]
+    orbits: OrbitTrees | None = None
 
 
 def gcd_all(values: Sequence[int]) -> int:
@@ -114,11 +117,12 @@ def build_phase(
         for tr in trees:
             tr.edges = [TreeEdge(e.dst, e.src, tuple(reversed(e.path))) for e in tr.edges]
     count: dict[Node, int] = {}
-    for tr in trees:
+    for tr in trees if built.orbits is None else built.orbits.reps:  # images: their rep's
         tr.index = count.get(tr.root, 0)
         count[tr.root] = tr.index + 1
     _record(stages, built, time.monotonic())
-    phase = Phase(collective, k, U, trees, built.split, transposed, stats=built.stats)
+    phase = Phase(collective, k, U, trees, built.split, transposed, stats=built.stats,
+                  orbits=built.orbits)
     return phase, saved
 
 
@@ -138,17 +142,9 @@ def _by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
     stats: dict[str, Any] = dict(split.stats)
     stats.update(orb.stats)
     stats["symmetry"] = f"{sym.order} boxes, {len(sym.reps)} representative roots"
-    return _Built(split, _orbit_trees(orb, transposed), stats, True, (t0, t1, t2),
-                  (mem_split, mem_pack))
-
-
-def _orbit_trees(orb: OrbitPacking, transposed: bool) -> list[Tree]:
-    """The trees of an orbit packing; trees share the edge objects of equal walks."""
-    direction = "in" if transposed else "out"
-    table = [TreeEdge(b, a, tuple(reversed(p))) if transposed else TreeEdge(a, b, p)
-             for a, b, p in orb.walks]
-    return [Tree(root, m, direction, [table[w] for w in ids.tolist()], h)
-            for root, m, h, ids in orb.trees]
+    ot = OrbitTrees(orb, transposed)  # the other roots' trees are mapped when first used
+    return _Built(split, cast(list[Tree], ot.lazy()), stats, True, (t0, t1, t2),
+                  (mem_split, mem_pack), ot)
 
 
 def _general(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
@@ -264,8 +260,12 @@ def phase_time(topology: Topology, phase: Phase, per_root: dict[Node, Fraction])
     ``per_root[u]`` is the fraction of the data size M that root u's trees carry
     in total (allgather: 1/N, broadcast: 1); a tree carries multiplicity/k_u of it.
     Integer multiplicities are summed per tree edge (trees built by orbits share
-    their edge objects) and per data class; Fractions only per link.
+    their edge objects) and per data class; Fractions only per link. A phase built
+    by orbits of a symmetry of ``topology`` is timed from its representatives' trees
+    (:func:`.schedule_sym.orbit_phase_time`), without mapping them to every root.
     """
+    if isinstance(phase.orbits, OrbitTrees) and phase.orbits.acts_on(topology):
+        return orbit_phase_time(topology, phase.orbits, per_root)
     k_of: dict[Node, int] = {}
     for tr in phase.trees:
         k_of[tr.root] = k_of.get(tr.root, 0) + tr.multiplicity

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 from xml.sax.saxutils import quoteattr
 
 from ..model import Topology, fraction_str, show
@@ -58,6 +58,21 @@ class Tree:
         }
 
 
+class OrbitForm(Protocol):
+    """A phase built by orbits (:class:`~.schedule_sym.OrbitTrees`): the representative
+    roots' trees, and the group whose images of them are every other root's trees."""
+
+    reps: list[Tree]
+    sym: Any
+
+    @property
+    def count(self) -> int: ...
+
+    def generator(self) -> list[list[Node]]: ...
+
+    def representatives(self) -> list[Node]: ...
+
+
 @dataclass
 class Phase:
     collective: str
@@ -68,14 +83,29 @@ class Phase:
     transposed: bool
     time_per_unit: Fraction = Fraction(0)
     stats: dict[str, Any] = field(default_factory=dict)
+    orbits: OrbitForm | None = None
+    """Set when the phase was built by orbits: ``trees`` are then made from
+    ``orbits.reps`` on first use, and a symmetric file holds only those."""
 
-    def certificates(self) -> dict[str, Any]:
+    @property
+    def max_height(self) -> int:
+        trees = self.orbits.reps if self.orbits is not None else self.trees
+        return max((t.height for t in trees), default=0)
+
+    def certificates(self, symmetric: bool = False) -> dict[str, Any]:
+        """G*, its routing and flows; ``symmetric``: G*'s arcs out of the representatives
+        only (one per orbit), no routing or flows (docs/schedules.md)."""
         sp = self.split
+        caps = sp.capacity.items()
+        if symmetric:
+            assert self.orbits is not None
+            reps = set(self.orbits.representatives())
+            caps = {e: c for e, c in caps if e[0] in reps}.items()
         out: dict[str, Any] = {
             "gstar": {
                 "U": fraction_str(self.U),
                 "k": self.k,
-                "capacities": [[u, v, c] for (u, v), c in sp.capacity.items()],
+                "capacities": [[u, v, c] for (u, v), c in caps],
             },
             "routing": [
                 {"src": u, "dst": v,
@@ -87,15 +117,23 @@ class Phase:
                 for v, fl in sp.flows.items()
             ],
         }
-        if not sp.flows:  # too large to be worth it (symmetric splitting); trees are checked
+        if not sp.flows or symmetric:  # too large to be worth it (symmetric splitting)
             del out["flows"]
+        if symmetric:
+            del out["routing"]
         if any(x != self.k for x in sp.supply.values()):
             out["gstar"]["supply"] = [[u, x] for u, x in sp.supply.items()]
         if self.transposed:
             out["on"] = "transposed"
         return out
 
-    def to_json(self, certificates: bool = False, compact: bool = False) -> dict[str, Any]:
+    def to_json(self, certificates: bool = False, compact: bool = False,
+                symmetric: bool = False) -> dict[str, Any]:
+        """The phase's object in a schedule file; ``symmetric``: the representatives'
+        trees only (the phase must have been built by orbits)."""
+        if symmetric and self.orbits is None:
+            raise ValueError("internal: a symmetric file of a phase not built by orbits")
+        source = self.orbits.reps if symmetric and self.orbits is not None else self.trees
         out: dict[str, Any] = {
             "collective": self.collective,
             "k": self.k,
@@ -109,7 +147,7 @@ class Phase:
             by_key: dict[tuple[Node, Node, Path], int] = {}
             walks: list[dict[str, Any]] = []
             trees = []
-            for tr in self.trees:
+            for tr in source:
                 refs = []
                 for e in tr.edges:
                     w = ids.get(id(e))
@@ -127,9 +165,9 @@ class Phase:
             out["walks"] = walks
             out["trees"] = trees
         else:
-            out["trees"] = [t.to_json() for t in self.trees]
+            out["trees"] = [t.to_json() for t in source]
         if certificates:
-            out["certificates"] = self.certificates()
+            out["certificates"] = self.certificates(symmetric)
         return out
 
     def forestcoll_xml_lines(self, indent: str = "") -> list[str]:
@@ -184,7 +222,23 @@ class Schedule:
 
     @property
     def max_height(self) -> int:
-        return max((t.height for t in self.trees), default=0)
+        return max((p.max_height for p in self.phases), default=0)
+
+    @property
+    def tree_count(self) -> int:
+        """How many trees all phases hold (counted, not made, for phases built by orbits)."""
+        return sum(len(p.trees) for p in self.phases)
+
+    @property
+    def symmetric(self) -> bool:
+        """Whether every phase was built by orbits of one symmetry, so that the schedule
+        can be written as a symmetric file (docs/schedules.md)."""
+        return bool(self.phases) and all(p.orbits is not None for p in self.phases)
+
+    @property
+    def expanded_edges(self) -> int:
+        """Tree edges of the schedule written out in full (N − 1 per tree)."""
+        return self.tree_count * max(self.topology.num_compute - 1, 0)
 
     def summary(self) -> str:
         t = self.topology
@@ -197,7 +251,7 @@ class Schedule:
         text = (
             f"{head} on {t.name or 'topology'} ({t.num_compute} compute nodes, "
             f"{len(t.switch_nodes)} switch{'' if len(t.switch_nodes) == 1 else 'es'}): algbw {show(self.algbw)} {t.unit}, "
-            f"time per unit {show(self.time_per_unit)}; {ks}; {len(self.trees)} trees, "
+            f"time per unit {show(self.time_per_unit)}; {ks}; {self.tree_count} trees, "
             f"max height {self.max_height}"
         )
         target = self.extra.get("target_time_per_unit")
@@ -220,9 +274,16 @@ class Schedule:
                 f"{k} {v:.2f} s" for k, v in self.timings.items()) + ")"
         return text + "."
 
-    def to_json(self, *, certificates: bool = True, compact: bool = False) -> dict[str, Any]:
+    def to_json(self, *, certificates: bool = True, compact: bool = False,
+                symmetric: bool = False) -> dict[str, Any]:
         """The ``collcert-schedule/1`` document (docs/schedule-format.md); ``compact``:
-        tree edges as indices into a per-phase table of walks (what files hold)."""
+        tree edges as indices into a per-phase table of walks (what files hold);
+        ``symmetric``: the representatives' trees and the generator of the symmetry
+        whose images are the other trees (docs/schedules.md; :attr:`symmetric` must hold)."""
+        if symmetric and not self.symmetric:
+            from ..model import ScheduleError
+
+            raise ScheduleError(self.why_not_symmetric())
         t = self.topology
         out: dict[str, Any] = {
             "format": FORMAT,
@@ -234,15 +295,17 @@ class Schedule:
             "root": self.root,
             "weights": None if self.weights is None else
             {str(u): fraction_str(w) for u, w in self.weights.items()},
-            "phases": [p.to_json(certificates and len(self.phases) > 1, compact)
+            "phases": [p.to_json(certificates and len(self.phases) > 1, compact, symmetric)
                        for p in self.phases],
             "claimed": {"algbw": fraction_str(self.algbw),
                         "time_per_unit": fraction_str(self.time_per_unit)},
         }
+        if symmetric:
+            out["symmetry"] = self.symmetry_block()
         if certificates:
             certs: dict[str, Any] = {}
             if len(self.phases) == 1:
-                certs.update(self.phases[0].certificates())
+                certs.update(self.phases[0].certificates(symmetric))
             certs["optimum"] = self.optimum.certificate()
             out["certificates"] = certs
         gen: dict[str, Any] = {
@@ -256,6 +319,25 @@ class Schedule:
             gen[key] = fraction_str(value) if isinstance(value, Fraction | int) else value
         out["generator"] = gen
         return out
+
+    def symmetry_block(self) -> dict[str, Any]:
+        """The ``symmetry`` object of a symmetric file: the generator σ as
+        ``[[u, σ(u)], …]``, the order of <σ>, one representative per orbit."""
+        forms = [p.orbits for p in self.phases if p.orbits is not None]
+        first = forms[0]
+        if any(f.sym is not first.sym for f in forms[1:]):
+            raise ValueError("internal: the phases were built by orbits of different symmetries")
+        return {"generators": [first.generator()], "order": first.sym.order,
+                "representatives": first.representatives()}
+
+    def why_not_symmetric(self) -> str:
+        """Why this schedule cannot be written as a symmetric file."""
+        notes = "; ".join(str(p.stats.get("symmetry", "none found")) for p in self.phases)
+        return ("this schedule was not built by the orbits of a box symmetry (symmetry: "
+                f"{notes}), so it has no symmetric form; symmetric files exist for "
+                "allgather, reduce-scatter and allreduce on machines of identical boxes "
+                "(without --no-symmetry, --degrade/--fail or multicast switches); write it "
+                "without --symmetric")
 
     def to_forestcoll_xml(self) -> str:
         """The ForestColl tree format (Zhao et al. 2026, §6.1): one ``<algo>`` per phase.

@@ -31,8 +31,6 @@ import heapq
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from ..symmetry import Symmetry
 from .splitting import SplitResult
 from .symsplit import SymmetryFailed
@@ -45,15 +43,44 @@ Progress = Callable[[int, int], None]
 
 @dataclass
 class OrbitPacking:
-    """Trees of every root, as arrays of walk ids into ``walks``.
+    """The representatives' trees and the group that maps them to every root.
 
-    ``walks[w]`` is (src, dst, path) for walk id w; ``trees`` lists
-    (root, multiplicity, height, walk ids) in root order, each root's trees
-    summing to its supply."""
+    ``canon_walks[c]`` is a walk in G as node indices (of ``sym.nodes``);
+    ``rep_trees`` lists (root index, multiplicity, height, edges) of the
+    representative roots, in root order, each edge a pair (c, j): walk c mapped
+    by σ^j. The tree of ``rep_trees`` mapped by σ^i is rooted at σ^i(root) and
+    its edge (c, j) becomes (c, j + i mod order): walk id ``c·order + (j+i) % order``
+    of :meth:`walk_table`. Nothing is mapped to other roots here (the schedule maps
+    lazily, :mod:`.schedule_sym`, and a symmetric file never does)."""
 
-    walks: list[tuple[Node, Node, Path]]
-    trees: list[tuple[Node, int, int, np.ndarray]]
+    sym: Symmetry
+    compute: list[Node]
+    canon_walks: list[tuple[int, ...]]
+    rep_trees: list[tuple[int, int, int, list[tuple[int, int]]]]
     stats: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        """How many trees the packing has, all roots together."""
+        return len(self.rep_trees) * self.sym.order
+
+    def walk(self, c: int, j: int) -> Path:
+        """Walk ``c`` mapped by σ^j, as nodes."""
+        nodes = self.sym.nodes
+        return tuple(nodes[v] for v in self.sym.perms[j][list(self.canon_walks[c])].tolist())
+
+    def walk_table(self) -> list[Path]:
+        """Every walk the trees of all roots use: id ``c·order + j`` is walk c mapped
+        by σ^j (the representatives' trees mapped by σ^i use ids (c, j + i mod order))."""
+        sym = self.sym
+        order, nodes = sym.order, sym.nodes
+        gperm = [p.tolist() for p in sym.perms]
+        walks: list[Path] = []
+        for cw in self.canon_walks:
+            for j in range(order):
+                p = gperm[j]
+                walks.append(tuple(nodes[p[v]] for v in cw))
+        return walks
 
 
 @dataclass
@@ -80,7 +107,7 @@ def pack_orbits(split: SplitResult, sym: Symmetry, supply: Mapping[Node, int],
     except SymmetryFailed:  # the greedy got stuck: grow all batches an arc at a time
         packer = _OrbitPacker(split, sym)
         done = packer.pack(supply, progress, interleave=True)
-    return _map_out(split, sym, packer.compute, packer.idx, packer.perm, packer.canon, done)
+    return _map_out(split, sym, packer.compute, packer.canon, done)
 
 
 class _OrbitPacker:
@@ -193,14 +220,11 @@ class _OrbitPacker:
         return None
 
 
-def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[Node, int],
-             perm: list[list[int]], canon: list[tuple[int, int]], done: list[_Batch],
-             ) -> OrbitPacking:
-    """Hand out walk units per label, refine batches to one walk per edge, map by H."""
-    order = sym.order
-    nodes = sym.nodes
-    node_idx = {v: i for i, v in enumerate(nodes)}
-    gperm = [p.tolist() for p in sym.perms]
+def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node],
+             canon: list[tuple[int, int]], done: list[_Batch]) -> OrbitPacking:
+    """Hand out walk units per label and refine the representatives' batches to one
+    walk per edge; the mapping by H is left to :meth:`OrbitPacking.expand`."""
+    node_idx = {v: i for i, v in enumerate(sym.nodes)}
     # the walks of each label's representative arc, as index tuples, largest first
     bags: list[list[tuple[tuple[int, ...], int]]] = []
     for r, hb in canon:
@@ -239,21 +263,6 @@ def _map_out(split: SplitResult, sym: Symmetry, compute: list[Node], idx: dict[N
                     canon_walks.append(cw)
                 chosen.append((c, j))
             rep_trees.append((bt.root, hi - lo, height, chosen))
-    # the walk table: canonical walk c mapped by σ^j has id c·order + j
-    walks: list[tuple[Node, Node, Path]] = []
-    for cw in canon_walks:
-        for j in range(order):
-            p = gperm[j]
-            path = tuple(nodes[p[v]] for v in cw)
-            walks.append((path[0], path[-1], path))
-    trees: list[tuple[Node, int, int, np.ndarray]] = []
-    for i in range(order):
-        for root, m, height, chosen in rep_trees:
-            cs = np.fromiter((cc for cc, _ in chosen), dtype=np.int64, count=len(chosen))
-            js = np.fromiter((jj for _, jj in chosen), dtype=np.int64, count=len(chosen))
-            ids = cs * order + (js + i) % order
-            trees.append((compute[perm[i][root]], m, height, ids))
-    trees.sort(key=lambda tr: idx[tr[0]])
     stats = {"representative_trees": len(rep_trees), "labels": len(canon),
-             "packing_maxflows": 0, "packing_rejected": 0, "batches": len(done) * order}
-    return OrbitPacking(walks, trees, stats)
+             "packing_maxflows": 0, "packing_rejected": 0, "batches": len(done) * sym.order}
+    return OrbitPacking(sym, compute, canon_walks, rep_trees, stats)

@@ -164,7 +164,7 @@ def audit(
             assert isinstance(schedule, str)
             return _audit_mscclpp(topology, topo, schedule, ranks, check_optimum_certificate)
         if isinstance(schedule, str):
-            data = (schedule_json(schedule) if fmt == "json" else
+            data = (schedule_json(schedule, orbits=True) if fmt == "json" else
                     forestcoll_xml(schedule, node_ids=[str(v) for v in topo.nodes]))
         else:
             data = schedule
@@ -244,7 +244,7 @@ def audit_file(
 # --------------------------------------------------------------------------- #
 def _audit_trees(topology: Topology, topo: Topo, data: Any, fmt: str,
                  check_opt: bool) -> AuditReport:
-    sched = read_schedule(topo, data)
+    sched = read_schedule(topo, data, orbits=True)  # a symmetric file: checked by orbits
     verdict = check_schedule(topo, sched)
     notes = list(verdict.facts.get("notes", []))
     weights = None
