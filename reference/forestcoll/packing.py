@@ -149,6 +149,8 @@ class _Batches:
         self.mult: list[int] = []
         self.depth: list[dict[int, int]] = []
         self.dead: list[set[tuple[int, int]]] = []
+        self.levels: list[list[list[int]]] = []  # members by depth
+        self.low: list[int] = []  # depths below this have no candidate arc left
         for v in nodes:
             k = int(supply.get(v, 0))
             if k > 0:
@@ -161,6 +163,8 @@ class _Batches:
                 self.mult.append(k)
                 self.depth.append({i: 0})
                 self.dead.append(set())
+                self.levels.append([[i]])
+                self.low.append(0)
 
     def split(self, i: int, mu: int) -> int:
         """Keep μ of batch i's m trees in it and the rest in a new copy (its index)."""
@@ -172,6 +176,8 @@ class _Batches:
         self.mult.append(self.mult[i] - mu)
         self.depth.append(dict(self.depth[i]))
         self.dead.append(set(self.dead[i]))
+        self.levels.append([list(level) for level in self.levels[i]])
+        self.low.append(self.low[i])
         self.mult[i] = mu
         return len(self.roots) - 1
 
@@ -181,7 +187,10 @@ class _Batches:
         self.sets[i].add(y)
         self.masks[i] |= 1 << y
         self.members[i].append(y)
-        self.depth[i][y] = self.depth[i][x] + 1
+        d = self.depth[i][y] = self.depth[i][x] + 1
+        if d == len(self.levels[i]):
+            self.levels[i].append([])
+        self.levels[i][d].append(y)
 
 
 class _Dbar:
@@ -349,25 +358,22 @@ def _next_arc(bt: _Batches, i: int, dbar: _Dbar, out_adj: list[list[int]],
     """The arc that extends batch i, with its μ > 0 and how many arcs were passed over.
 
     Candidate arcs in the order (depth of x, −g, x, y), listed one depth level at
-    a time: the first level with an arc of μ > 0 ends the search."""
-    levels: dict[int, list[int]] = {}
-    di = bt.depth[i]
-    for x in bt.members[i]:
-        levels.setdefault(di[x], []).append(x)
-    g, inside, dead = dbar.g, bt.sets[i], bt.dead[i]
+    a time: the first level with an arc of μ > 0 ends the search. A level passed
+    over has none for good (its arcs only get rejected, used up or closed), for
+    batch i and the copies split off it: ``low`` skips it from then on."""
+    g, inside, dead, levels = dbar.g, bt.sets[i], bt.dead[i], bt.levels[i]
     passed = 0
-    for level in sorted(levels):
+    for level in range(bt.low[i], len(levels)):
         cands = [(-g[(x, y)], x, y) for x in levels[level] for y in out_adj[x]
-                 if y not in inside and g[(x, y)] > 0]
+                 if y not in inside and g[(x, y)] > 0 and (x, y) not in dead]
         cands.sort()
         for _, x, y in cands:
-            if (x, y) in dead:
-                continue
             mu = dbar.mu(bt, i, x, y)
             if mu > 0:
                 return mu, x, y, passed
             dead.add((x, y))
             passed += 1
+        bt.low[i] = level + 1  # none left at this depth, for good (module docstring)
     raise RuntimeError(
         f"internal: no arc can extend a tree rooted at {nodes[bt.roots[i]]!r} "
         "(Zhao & Krishnamurthy 2023, Thm 11-12 say one exists)"
