@@ -174,6 +174,10 @@ class _Splitter(FlowRepair):
         self._csr: tuple[np.ndarray, tuple[np.ndarray, ...]] | None = None
         self._route_cache: dict[tuple[int, int], tuple[Any, ...]] = {}
         self.finite_total = sum(c for c in caps if c is not None)
+        # "infinite" auxiliary arcs: more than every finite cut, now and later (a split
+        # only lowers the total), so the network never holds None and each update
+        # costs O(arcs changed) (FlowNetwork.update_capacities)
+        self.big = self.finite_total + 1
 
     def solve_sink(self, v: int) -> tuple[int, np.ndarray]:
         """F(s, v) in the current graph and its flow on the real arcs (a numpy
@@ -189,11 +193,11 @@ class _Splitter(FlowRepair):
 
     def set_cap(self, i: int, c: int) -> None:
         self.g.cap[i] = c
-        self.net.set_capacity(self.pos[i], c)
+        self.net.update_capacities([self.pos[i]], [c])
 
     def _toggle(self, keys: Sequence[tuple[str, int]], on: bool) -> None:
-        for key in keys:
-            self.net.set_capacity(self.aux[key], None if on else 0)
+        self.net.update_capacities([self.aux[key] for key in keys],
+                                   [self.big if on else 0] * len(keys))
 
     def aux_bound(self, u: int, t: int, v: int) -> int | None:
         """min(F(u,w; D̂_(u,w),v), F(w,t; D̂_(w,t),v)) − D for one v (Zhao & Krishnamurthy 2023, Thm 8);
@@ -204,17 +208,17 @@ class _Splitter(FlowRepair):
         self._toggle(pair, True)
         if v not in (u, t):  # D̂_(u,w),v: ∞ (u,s), (u,t), (v,w); flow u → w
             self._toggle([("us", u), ("h2w", w)], True)
-            r = self.net.solve(u, w)
+            r = self.net.solve_value(u, w)
             self.stats["aux_maxflows"] += 1
-            if r.value <= self.finite_total:
-                best = r.value
+            if r <= self.finite_total:
+                best = r
             self._toggle([("us", u), ("h2w", w)], False)
         if v != t:  # D̂_(w,t),v: ∞ (w,s), (u,t), (v,t); flow w → t
             self._toggle([("ws", w), ("h2t", t)], True)
-            r = self.net.solve(w, t)
+            r = self.net.solve_value(w, t)
             self.stats["aux_maxflows"] += 1
-            if r.value <= self.finite_total:
-                best = r.value if best is None else min(best, r.value)
+            if r <= self.finite_total:
+                best = r if best is None else min(best, r)
             self._toggle([("ws", w), ("h2t", t)], False)
         self._toggle(pair, False)
         return None if best is None else best - self.demand
