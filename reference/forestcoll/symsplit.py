@@ -32,6 +32,7 @@ representative flows mapped by H) and the trees built on G* are verified by
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -55,15 +56,21 @@ class SymmetryFailed(Exception):
 
 @dataclass
 class _OrbitPair:
-    """The orbit of a pair (u, w), (w, t) under H: ``pairs[j]`` is its image by σ^j and
-    ``arcs[j]`` the arcs of that image, (u, w), (w, t), (u, t) (-1 for a round trip);
-    ``base`` the capacities before the split."""
+    """The orbit of a pair (u, w), (w, t) under H: ``pairs[j]`` is its image by σ^j, one
+    per distinct image (all |H| of them, or one for a pair H fixes), and ``arcs[j]`` the
+    arcs of that image, (u, w), (w, t), (u, t) (-1 for a round trip). Images may share
+    a link H fixes (both ends fixed): ``uses[a]`` is the number of images that split
+    link a (negative) or add to it (positive). ``base``: the capacities before the split;
+    ``step``: γ is a multiple of it (|H| for a fixed pair, see :meth:`_move_walks`)."""
 
     pairs: list[tuple[int, int, int]]
     arcs: list[tuple[int, int, int]]
     c_uw: int
     c_wt: int
     base: dict[int, int]
+    uses: dict[int, int]
+    step: int
+    shared: bool
 
 
 class _OrbitSplitter(ArcTable):
@@ -75,6 +82,10 @@ class _OrbitSplitter(ArcTable):
         self.s = self.n
         self.sym = sym
         self.perm = [p.tolist() for p in sym.perms]
+        # the orbit size of every node under the cyclic H (the source s: 1)
+        back = sym.perms[1:] == np.arange(self.n)  # σ^j(v) = v, j ≥ 1
+        first = np.where(back.any(axis=0), back.argmax(axis=0) + 1, sym.order)
+        self.orbit_size: list[int] = first.tolist() + [1]
         super().__init__(self.n)  # walks as node-index tuples
         for (a, b), c in caps.items():
             if c > 0:
@@ -135,61 +146,89 @@ class _OrbitSplitter(ArcTable):
             self.flows[r] = flow
 
     # --------------------------------------------------------------- split
-    def orbit(self, u: int, w: int, t: int) -> list[tuple[int, int, int]]:
-        pairs = []
-        seen: set[int] = set()
+    def compressed(self, i: int) -> bool:
+        """Whether arc i joins two nodes H fixes: its bag of walks is kept compressed
+        (:meth:`_take`)."""
+        return self.orbit_size[self.tails[i]] == 1 and self.orbit_size[self.heads[i]] == 1
+
+    def _fixed_link(self, a: int, b: int) -> bool:
+        """Whether H fixes the link a → b (both ends); SymmetryFailed for a link whose
+        orbit is neither one link nor |H| links (part of H fixes it)."""
+        sa, sb = self.orbit_size[a], self.orbit_size[b]
+        if sa == sb == 1:
+            return True
+        if sa * sb // math.gcd(sa, sb) != self.sym.order:
+            raise SymmetryFailed(f"the link {self.nodes[a]!r} -> {self.nodes[b]!r} is fixed "
+                                 "by part of the group")
+        return False
+
+    def orbit(self, u: int, w: int, t: int) -> _OrbitPair:
+        """The distinct images of the pair, the links they split and add to, and how
+        often (:class:`_OrbitPair`); SymmetryFailed where the orbit split is not one."""
+        pairs: list[tuple[int, int, int]] = []
         for p in self.perm:
-            uj, wj, tj = p[u], p[w], p[t]
-            for a in ((uj, wj), (wj, tj)) + (((uj, tj),) if uj != tj else ()):
-                key = a[0] * (self.n + 1) + a[1]
-                if key in seen:
-                    raise SymmetryFailed("two pairs of one orbit share a link")
-                seen.add(key)
-            pairs.append((uj, wj, tj))
-        return pairs
+            q = (p[u], p[w], p[t])
+            if pairs and q == pairs[0]:
+                break  # H is cyclic: the images repeat from here on
+            pairs.append(q)
+        if len(pairs) not in (1, self.sym.order):
+            raise SymmetryFailed("a pair is fixed by part of the group")
+        for a, b in ((u, w), (w, t)) + (((u, t),) if u != t else ()):
+            self._fixed_link(a, b)
+        arcs = [(self.arc_of(a, b), self.arc_of(b, c), self.arc_of(a, c) if a != c else -1)
+                for a, b, c in pairs]
+        uses: dict[int, int] = {}
+        split_as: dict[int, int] = {}
+        for x, y, z in arcs:
+            for a, role in ((x, 0), (y, 1)):
+                if split_as.setdefault(a, role) != role:
+                    raise SymmetryFailed("two pairs of one orbit share a link in both roles")
+                uses[a] = uses.get(a, 0) - 1
+            if z >= 0:
+                uses[z] = uses.get(z, 0) + 1
+        if any(z in split_as for _, _, z in arcs):
+            raise SymmetryFailed("a link of one orbit is both split and added to")
+        x0, y0, _ = arcs[0]
+        c_uw, c_wt = self.cap[x0], self.cap[y0]
+        base = {a: self.cap[a] for a in uses}
+        for x, y, _ in arcs:
+            if base[x] != c_uw or base[y] != c_wt:
+                raise RuntimeError("internal: the graph is not invariant under the symmetry")
+        step = self.sym.order if len(pairs) == 1 else 1
+        shared = any(abs(k) > 1 for k in uses.values())
+        return _OrbitPair(pairs, arcs, c_uw, c_wt, base, uses, step, shared)
 
     def split_orbit(self, u: int, w: int, t: int) -> None:
         """Split the largest γ of (u, w), (w, t) and its whole orbit at once (module docstring)."""
-        i_uw, i_wt, c_uw, c_wt = self.pair(u, w, t)
-        gamma = min(c_uw, c_wt)
-        if gamma == 0:
+        if min(self.pair(u, w, t)[2:]) == 0:
             return
         self.stats["pairs"] += 1
-        pairs = self.orbit(u, w, t)
-        arcs = [(self.arc_of(a, b), self.arc_of(b, c), self.arc_of(a, c) if a != c else -1)
-                for a, b, c in pairs]
-        base = {}
-        for x, y, z in arcs:
-            if self.cap[x] != c_uw or self.cap[y] != c_wt:
-                raise RuntimeError("internal: the graph is not invariant under the symmetry")
-            base[x], base[y] = c_uw, c_wt
-            if z >= 0:
-                base[z] = self.cap[z]
-        op = _OrbitPair(pairs, arcs, c_uw, c_wt, base)
+        op = self.orbit(u, w, t)
+        x0, y0, _ = op.arcs[0]
+        gamma = min(op.c_uw // -op.uses[x0], op.c_wt // -op.uses[y0])
+        gamma -= gamma % op.step
+        if gamma == 0:
+            return
         found = self._largest_gamma(op, gamma)
         if found is None:
             return
         gamma, new = found
         self.stats["pairs_split"] += 1
+        if op.shared:
+            self.stats["shared_pairs"] = self.stats.get("shared_pairs", 0) + 1
         self.flows.update(new)
-        self._move_walks(op, gamma, i_uw, i_wt)
+        self._move_walks(op, gamma)
 
     def _apply(self, op: _OrbitPair, g: int) -> None:
         """The capacities after splitting γ = ``g`` units of every pair of the orbit."""
-        keys, vals = [], []
-        for x, y, z in op.arcs:
-            keys += [x, y]
-            vals += [op.c_uw - g, op.c_wt - g]
-            if z >= 0:
-                keys.append(z)
-                vals.append(op.base[z] + g)
-        self.set_caps(keys, vals)
+        keys = list(op.uses)
+        self.set_caps(keys, [op.base[a] + g * op.uses[a] for a in keys])
 
     def _largest_gamma(self, op: _OrbitPair, gamma: int,
                        ) -> tuple[int, dict[int, np.ndarray]] | None:
-        """The largest γ ≤ ``gamma`` that every representative sink passes, split, with
-        the flows that show it; None (nothing split) when it is 0. A Newton iteration
-        on the concave flow value (module docstring)."""
+        """The largest γ ≤ ``gamma`` (a multiple of ``op.step``) that every representative
+        sink passes, split, with the flows that show it; None (nothing split) when it is 0.
+        A Newton iteration on the concave flow value (module docstring)."""
         while True:
             self._apply(op, gamma)
             new, cut = self._test_representatives(op, gamma)
@@ -200,28 +239,46 @@ class _OrbitSplitter(ArcTable):
                 raise RuntimeError("internal: a violated cut that the split does not shrink")
             at_zero = value + gamma * slope  # the cut's capacity before the split
             gamma = (at_zero - self.demand) // slope
+            gamma -= gamma % op.step
             if gamma <= 0:
                 self._apply(op, 0)
                 return None
+
+    def _repaired(self, f: np.ndarray, op: _OrbitPair, gamma: int) -> np.ndarray | None:
+        """The kept flow ``f`` re-paired at w (γ units of every image of the pair joined
+        where f uses both arcs), or None where it then exceeds a split link's capacity."""
+        if op.shared:  # images share links: one image after the other
+            g = f.copy()
+            for x, y, z in op.arcs:
+                d = min(g[x], g[y], gamma)
+                g[x] -= d
+                g[y] -= d
+                if z >= 0:
+                    g[z] += d
+            ok = all(g[a] <= self.cap[a] for a, k in op.uses.items() if k < 0)
+            return g if ok else None
+        xs = [x for x, _, _ in op.arcs]
+        ys = [y for _, y, _ in op.arcs]
+        a, b = f[xs], f[ys]
+        d = np.minimum(np.minimum(a, b), gamma)
+        if not bool(np.all(a - d <= op.c_uw - gamma) and np.all(b - d <= op.c_wt - gamma)):
+            return None
+        g = f.copy()
+        g[xs] -= d
+        g[ys] -= d
+        for (_, _, z), dz in zip(op.arcs, d.tolist()):
+            if z >= 0:
+                g[z] += dz
+        return g
 
     def _test_representatives(self, op: _OrbitPair, gamma: int,
                               ) -> tuple[dict[int, np.ndarray], tuple[int, int] | None]:
         """A flow of value ≥ D per representative sink in the split graph (a kept flow
         re-paired at w, or a max-flow), or the (value, slope in γ) of a violated cut."""
         new: dict[int, np.ndarray] = {}
-        xs = [x for x, _, _ in op.arcs]
-        ys = [y for _, y, _ in op.arcs]
         for r in self.sym.reps:
-            f = self.flows[r]
-            a, b = f[xs], f[ys]
-            d = np.minimum(np.minimum(a, b), gamma)
-            if bool(np.all(a - d <= op.c_uw - gamma) and np.all(b - d <= op.c_wt - gamma)):
-                g = f.copy()
-                g[xs] -= d
-                g[ys] -= d
-                for (_, _, z), dz in zip(op.arcs, d.tolist()):
-                    if z >= 0:
-                        g[z] += dz
+            g = self._repaired(self.flows[r], op, gamma)
+            if g is not None:
                 new[r] = g
                 self.stats["repairs"] += 1
                 continue
@@ -237,33 +294,49 @@ class _OrbitSplitter(ArcTable):
             return new, (value, slope)
         return new, None
 
-    def _move_walks(self, op: _OrbitPair, gamma: int, i_uw: int, i_wt: int) -> None:
-        """γ units of walks of every pair of the orbit joined, equivariantly (the walks
-        of σ^j(e) are σ^j of the walks of e), and the routing table of Alg 1."""
-        left = take_units(self.paths[i_uw], gamma)
-        right = take_units(self.paths[i_wt], gamma)
-        joined = join_units(left, right)
-        for j, ((pu, pw, pt), (x, y, z)) in enumerate(zip(op.pairs, op.arcs)):
+    def _take(self, arcs: list[int], amount: int) -> list[tuple[tuple[int, ...], int]]:
+        """``amount`` units of the walks of ``arcs[0]`` for the representative pair, taken
+        from its bag with their images from the bags of the other images' arcs. The bag
+        of a link H fixes is kept compressed: an entry (walk, units) stands for units of
+        every image of the walk, and taking from it takes from every image at once."""
+        taken = take_units(self.paths[arcs[0]], amount)
+        if self.compressed(arcs[0]):
+            return taken
+        for j in range(1, len(arcs)):
             p = self.perm[j]
-            if j:
-                for bag, part in ((self.paths[x], left), (self.paths[y], right)):
-                    for path, units in part:
-                        q = tuple(p[v] for v in path)
-                        left_units = bag.get(q, 0) - units
-                        if left_units < 0:
-                            raise RuntimeError("internal: walks are not equivariant")
-                        if left_units:
-                            bag[q] = left_units
-                        else:
-                            del bag[q]
-            if z >= 0:
+            bag = self.paths[arcs[j]]
+            for path, units in taken:
+                q = tuple(p[v] for v in path)
+                left_units = bag.get(q, 0) - units
+                if left_units < 0:
+                    raise SymmetryFailed("walks are not equivariant")
+                if left_units:
+                    bag[q] = left_units
+                else:
+                    del bag[q]
+        return taken
+
+    def _move_walks(self, op: _OrbitPair, gamma: int) -> None:
+        """γ units of walks of every image of the pair joined, equivariantly (the walks
+        of σ^j(e) are σ^j of the walks of e; a link H fixes holds every image of its
+        walks equally, compressed), and the routing table of Alg 1. A pair H fixes
+        takes γ/|H| units of compressed walks: γ units with their images."""
+        per = gamma // self.sym.order if len(op.pairs) == 1 else gamma
+        left = self._take([x for x, _, _ in op.arcs], per)
+        right = self._take([y for _, y, _ in op.arcs], per)
+        joined = join_units(left, right)
+        for j, ((pu, pw, pt), (_, _, z)) in enumerate(zip(op.pairs, op.arcs)):
+            if z < 0:
+                continue
+            if j == 0 or not self.compressed(z):  # a fixed link's images are one bag
+                p = self.perm[j]
                 bag = self.paths[z]
                 for path, units in joined:
                     q = tuple(p[v] for v in path) if j else path
                     bag[q] = bag.get(q, 0) + units
-                key = (self.nodes[pu], self.nodes[pt])
-                row = self.routing.setdefault(key, {})
-                row[self.nodes[pw]] = row.get(self.nodes[pw], 0) + gamma
+            key = (self.nodes[pu], self.nodes[pt])
+            row = self.routing.setdefault(key, {})
+            row[self.nodes[pw]] = row.get(self.nodes[pw], 0) + gamma
 
     def remove(self, w: int) -> None:
         ins = self.live_in(w)
@@ -286,6 +359,18 @@ class _OrbitSplitter(ArcTable):
         for p in self.perm:
             if self.live_in(p[w]) or self.live_out(p[w]):
                 raise SymmetryFailed(f"switch {self.nodes[p[w]]!r} not isolated by orbit splits")
+
+    def joins_an_orbit(self, w: int) -> bool:
+        """Whether splitting off w would join two switches of one orbit (a core switch
+        of a fat tree between the aggregation switches of two pods): a switch orbit
+        with links inside it cannot be split off by orbits, so such w go last."""
+        seen: dict[int, int] = {}
+        for x in self.live_in(w) + self.live_out(w):
+            if x >= self.nc and self.orbit_size[x] > 1:
+                rep = min(p[x] for p in self.perm)
+                if seen.setdefault(rep, x) != x:
+                    return True
+        return False
 
     def _dist_to(self, t: int, banned: int) -> dict[int, int]:
         """Hop distances to t in the live graph without ``banned`` (BFS backwards)."""
@@ -355,7 +440,8 @@ def remove_switches_orbits(
     remaining = {min(p[w] for p in sp.perm) for w in range(nc, len(nodes))}
     done = 0
     while remaining:
-        w = min(remaining, key=lambda x: (len(sp.live_in(x)) * len(sp.live_out(x)), x))
+        w = min(remaining, key=lambda x: (sp.joins_an_orbit(x),
+                                          len(sp.live_in(x)) * len(sp.live_out(x)), x))
         remaining.discard(w)
         sp.remove(w)
         done += len({p[w] for p in sp.perm})
