@@ -31,7 +31,7 @@ EXTERNAL = ('<?xml version="1.0"?><!DOCTYPE a [<!ENTITY x SYSTEM "file:///etc/pa
     ('{"format": "collcert-schedule/1", "phases": [', None, "not valid JSON"),
     ("[" * 200_000 + "]" * 200_000, "json", "JSON"),
     ("just words", None, "neither JSON nor XML"),
-    ("[1, 2, 3]", "json", "must be a JSON object"),
+    ("[1, 2, 3]", "json", "a schedule file is a JSON object"),
     ('<algo nchunkspernode="-3"/>', None, "out of range"),
     ('<algo nchunkspernode="1"><tree root="9"><send src="9" dst="0"/></tree></algo>', None,
      "'9', which is not a node"),

@@ -72,10 +72,14 @@ def read_schedule(topo: Topo, data: Any, *, orbits: bool = False) -> Schedule:
     up to its size limit), unless ``orbits``: then its trees stay the representatives'
     and ``symmetry`` is kept for :mod:`.schedule_orbits` (checker 5 checks it so)."""
     if not isinstance(data, Mapping):
-        raise InputError("the schedule must be a JSON object")
+        raise InputError("not a schedule: a schedule file is a JSON object, this is "
+                         f"a {type(data).__name__}")
     if data.get("symmetry") is not None and not orbits:
         data = expand_symmetric(data)
     fmt = data.get("format")
+    if fmt is None:
+        raise InputError(f"not a schedule: no 'format' field (a schedule file says "
+                         f"\"format\": \"{FORMAT}\"; 'collcert schedule' writes one)")
     if fmt != FORMAT:
         raise InputError(f"schedule format {fmt!r} is not {FORMAT!r}")
     coll = data.get("collective")

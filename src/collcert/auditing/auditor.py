@@ -53,7 +53,7 @@ def _detect(text: str) -> str:
     from collcert.reference.model import ScheduleError
 
     head = text.lstrip()[:4096]
-    if head.startswith("{"):
+    if head.startswith(("{", "[")):
         import re
 
         # an MSCCL++ execution plan (docs/mscclpp.md): "gpus" holding "threadblocks"

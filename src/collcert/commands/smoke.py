@@ -155,7 +155,11 @@ def _refuse_other_json(text: str, path: str) -> None:
     if fmt and what != "collcert-schedule/1":
         raise ScheduleError(f"{path}: a {what!r} document, not a schedule smoke runs "
                             "(collcert JSON schedules, ForestColl XML, MSCCL XML)")
-    if what is not None and not fmt:
+    if what is None:
+        raise ScheduleError(f"{path}: not a schedule: no 'format' field (a collcert "
+                            "schedule says \"format\": \"collcert-schedule/1\"; 'collcert "
+                            "schedule' writes one)")
+    if not fmt:
         raise ScheduleError(f"{path}: an MSCCL++ plan, which smoke does not run (collcert "
                             "JSON schedules, ForestColl XML, MSCCL XML); 'collcert audit "
                             f"TOPOLOGY {path}' checks it")

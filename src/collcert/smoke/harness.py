@@ -41,7 +41,7 @@ def _read(source: str | os.PathLike[str]) -> tuple[str, str]:
 
 def _detect(text: str) -> str:
     head = text.lstrip()[:4096]
-    if head.startswith("{"):
+    if head.startswith(("{", "[")):
         return "json"
     if head.startswith("<"):
         import re
