@@ -25,6 +25,21 @@ emptied, :class:`SymmetryFailed` is raised and the caller falls back to the
 general algorithm. The walks of the G* arcs are kept equivariant: the walks
 of h(e) are h applied to the walks of e.
 
+Links H fixes. H may fix switches (the core switches of a fat tree, which the
+pod shift keeps), never a compute node. Images of one pair then share links:
+splitting core c.2 → agg_p → core c.1 at every pod's aggregation switch adds
+to the one link c.2 → c.1 once per pod. The orbit is taken as its distinct
+images, and each link counts how many of them split it or add to it (γ times
+that count). A pair H fixes entirely (core → core → core) is split alone, by
+multiples of |H|. The bag of walks of a fixed link is kept *compressed*: an
+entry (walk, x) stands for x units of every image of the walk, so the bag is
+H-invariant and taking x from an entry takes x from each image, which the
+images of a pair sharing that link need. A link fixed by part of H only
+(orbit neither 1 nor |H| links), or one that is split in both roles by one
+orbit: :class:`SymmetryFailed`. Switches whose splitting would join two
+switches of one orbit (a core between two pods' aggregation switches, which
+leaves links inside an orbit that no orbit split removes) are split last.
+
 The result is checked like any other: the flows of the certificate (the
 representative flows mapped by H) and the trees built on G* are verified by
 ``collcert.certify`` without any knowledge of the symmetry.
