@@ -174,9 +174,10 @@ def test_degraded_schedule_borrowed_from_the_symmetrized_machine(change: dict[st
 def test_no_borrowing_when_symmetrizing_costs_bandwidth() -> None:
     from collcert.reference.forestcoll import schedule
 
-    # NICs 2 and 5 of different boxes: every box loses both in the symmetrized machine
+    # every box loses all four NICs in the symmetrized machine, and four boxes have no
+    # room to group these faults (three classes) one class per box orbit (nearpack)
     h = platforms.dgx_a100(4)
-    t = what_if(h, fail=["b0.nic2", "b3.nic5"]).topology
+    t = what_if(h, fail=["b0.nic2", "b1.nic5", "b3.nic1", "b3.nic3"]).topology
     assert t is not None
     s = schedule(t, "allgather", healthy=h)
     assert "symmetrized" not in s.extra

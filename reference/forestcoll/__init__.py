@@ -24,6 +24,9 @@ Modules:
 ``walks``              the walks in G of G* arc units: taken, joined, handed out to trees
 ``packing``            spanning out-tree packing in batches
 ``sympack``            tree packing by orbits
+``nearpack``           degraded machines with faults at different positions: the faults
+                       grouped one class per box orbit, a free symmetry again
+``nearpack_repair``    unsticking the orbit packing by re-routing another tree's arc
 ``pipeline``           :func:`schedule`: the symmetry searched once, the optimum, the phases
 ``schedule_build``     one phase: switch removal, packing, walks in G, multicast; its time
 ``schedule_result``    :class:`Schedule`, :class:`Phase`, :class:`Tree`, :class:`TreeEdge`,

@@ -39,6 +39,7 @@ from typing import Any
 from ..model import Topology, fraction_str
 from ..symmetry import Symmetry, orbits
 from .general_estimate import GeneralEstimate
+from .nearpack import symmetrized_machines
 from .optima import optimum
 from .optimum_allgather import prop3
 from .optimum_result import Optimum
@@ -52,7 +53,7 @@ from .schedule_build import (
     require_eulerian,
 )
 from .schedule_result import Node, Phase, Schedule, StageProgress
-from .symmetrize import retarget, symmetrized
+from .symmetrize import retarget
 from .symsplit import SymmetryFailed
 
 ORBIT_COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
@@ -105,7 +106,7 @@ def schedule(
                                                   estimate=estimate))
 
 
-def _build(topology: Topology, req: Request, symmetry: bool | None, stages: Stages,
+def _build(topology: Topology, req: Request, symmetry: bool | Symmetry | None, stages: Stages,
            ) -> Schedule:
     """The optimum and the phases of :func:`schedule`, checked against the optimum."""
     sym, opt = _symmetry_and_optimum(topology, req, symmetry, stages)
@@ -154,25 +155,28 @@ def _borrowed(t: Topology, healthy: Topology, req: Request, multicast: bool, eng
     if req.weights is not None or req.collective not in ORBIT_COLLECTIVES:
         return None
     t0 = time.monotonic()
-    m = symmetrized(t, healthy)
-    if m is None:
-        return None
     kw: dict[str, Any] = {"fixed_k": req.fixed_k, "engine": engine}
-    own = optimum(t, req.collective, **kw)  # by near-symmetry orbits where it finds some
-    if _target(optimum(m, req.collective, **kw)) != _target(own):
-        return None  # the degradation is not local: symmetrizing costs bandwidth
-    spent = time.monotonic() - t0
-    stages = Stages(engine, multicast, progress, orbits_only=True)
-    try:
-        s = _build(m, check_request(m, req.collective, root=None, fixed_k=req.fixed_k,
-                                    weights=None, caller="schedule"), None, stages)
-    except SymmetryFailed:
-        return None  # the orbit-wise build got stuck on M_sym: the general path on t
-    note = (f"built by orbits on {m.name}, whose certified optimum equals this machine's "
-            "(every link at the least capacity of its orbit)")
-    out = retarget(s, t, own, _target(own), note)
-    if out is None:
-        return None
+    own: Optimum | None = None
+    out = s = None
+    for m, msym in symmetrized_machines(t, healthy):  # the box shift's M_sym, then nearpack's
+        if own is None:
+            own = optimum(t, req.collective, **kw)  # by near-symmetry orbits where it finds some
+        if _target(optimum(m, req.collective, symmetry=msym, **kw)) != _target(own):
+            continue  # symmetrizing this way costs bandwidth
+        stages = Stages(engine, multicast, progress, orbits_only=True)
+        try:
+            s = _build(m, check_request(m, req.collective, root=None, fixed_k=req.fixed_k,
+                                        weights=None, caller="schedule"), msym, stages)
+        except SymmetryFailed:
+            continue  # the orbit-wise build got stuck on M_sym
+        note = (f"built by orbits on {m.name}, whose certified optimum equals this machine's "
+                "(every link at the least capacity of its orbit)")
+        out = retarget(s, t, own, _target(own), note)
+        if out is not None:
+            break
+    if out is None or s is None or own is None:
+        return None  # the general path on t
+    spent = time.monotonic() - t0 - sum(s.timings.values())
     out.timings = {"symmetrize": spent, **s.timings}
     if req.collective == "allreduce":
         for key in ("lower_bound_time_per_unit", "rsag_proven_optimal"):
@@ -180,8 +184,8 @@ def _borrowed(t: Topology, healthy: Topology, req: Request, multicast: bool, eng
     return out
 
 
-def _symmetry_and_optimum(t: Topology, req: Request, symmetry: bool | None, stages: Stages,
-                          ) -> tuple[Symmetry | None, Optimum]:
+def _symmetry_and_optimum(t: Topology, req: Request, symmetry: bool | Symmetry | None,
+                          stages: Stages) -> tuple[Symmetry | None, Optimum]:
     """The box symmetry (searched once, where the phases may use it) and the optimum,
     which is handed that symmetry instead of searching again: where ``optimum()``
     would look for one (``orbits.wanted``, auto), else False. The stages are
@@ -190,7 +194,8 @@ def _symmetry_and_optimum(t: Topology, req: Request, symmetry: bool | None, stag
     sym, sym_seconds, sym_memory = None, 0.0, 0.0
     if searched:
         ts = time.monotonic()
-        sym = orbits.find_symmetry(t, req.weights)
+        sym = (symmetry if isinstance(symmetry, Symmetry)  # handed over, checked by optimum()
+               else orbits.find_symmetry(t, req.weights))
         sym_seconds, sym_memory = time.monotonic() - ts, peak_memory_mb()
     t0 = time.monotonic()
     opt = optimum(t, req.collective, root=req.root, fixed_k=req.fixed_k, weights=req.weights,

@@ -28,10 +28,11 @@ of its representative arc, and a mapped tree edge uses the mapped walk.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..symmetry import Symmetry
+from .nearpack_repair import OrbitRepair
 from .splitting import SplitResult
 from .symsplit import SymmetryFailed
 from .walks import hand_out
@@ -105,8 +106,14 @@ def pack_orbits(split: SplitResult, sym: Symmetry, supply: Mapping[Node, int],
         packer = _OrbitPacker(split, sym)
         done = packer.pack(supply, progress)
     except SymmetryFailed:  # the greedy got stuck: grow all batches an arc at a time
-        packer = _OrbitPacker(split, sym)
-        done = packer.pack(supply, progress, interleave=True)
+        try:
+            packer = _OrbitPacker(split, sym)
+            done = packer.pack(supply, progress, interleave=True)
+        except SymmetryFailed:  # stuck again: move other trees' arcs (nearpack_repair)
+            packer = _OrbitPacker(split, sym)
+            packer.repairer, packer.strict = OrbitRepair(packer), True
+            done = packer.pack(supply, progress)
+            packer.repairer.fix_depths(done)
     return _map_out(split, sym, packer.compute, packer.canon, done)
 
 
@@ -140,6 +147,12 @@ class _OrbitPacker:
             elif self.budget[lab] != int(c):
                 raise SymmetryFailed("G* is not invariant under the symmetry")
         self.residual = list(self.budget)
+        self.repairer: OrbitRepair | None = None
+        self.strict = False  # each tree enters each box once (with the repairer)
+        # the box of each compute node for the greedy: its group element, or where the
+        # group has several cycles of boxes (nearpack) the box the symmetry names
+        self.box_of: Sequence[int] = getattr(sym, "box_of", None) or [
+            sym.element[v] for v in range(self.nc)]
 
     def pack(self, supply: Mapping[Node, int], progress: Progress | None,
              interleave: bool = False) -> list[_Batch]:
@@ -151,10 +164,12 @@ class _OrbitPacker:
         placed = 0
         done: list[_Batch] = []
         queue: list[_Batch] = []
+        if self.repairer is not None:
+            self.repairer.lists = (done, queue)
         for r in reversed(sym.reps):
             k = int(supply.get(compute[r], 0))
             if k > 0:
-                bt = _Batch(r, k, [], {r: 0}, [], [], {sym.element[r]})
+                bt = _Batch(r, k, [], {r: 0}, [], [], {self.box_of[r]})
                 self.push(bt, r)
                 queue.append(bt)
         while queue:
@@ -174,6 +189,8 @@ class _OrbitPacker:
         """Add the next arc to ``bt`` (a copy takes the trees its budget cannot);
         the tree edges placed."""
         got = self.pick(bt)
+        if got is None and self.repairer is not None:
+            got = self.repairer.repair(bt)
         if got is None:
             raise SymmetryFailed(f"no arc with budget left extends a tree of "
                                  f"{self.compute[bt.root]!r}")
@@ -185,7 +202,7 @@ class _OrbitPacker:
         self.residual[lab] -= mu
         bt.edges.append((x, y, lab, j))
         bt.depth[y] = d + 1
-        bt.boxes.add(self.sym.element[y])
+        bt.boxes.add(self.box_of[y])
         self.push(bt, y)
         return mu
 
@@ -198,20 +215,23 @@ class _OrbitPacker:
         for hb, lab in self.out_labels.get(sym.rep_of[x], ()):
             y = p[hb]
             if y not in bt.depth and residual[lab] > 0:
-                heap = bt.inner if sym.element[y] in bt.boxes else bt.entry
+                heap = bt.inner if self.box_of[y] in bt.boxes else bt.entry
+                if heap is bt.inner and self.strict and self.box_of[x] != self.box_of[y]:
+                    continue
                 heapq.heappush(heap, (-residual[lab], d, x, y, lab, j))
 
     def pick(self, bt: _Batch) -> tuple[int, int, int, int, int] | None:
         """The next arc: into an entered box first (largest budget left, then shallowest
         tail), else into a new box; None when no arc with budget left remains."""
-        residual, element = self.residual, self.sym.element
+        residual, element = self.residual, self.box_of
         while bt.inner or bt.entry:
             heap = bt.inner if bt.inner else bt.entry
             key, d, x, y, lab, j = heapq.heappop(heap)
             if y in bt.depth or residual[lab] == 0:
                 continue
             if heap is bt.entry and element[y] in bt.boxes:
-                heapq.heappush(bt.inner, (key, d, x, y, lab, j))
+                if not self.strict:  # strict: a box is entered once
+                    heapq.heappush(bt.inner, (key, d, x, y, lab, j))
                 continue
             if -key != residual[lab]:
                 heapq.heappush(heap, (-residual[lab], d, x, y, lab, j))

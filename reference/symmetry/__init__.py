@@ -18,7 +18,7 @@ from . import orbits
 from .boxes import Symmetry, box_symmetry, refine
 from .near import NearSymmetry, certificate_generators, near_symmetry
 from .orbits import find_symmetry
-from .search import UnionFind, find_generators, is_automorphism, map_node
+from .search import UnionFind, find_generators, is_automorphism, map_node, refiner
 
 __all__ = [
     "NearSymmetry",
@@ -33,4 +33,5 @@ __all__ = [
     "near_symmetry",
     "orbits",
     "refine",
+    "refiner",
 ]
