@@ -156,3 +156,13 @@ def test_skipping_rejected_arcs_packs_the_same_batches(monkeypatch: pytest.Monke
     assert slow.maxflows > fast.maxflows
     assert [(b.root, b.multiplicity, b.edges) for b in slow.batches] == \
         [(b.root, b.multiplicity, b.edges) for b in fast.batches]
+
+
+def test_switch_removal_walks_are_paths_on_a_fat_tree() -> None:
+    """Splitting a fat tree's switches one after another joins walks that pass a switch
+    twice; each joined walk is cut down to a path (certify reads at most 64 nodes)."""
+    t = collcert.platforms.fat_tree(4)
+    s = collcert.schedule(t, symmetry=False, multicast=False)
+    for path in {e.path for tr in s.trees for e in tr.edges}:
+        assert len(set(path)) == len(path), path
+    assert s.time_per_unit == s.extra["target_time_per_unit"]

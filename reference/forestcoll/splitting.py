@@ -84,6 +84,31 @@ class SplitResult:
     stats: dict[str, int] = field(default_factory=dict)
 
 
+def without_cycles(walk: Path) -> Path:
+    """``walk`` with every closed sub-walk cut out: a path with the same ends.
+
+    Joining the walks of (u, w) and (w, t) can pass a switch twice (fat trees: core →
+    agg → core shortcuts split again at the next switch); a unit sent along the path
+    uses a subset of the walk's links, so every link load only falls and the routing
+    stays within ⌊U·c_e⌋ (the bound certify checks, Zhao & Krishnamurthy 2023, Thm 8).
+    Without this, walks grew past the 64 nodes the schedule reader accepts
+    (fat_tree:8: 77)."""
+    if len(set(walk)) == len(walk):
+        return walk
+    out: list[Node] = []
+    seen: dict[Node, int] = {}
+    for x in walk:
+        at = seen.get(x)
+        if at is not None:
+            for y in out[at + 1:]:
+                del seen[y]
+            del out[at + 1:]
+            continue
+        seen[x] = len(out)
+        out.append(x)
+    return tuple(out)
+
+
 def ingress_order(ins: list[int], t: int, hops: Mapping[int, int]) -> list[int]:
     """The order in which the ingresses u of a switch are split with its egress to t
     (Alg 1 leaves it free): round trips last, far-apart pairs first (``hops[u]``: hop
@@ -325,6 +350,7 @@ class _Splitter(FlowRepair):
         right = take_units(g.paths[pr.i_wt], gamma)
         if pr.i_ut >= 0:
             for p, x in join_units(left, right):
+                p = without_cycles(p)
                 g.paths[pr.i_ut][p] = g.paths[pr.i_ut].get(p, 0) + x
             key = (g.nodes[pr.u], g.nodes[pr.t])
             row = self.routing.setdefault(key, {})
