@@ -16,6 +16,10 @@ limit is stopped and reported as such.
 Each case's address space is capped (--max-memory, default 3 GiB) so that a case
 falling to the general path cannot take a shared machine's memory.
 
+Fat trees (fat_tree:8 healthy, a failed core, aggregation or host link, a host link
+halved) are quick: each is built by orbits, of the fat tree or of the symmetrized one
+(printed under the figures), except the failed host link, which cuts a host off (exit 2).
+
 Goals (issue 20, 2 cores): dgx_a100:128 with one NIC halved or removed, certified
 schedule < 180 s and < 4 GiB, optimum < 10 s; 8 random NIC failures < 5 min and
 < 6 GiB; fat_tree:16 with one failed core link < 5 min; dgx_a100:1024 certified
@@ -25,6 +29,7 @@ schedule as a symmetric file < 120 s and < 20 MB.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -59,7 +64,7 @@ HALF = ["--degrade", "b3.nic2=25/2"]
 
 def cases(long: bool) -> list[tuple[str, list[str], str]]:
     """(label, collcert arguments, goal); '{out}' is replaced by the output file."""
-    sched = ["--check", "-o", "{out}"]
+    sched = ["--check", "--json", "-o", "{out}"]
     out = [
         ("dgx_a100:128 NIC halved: optimum", ["optimum", "dgx_a100:128", *HALF], "< 10 s"),
         ("dgx_a100:128 NIC removed: optimum", ["optimum", "dgx_a100:128", "--fail", "b3.nic2"],
@@ -71,6 +76,16 @@ def cases(long: bool) -> list[tuple[str, list[str], str]]:
         ("dgx_a100:128 healthy: schedule", ["schedule", "dgx_a100:128", *sched], "baseline"),
         ("dgx_a100:8 NIC halved: schedule", ["schedule", "dgx_a100:8", *HALF, *sched], ""),
         ("dgx_a100:16 NIC halved: schedule", ["schedule", "dgx_a100:16", *HALF, *sched], ""),
+        ("fat_tree:8 healthy: schedule", ["schedule", "fat_tree:8", *sched], ""),
+        ("fat_tree:8 core link failed: schedule", ["schedule", "fat_tree:8", "--fail",
+                                                   "core0.0<>agg0.0", *sched], ""),
+        ("fat_tree:8 agg link failed: schedule", ["schedule", "fat_tree:8", "--fail",
+                                                  "edge0.0<>agg0.0", *sched], ""),
+        ("fat_tree:8 host link halved: schedule", ["schedule", "fat_tree:8", "--degrade",
+                                                   "h0.0.0<>edge0.0=1/2", *sched], ""),
+        ("fat_tree:8 host link failed: schedule", ["schedule", "fat_tree:8", "--fail",
+                                                   "h0.0.0<>edge0.0", *sched],
+         "exit 2: h0.0.0 cut off"),
     ]
     if long:
         out += [
@@ -84,6 +99,8 @@ def cases(long: bool) -> list[tuple[str, list[str], str]]:
              "< 300 s, < 6 GiB"),
             ("fat_tree:16 core link failed: schedule", ["schedule", "fat_tree:16", "--fail",
                                                         core_link(), *sched], "< 300 s"),
+            ("fat_tree:16 agg link failed: schedule", ["schedule", "fat_tree:16", "--fail",
+                                                       "edge0.0<>agg0.0", *sched], ""),
             ("dgx_a100:1024 healthy: schedule", ["schedule", "dgx_a100:1024", *sched],
              "< 120 s, < 20 MB"),
         ]
@@ -98,6 +115,18 @@ def _limit(gib: float):  # type: ignore[no-untyped-def]
         size = int(gib * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (size, size))
     return cap
+
+
+def _route(stdout: str, whatif: bool) -> str:
+    """How a schedule was built, from its --json summary: by orbits (of the machine, or,
+    for a what-if machine, of the symmetrized machine it was borrowed from) or the
+    general path."""
+    try:
+        notes = [str(n) for n in json.loads(stdout).get("symmetry") or []]
+    except (ValueError, AttributeError):
+        return ""
+    borrowed = whatif and any("boxes" in n for n in notes)
+    return "; ".join(notes) + (" (borrowed from the symmetrized machine)" if borrowed else "")
 
 
 def run(argv: list[str], timeout: float, workdir: str, gib: float) -> dict[str, object]:
@@ -123,7 +152,8 @@ def run(argv: list[str], timeout: float, workdir: str, gib: float) -> dict[str, 
     wall, user, system, rss_kb = open(stats).read().split()[-4:]
     info: dict[str, object] = {"status": status, "wall": float(wall),
                                "cpu": float(user) + float(system),
-                               "peak_mb": int(rss_kb) / 1024, "tail": tail}
+                               "peak_mb": int(rss_kb) / 1024, "tail": tail,
+                               "route": _route(proc.stdout, "--fail" in args or "--degrade" in args)}
     if os.path.exists(out_file):
         info["file_mb"] = os.path.getsize(out_file) / 2**20
     return info
@@ -155,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
                   flush=True)
             if str(info["status"]).startswith("exit"):
                 print(f"    {info.get('tail', '')[:200]}")
+            elif info.get("route"):
+                print(f"    built: {info['route']}")
     return 0
 
 
