@@ -1,6 +1,7 @@
 """An independent event simulator of associative reduction schedules (Canon & Antoniu 2012).
 
-Module ``simulate``: every transfer and reduction replayed, the makespan recomputed.
+Modules: ``simulate``: every transfer and reduction replayed, the makespan recomputed;
+``stated``: the bounds, tree shape and the writer's verdict a file states, compared.
 """
 
 from .simulate import check_reduction

@@ -41,6 +41,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import InputError, Verdict, frac_str, integer, number
+from .stated import check_stated
 
 FORMAT = "collcert-reduction/1"
 MODELS = ("overlap", "non-overlap")
@@ -398,4 +399,5 @@ def check_reduction(data: Mapping[str, Any]) -> tuple[Verdict, Simulation | None
     else:
         verdict.facts["operand_order"] = "not given: valid for a commutative operator only"
     _claims(data, verdict, makespan)
+    check_stated(data, verdict, sim.parent, sim.sink)
     return verdict, sim
