@@ -8,6 +8,9 @@ Modules:
 ``trees``          checker 4: packed trees in the switch-free graph G*
 ``schedule``       checker 5: schedule semantics and throughput on G
 ``schedule_read``  a ``collcert-schedule/1`` dict read into trees with paths for checker 5
+``schedule_orbits`` checker 5 of a symmetric file, by orbits (representative trees, one
+                   generator), without writing it out
+``schedule_expand`` a symmetric file written out in full, for the tools that need every tree
 ``readers``        schedule files: JSON, and the ForestColl tree XML, as
                    ``collcert-schedule/1`` dicts
 """
@@ -15,14 +18,18 @@ Modules:
 from .optimum import check_optimum
 from .readers import forestcoll_xml, schedule_json, split_path
 from .schedule import check_schedule
-from .schedule_read import DIRECTION, read_schedule
+from .schedule_expand import MAX_EXPANDED_EDGES, expand_symmetric
+from .schedule_read import DIRECTION, MAX_EDGES, read_schedule
 from .splitting import check_splitting
 
 __all__ = [
     "DIRECTION",
+    "MAX_EDGES",
+    "MAX_EXPANDED_EDGES",
     "check_optimum",
     "check_schedule",
     "check_splitting",
+    "expand_symmetric",
     "forestcoll_xml",
     "read_schedule",
     "schedule_json",

@@ -11,7 +11,10 @@ The documents themselves are built by :meth:`Schedule.to_json`
   whatever the file is called; decompression stops at a size cap, so a
   "zip bomb" is refused, not unpacked;
 - :func:`expand` turns compact trees back into the explicit
-  ``{"src", "dst", "path"}`` edges for tools that want them.
+  ``{"src", "dst", "path"}`` edges for tools that want them;
+- a schedule built by orbits can be written as a *symmetric file*
+  (``symmetric=True``): the representative roots' trees and the generator of the
+  symmetry, never mapping them to every root (docs/schedules.md).
 """
 
 from __future__ import annotations
@@ -107,9 +110,11 @@ def dump_json(doc: Any, fh: IO[str], *, depth: int = 4) -> None:
 
 
 def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = "json",
-                   *, certificates: bool = True, compact: bool = True) -> None:
+                   *, certificates: bool = True, compact: bool = True,
+                   symmetric: bool = False) -> None:
     """Write ``schedule`` to ``path`` as ``json`` (collcert-schedule/1, compact trees
-    unless ``compact=False``) or ``forestcoll-xml``; gzip-compressed when ``path``
+    unless ``compact=False``; ``symmetric``: the representatives' trees and the
+    generator, docs/schedules.md) or ``forestcoll-xml``; gzip-compressed when ``path``
     ends in ``.gz``.
 
     Raises :class:`~collcert.ScheduleError` when the file cannot be written."""
@@ -120,12 +125,15 @@ def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = 
         raise ValueError(f"unknown schedule format {fmt!r}: use json or forestcoll-xml")
     if fmt == "forestcoll-xml":  # before the file is opened: a refusal leaves no file
         check_xml_ids([str(v) for v in schedule.topology.nodes])
+    elif symmetric and not schedule.symmetric:
+        raise ScheduleError(schedule.why_not_symmetric())
     try:
         raw: Any = (gzip.open(p, "wb", compresslevel=1) if p.endswith(".gz")
                     else open(p, "wb"))
         with raw, io.TextIOWrapper(raw, encoding="utf-8", write_through=False) as fh:
             if fmt == "json":
-                dump_json(schedule.to_json(certificates=certificates, compact=compact), fh)
+                dump_json(schedule.to_json(certificates=certificates, compact=compact,
+                                           symmetric=symmetric), fh)
             else:
                 fh.write(forestcoll_xml(schedule))
     except OSError as exc:
@@ -133,11 +141,12 @@ def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = 
 
 
 def render(schedule: Schedule, fmt: str = "json", *, certificates: bool = True,
-           compact: bool = True) -> str:
+           compact: bool = True, symmetric: bool = False) -> str:
     """The file text :func:`write_schedule` would write (uncompressed)."""
     if fmt == "json":
         buf = io.StringIO()
-        dump_json(schedule.to_json(certificates=certificates, compact=compact), buf)
+        dump_json(schedule.to_json(certificates=certificates, compact=compact,
+                                   symmetric=symmetric), buf)
         return buf.getvalue()
     if fmt == "forestcoll-xml":
         return forestcoll_xml(schedule)

@@ -247,6 +247,9 @@ def _audit_trees(topology: Topology, topo: Topo, data: Any, fmt: str,
     sched = read_schedule(topo, data, orbits=True)  # a symmetric file: checked by orbits
     verdict = check_schedule(topo, sched)
     notes = list(verdict.facts.get("notes", []))
+    if "checked_by_orbits" in verdict.facts:
+        notes.append("a symmetric file, checked by orbits without writing it out: "
+                     + verdict.facts["checked_by_orbits"])
     weights = None
     if sched.weights is not None:
         weights = [sched.weights[c] for c in topo.compute]

@@ -111,6 +111,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "exact optimum of ForestColl's allreduce LP (5), run at the same time "
                    "(docs/allreduce.md); json or msccl-xml; rsag-weighted: allreduce only, "
                    "reduce-scatter then allgather with the best unequal shards (json)")
+    p.add_argument("--symmetric", action="store_true",
+                   help="json: write a symmetric file: the trees of one root per orbit of the "
+                   "machine's box symmetry and the verified generator whose images give "
+                   "every other root's trees, never written out (docs/schedules.md); "
+                   "'collcert check' and 'collcert audit' check it by orbits. Written "
+                   "anyway, with a note, when the full file would hold more tree edges than "
+                   "collcert audits (dgx_a100:1024 and up). Needs a schedule built by orbits "
+                   "(allgather, reduce-scatter, allreduce on a machine of identical boxes)")
     p.add_argument("--no-symmetry", action="store_true",
                    help="do not build by orbits of the topology's box symmetry (the general "
                    "algorithms of Zhao & Krishnamurthy 2023 only; slower on large machines, same optimum)")
@@ -153,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
                  estimate=_estimate_notice(args))
     stages = [{"stage": k, "seconds": round(v, 3),
                "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
+    args.symmetric_file = _symmetric_file(s, args)
     if args.check:
         _check(s, args, stages, progress)
     try:
@@ -207,6 +216,32 @@ def _slow_export() -> type[Exception]:
     return SlowExportError
 
 
+def _symmetric_file(s: Schedule, args: argparse.Namespace) -> bool:
+    """Whether to write (and check) the symmetric form (docs/schedules.md): asked for with
+    --symmetric, or the only form collcert can audit (a note says so)."""
+    from collcert.certify.forestcoll import MAX_EDGES
+
+    big = s.expanded_edges > MAX_EDGES
+    if args.symmetric:
+        if args.format != "json":
+            raise ScheduleError(f"--symmetric writes collcert JSON (collcert-schedule/1 with a "
+                                f"'symmetry' block), not {args.format}; drop --format or "
+                                "--symmetric")
+        if not s.symmetric:
+            raise ScheduleError(s.why_not_symmetric())
+        return True
+    if big and args.format == "forestcoll-xml":
+        raise ScheduleError(f"the ForestColl XML of this schedule would list {s.expanded_edges} "
+                            f"tree edges, more than collcert audits ({MAX_EDGES}); write it "
+                            "as collcert JSON (--format json: a symmetric file)")
+    if big and args.format == "json" and s.symmetric:
+        print(f"note: written as a symmetric file (docs/schedules.md): the full file would "
+              f"list {s.expanded_edges} tree edges, more than collcert audits ({MAX_EDGES}); "
+              "'collcert audit' and 'collcert check' check it by orbits", file=sys.stderr)
+        return True
+    return False
+
+
 class _StageBars:
     """``progress(stage, done, total)`` for schedule(): a bar per stage, numbered as
     the stages start; each shows its time left."""
@@ -252,11 +287,11 @@ def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
             write_output(args.output, text, dash_is_stdout=True)
     elif args.output == "-":
         sys.stdout.write(render(s, args.format, certificates=not args.no_certificates,
-                                compact=not args.expanded))
+                                compact=not args.expanded, symmetric=args.symmetric_file))
     elif args.output:
         progress("writing", 0, 1)
         write_schedule(s, args.output, args.format, certificates=not args.no_certificates,
-                       compact=not args.expanded)
+                       compact=not args.expanded, symmetric=args.symmetric_file)
         progress("writing", 1, 1)
     if args.output:
         stages.append({"stage": "writing", "seconds": round(time.monotonic() - t_write, 3),
@@ -278,7 +313,8 @@ def _summary(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]]
         "optimal": s.time_per_unit == s.extra["target_time_per_unit"],
         "phases": [{"collective": p.collective, "k": p.k, "U": fraction_str(p.U),
                     "trees": len(p.trees)} for p in s.phases],
-        "trees": len(s.trees),
+        "trees": s.tree_count,
+        "symmetric_file": args.symmetric_file,
         "max_height": s.max_height,
         "multicast_saved": fraction_str(s.multicast_saved),
         "output": args.output,
@@ -317,7 +353,12 @@ def _print_text(s: Schedule, args: argparse.Namespace, stages: list[dict[str, An
         print(f"Checked by collcert.certify ({what}) in {checked['seconds']:.2f} s: valid, "
               "same time.", file=out)
     if args.output and args.output != "-":
-        print(f"Schedule written to {args.output} ({args.format}).", file=out)
+        what = args.format
+        if args.symmetric_file:
+            sym = s.symmetry_block()
+            what += (f", symmetric: the trees of {len(sym['representatives'])} representative "
+                     f"roots and the generator of a group of order {sym['order']}")
+        print(f"Schedule written to {args.output} ({what}).", file=out)
     elif not args.output:
         print("Use -o FILE to save the schedule.", file=out)
 
@@ -330,7 +371,8 @@ def _check(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
 
     t0 = time.monotonic()
     progress("checking (collcert.certify)", 0, 1)
-    doc = s.to_json(certificates=not args.no_certificates, compact=not args.expanded)
+    doc = s.to_json(certificates=not args.no_certificates, compact=not args.expanded,
+                    symmetric=args.symmetric_file)  # a symmetric file: checked by orbits
     verdict = check_schedule(Topo(s.topology.to_json()), doc)
     progress("checking (collcert.certify)", 1, 1)
     stages.append({"stage": "checking", "seconds": round(time.monotonic() - t0, 3),
