@@ -95,12 +95,12 @@ def test_a_hand_made_ring_file() -> None:
 def test_the_build_maps_no_tree_until_asked(dgx4: tuple[Topology, Schedule]) -> None:
     _, s = dgx4
     fresh = schedule(platforms.dgx_a100(8), "allgather")  # 64 GPUs: by orbits on its own
-    assert fresh.symmetric and not any(ph.trees.made for ph in fresh.phases)  # type: ignore[attr-defined]
+    assert fresh.symmetric and not any(ph.trees.made for ph in fresh.phases)
     assert fresh.tree_count == 64 and "64 trees" in fresh.summary()
     fresh.to_json(symmetric=True)
-    assert not fresh.phases[0].trees.made  # type: ignore[attr-defined]
+    assert not fresh.phases[0].trees.made
     assert len(fresh.to_json(compact=True)["phases"][0]["trees"]) == 64
-    assert fresh.phases[0].trees.made  # type: ignore[attr-defined]
+    assert fresh.phases[0].trees.made
 
 
 def test_forged_generator(dgx4: tuple[Topology, Schedule]) -> None:
