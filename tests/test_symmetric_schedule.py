@@ -221,3 +221,19 @@ def test_to_json_refuses_a_schedule_not_built_by_orbits() -> None:
     assert not s.symmetric
     with pytest.raises(ScheduleError, match="no symmetric form"):
         s.to_json(symmetric=True)
+
+
+def test_the_worked_example_of_the_guide() -> None:
+    """docs/schedules.md's symmetric ring:4 file: valid, time 3/8, and in the schema."""
+    import jsonschema
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "schedules.md").read_text(encoding="utf-8")
+    section = text.split("### Symmetric schedule files", 1)[1]
+    doc = json.loads(section.split("```json\n", 1)[1].split("```", 1)[0])
+    jsonschema.validate(doc, json.loads((root / "docs" / "schema" / "schedule.schema.json")
+                                        .read_text(encoding="utf-8")))
+    v = check_schedule(platforms.ring(4).to_json(), doc)
+    assert v.ok and v.facts["time_per_unit"] == Fraction(3, 8), v.all_reasons()
+    doc["symmetry"]["representatives"] = [0, 2]
+    assert "0 and 2 lie in one orbit (σ^2 maps 0 to 2)" in _reasons(platforms.ring(4), doc)

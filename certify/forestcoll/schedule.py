@@ -201,8 +201,10 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
         if orb is None:
             return v
         roots = [r for r in orb.reps if w_int.get(r, 0) > 0]
-        v.facts["checked_by_orbits"] = (f"{len(orb.reps)} representative roots' trees, their "
-                                        f"images under a group of order {orb.order}")
+        n = len(orb.reps)
+        v.facts["checked_by_orbits"] = (f"the trees of {n} representative root"
+                                        f"{'' if n == 1 else 's'} and their images under a "
+                                        f"group of order {orb.order}")
     total = Fraction(0)
     combined: dict[Link, Fraction] = {}  # overlap: data per unit of M on each link, all phases
     phase_times: list[Fraction] = []
