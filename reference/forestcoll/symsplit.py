@@ -101,6 +101,7 @@ class _OrbitSplitter(ArcTable):
         back = sym.perms[1:] == np.arange(self.n)  # σ^j(v) = v, j ≥ 1
         first = np.where(back.any(axis=0), back.argmax(axis=0) + 1, sym.order)
         self.orbit_size: list[int] = first.tolist() + [1]
+        self.orbit_rep: list[int] = sym.perms.min(axis=0).tolist()  # least node of the orbit
         super().__init__(self.n)  # walks as node-index tuples
         for (a, b), c in caps.items():
             if c > 0:
@@ -382,8 +383,7 @@ class _OrbitSplitter(ArcTable):
         seen: dict[int, int] = {}
         for x in self.live_in(w) + self.live_out(w):
             if x >= self.nc and self.orbit_size[x] > 1:
-                rep = min(p[x] for p in self.perm)
-                if seen.setdefault(rep, x) != x:
+                if seen.setdefault(self.orbit_rep[x], x) != x:
                     return True
         return False
 
