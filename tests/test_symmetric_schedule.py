@@ -214,6 +214,9 @@ def test_schedule_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert main(["schedule", "dgx_a100:4", "-o", str(auto)]) == 0
     assert "note: written as a symmetric file" in capsys.readouterr().err
     assert "symmetry" in json.loads(auto.read_text())
+    xml = tmp_path / "s.xml"
+    assert main(["schedule", "dgx_a100:4", "--format", "forestcoll-xml", "-o", str(xml)]) == 2
+    assert "more than collcert audits (100)" in capsys.readouterr().err and not xml.exists()
 
 
 def test_to_json_refuses_a_schedule_not_built_by_orbits() -> None:

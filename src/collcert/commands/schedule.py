@@ -230,12 +230,14 @@ def _symmetric_file(s: Schedule, args: argparse.Namespace) -> bool:
         if not s.symmetric:
             raise ScheduleError(s.why_not_symmetric())
         return True
-    if big and args.format == "forestcoll-xml":
-        raise ScheduleError(f"the ForestColl XML of this schedule would list {s.expanded_edges} "
-                            f"tree edges, more than collcert audits ({MAX_EDGES}); write it "
-                            "as collcert JSON (--format json: a symmetric file)")
+    if big and args.format != "json" and (args.output or args.check):
+        raise ScheduleError(f"a {args.format} file of this schedule would hold its "
+                            f"{s.expanded_edges} tree edges, more than collcert audits "
+                            f"({MAX_EDGES}); write it as collcert JSON (--format json: a "
+                            "symmetric file, docs/schedules.md)")
     if big and args.format == "json" and s.symmetric:
-        print(f"note: written as a symmetric file (docs/schedules.md): the full file would "
+        done = "written" if args.output else "checked"
+        print(f"note: {done} as a symmetric file (docs/schedules.md): the full file would "
               f"list {s.expanded_edges} tree edges, more than collcert audits ({MAX_EDGES}); "
               "'collcert audit' and 'collcert check' check it by orbits", file=sys.stderr)
         return True
