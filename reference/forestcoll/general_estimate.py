@@ -42,14 +42,17 @@ from ..model import check_budget
 Node = Hashable
 
 PAIRS_PER_SWITCH_ARC = 1.2
-SPLIT_SECONDS_PER_PAIR_NODE = 8.4e-6
-SPLIT_SECONDS_PER_PAIR_NODE2 = 0.36e-6
-"""Switch removal: seconds per pair = N · (8.4 µs + 0.36 µs · N)."""
+SPLIT_SECONDS_PER_PAIR_NODE = 25e-6
+SPLIT_SECONDS_PER_PAIR_NODE2 = 0.1e-6
+"""Switch removal: seconds per pair = N · (25 µs + 0.1 µs · N) (measured 29-31 µs · N on
+degraded DGX clusters of 96 and 128 GPUs, 77 µs · N on fat_tree:8)."""
 PLACED_PER_ARC_PAIR = 1.6
 MAXFLOWS_PER_PLACED = 1.2
-PACK_SECONDS_PER_MAXFLOW = 35e-6
-PACK_SECONDS_PER_MAXFLOW_NODE = 0.5e-6
-PACK_SECONDS_PER_MAXFLOW_ARC = 0.1e-6
+PACK_SECONDS_PER_MAXFLOW = 30e-6
+PACK_SECONDS_PER_MAXFLOW_NODE = 0.3e-6
+PACK_SECONDS_PER_MAXFLOW_ARC = 0.05e-6
+"""Packing: seconds per max-flow = 30 µs + 0.3 µs · N + 0.05 µs · |G*| (measured 66-100 µs
+from 64 to 128 compute nodes)."""
 BASE_BYTES = 64 * 1024 * 1024
 FLOW_ENTRY_BYTES = 200
 TREE_ENTRY_BYTES = 800
