@@ -13,7 +13,8 @@ spent.
 on trees: when batch B is stuck (no arc out of its nodes has budget left), it looks for
 an arc (x, y) with x in B, y not in B, whose label L is spent, and another batch T that
 uses L on an edge (a, y') and can reach y' by another arc (a'', y') of a label with budget
-left, a'' in T but not below y' in T (so T stays a spanning arborescence). T (or the
+left, a'' in T but not below y' in T (so T stays a spanning arborescence), and from
+inside the box of y' exactly when a is (so T still enters every box once). T (or the
 part of its multiplicity that the budgets allow: T is split) moves to (a'', y'), which
 gives back budget on L, and B takes (x, y). Label budgets are kept exactly: every move
 takes from the new label what it gives back to the old one.
@@ -66,17 +67,19 @@ class OrbitRepair:
         """Move an edge of label ``lab`` of another batch to a label with budget left."""
         if self.moves >= MAX_REPAIRS:
             return False
-        residual = self.p.residual
+        residual, box = self.p.residual, self.p.box_of
         for batches in self.lists:
             for other in batches:
                 if other is stuck:
                     continue
                 parent = {e[1]: i for i, e in enumerate(other.edges)}
-                for i, (_a, y2, lab2, _j) in enumerate(other.edges):
+                for i, (a, y2, lab2, _j) in enumerate(other.edges):
                     if lab2 != lab:
                         continue
+                    inner = box[a] == box[y2]
                     for a3, lab3, j3 in self.in_arcs[y2]:
                         if (lab3 == lab or residual[lab3] == 0 or a3 not in other.depth
+                                or (box[a3] == box[y2]) != inner
                                 or _below(a3, y2, other.edges, parent)):
                             continue
                         amount = min(other.mult, residual[lab3], stuck.mult)

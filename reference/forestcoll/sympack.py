@@ -101,20 +101,29 @@ class _Batch:
 
 def pack_orbits(split: SplitResult, sym: Symmetry, supply: Mapping[Node, int],
                 progress: Progress | None = None) -> OrbitPacking:
-    """Pack the representatives' trees against label budgets and map them (module doc)."""
-    try:
+    """Pack the representatives' trees against label budgets and map them (module doc).
+
+    Tried in turn until one completes: the greedy one batch after the other, then
+    growing all batches an arc at a time, then (both again) with each tree entering
+    each box once and stuck batches freeing arcs by moving other trees' (nearpack_repair)."""
+    tries = ((False, False), (True, False), (True, True), (False, True))
+    for n, (interleave, repair) in enumerate(tries):
         packer = _OrbitPacker(split, sym)
-        done = packer.pack(supply, progress)
-    except SymmetryFailed:  # the greedy got stuck: grow all batches an arc at a time
-        try:
-            packer = _OrbitPacker(split, sym)
-            done = packer.pack(supply, progress, interleave=True)
-        except SymmetryFailed:  # stuck again: move other trees' arcs (nearpack_repair)
-            packer = _OrbitPacker(split, sym)
+        if repair:
             packer.repairer, packer.strict = OrbitRepair(packer), True
-            done = packer.pack(supply, progress)
+        try:
+            done = packer.pack(supply, progress, interleave=interleave)
+        except SymmetryFailed:
+            if n + 1 == len(tries):
+                raise
+            continue
+        if packer.repairer is not None:
             packer.repairer.fix_depths(done)
-    return _map_out(split, sym, packer.compute, packer.canon, done)
+        break
+    out = _map_out(split, sym, packer.compute, packer.canon, done)
+    if packer.repairer is not None:
+        out.stats["repair_moves"] = packer.repairer.moves
+    return out
 
 
 class _OrbitPacker:
