@@ -4,6 +4,7 @@ Modules:
 
 ``oneport``         the platform, the LP certificate and the weighted trees
 ``oneport_events``  a periodic schedule replayed event by event (§5.4)
+``stated``          the figures a file states beside its schedule, compared
 ``pipe``            a finite series (§5.5) and PIPE (§6): the finite schedule replayed,
                     makespan, lower bound L·T* and ratio recomputed
 """

@@ -252,6 +252,7 @@ def check_steady_broadcast(topology: Mapping[str, Any], doc: Mapping[str, Any]) 
     ``messages_per_period``, ``latency``, ``periods_replayed``, ``trees``, ``matchings``.
     """
     from .oneport import FORMAT, check_lp, check_packing
+    from .stated import check_stated
 
     v = Verdict("steady-state broadcast schedule (Legrand et al. 2003)")
     topo = OnePortTopo(topology)
@@ -289,6 +290,7 @@ def check_steady_broadcast(topology: Mapping[str, Any], doc: Mapping[str, Any]) 
             if dur != stretch * mu or not {(str(a), str(b)) for a, b in edges} <= {
                     (str(a), str(b)) for a, b in mt_edges}:
                 v.fail(f"steps[{k}] is not matching {k} stretched ×{stretch}")
+    check_stated(topo, doc, T, pk.facts, v)
     measured = ev.facts.get("measured_throughput")
     if measured is not None and measured != claimed:
         v.fail(f"the replay delivers {frac_str(measured)} messages per time unit, the file "
