@@ -8,7 +8,9 @@ Modules:
 ``mscclpp``    MSCCL++ execution plans (JSON), read as its executor reads them
 ``mscclpp_sim`` an MSCCL++ plan run op by op as its executor runs it, its postcondition checked
 ``mscclpp_cells`` what that simulation tracks per cell (contents, clocks) and how it names cells
-``runtime_routes`` the best allgather rate when every GPU pair uses the runtime's route (LP)
+``runtime_routes`` the best allgather/reduce-scatter rate when every GPU pair uses the
+                runtime's route (an LP, or a master LP with cut rows and sink flows), and
+                allreduce as the two phases
 """
 
 from . import msccl, msccl_sim, mscclpp, mscclpp_sim

@@ -24,6 +24,15 @@ schedule's algbw by N·x; checked with :func:`collcert.certify.solvers.check_lp`
 Reduce-scatter (``"collective": "reduce-scatter"``) is the same LP on the transposed
 machine (Zhao & Krishnamurthy 2023, App. B: its in-trees are the allgather's out-trees
 reversed).
+
+``"method": "cuts"`` (cut generation, docs/schedules.md "Runtime routes at scale"): the
+LP is the routing rows above plus cut rows ``cut:i,j,…`` (Σ_{p∈S, q∉S} y_pq − |S|·x ≥ 0
+for the S its name gives, a proper non-empty set of compute nodes: every schedule on
+these routes meets it, so the LP is a relaxation and its optimum an upper bound), and
+``flows`` holds, per sink, a flow in the primal's y that brings x from every other
+compute node (so x is reached). ``"collective": "allreduce"``: the certificates of its
+reduce-scatter and allgather phases; time 1/rs + 1/ag, the optimum of two-phase
+schedules on these routes (``scope``), not of every allreduce.
 """
 
 from __future__ import annotations

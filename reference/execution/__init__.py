@@ -14,7 +14,8 @@ Modules:
 ``runtime_rate``     the rate a runtime that uses every linked pair's direct link gives
                      an exported schedule, and the refusal of a slower export
 ``runtime_routes``   the best allgather rate when every GPU pair uses the runtime's route
-                     (an exact LP, certified)
+                     (an exact LP, certified), and allreduce as RS then AG
+``runtime_cuts``     that optimum by cut generation (a master LP, one max-flow per sink)
 ``runtime_trees``   trees on those routes at that optimum (``schedule --routes runtime``)
 ``alphabeta``        the latency-bandwidth (α-β) model: a schedule's time for a size
 """
