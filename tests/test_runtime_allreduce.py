@@ -115,3 +115,49 @@ def test_cli_allreduce(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(["schedule", str(topo), "--routes", "runtime", "-c", "allreduce"]) == 0
     text = capsys.readouterr().out
     assert "reduce-scatter-then-allgather" in text and "not proven" in text
+
+
+def test_fuzz_runtime_routes_exports_audit_at_the_schedules_rate() -> None:
+    """Property: on random switch topologies (collcert.fuzz, small capacities), every
+    `--routes runtime` schedule (allgather, reduce-scatter, allreduce) exports to MSCCL
+    (both call modes, audited together) and to MSCCL++ (in place and out of place) at its
+    own rate: the strict exporters never refuse it as slower, and the audit is VALID at
+    the schedule's time (allreduce: at most it, the audit overlapping the phases), or the
+    export says why it cannot be written (the executor's limits)."""
+    from collcert.fuzz.generators import RandomSource, random_topology
+    from collcert.reference.execution import SlowExportError, export_rate
+    from collcert.reference.model import ScheduleError
+
+    exported = 0
+    for seed in range(40):
+        if exported >= 12:
+            break
+        t = random_topology(RandomSource(f"rt-export:{seed}"), max_nodes=6,
+                            kinds=["switched_cycles", "switched", "boxes"], capacities="small")
+        for coll in ("allgather", "reduce-scatter", "allreduce"):
+            try:
+                doc = runtime_schedule(t, coll)
+            except ScheduleError:
+                continue  # some GPU cannot reach another on these routes: said
+            if max(p["k"] for p in doc["phases"]) * t.num_compute > 30:
+                continue  # thousands of steps: beyond the executor, slow to simulate here
+            assert not export_rate(doc, t).slower
+            time = Fraction(doc["claimed"]["time_per_unit"])
+            texts = []
+            try:
+                texts.append(msccl_xml(doc, topology=t))  # strict
+                texts += [mscclpp_json(doc, inplace=i, topology=t) for i in (False, True)]
+            except SlowExportError as exc:
+                pytest.fail(f"a runtime-routes export refused as slower: {exc}")
+            except ScheduleError:
+                continue  # beyond the executor's limits: said, nothing written
+            for text in texts:
+                report = audit(t, text)
+                assert report.valid, report.reasons
+                assert report.time_per_unit is not None
+                if coll == "allreduce":
+                    assert report.time_per_unit <= time
+                else:
+                    assert report.time_per_unit == time
+            exported += 1
+    assert exported >= 12  # the property was tried
