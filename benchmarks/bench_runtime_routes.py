@@ -1,6 +1,8 @@
 """`collcert schedule --routes runtime` at scale (issue 22): per machine and collective, the
 runtime-routes optimum (cut generation), ForestColl's, the gap, the time to build and to
 check the schedule, and the rate of its MSCCL export (collcert.reference.execution.export_rate).
+By default the constrained optimum is always solved (``--method cuts``); the CLI first tries
+ForestColl's own schedule (``--method auto``).
 
     python benchmarks/bench_runtime_routes.py [MACHINE ...] [--collectives allgather,allreduce]
 
@@ -39,12 +41,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("machines", nargs="*", default=DEFAULT)
     ap.add_argument("--collectives", default="allgather,reduce-scatter,allreduce")
+    ap.add_argument("--method", default="cuts", choices=("cuts", "auto"),
+                    help="cuts (default): always solve the constrained optimum; auto: what "
+                    "the CLI does (ForestColl's own schedule when it already fits)")
     args = ap.parse_args()
     for name in args.machines:
         t = machine(name)
         for coll in args.collectives.split(","):
             t0 = time.perf_counter()
-            doc = runtime_schedule(t, coll)
+            doc = runtime_schedule(t, coll, method=args.method)
             t1 = time.perf_counter()
             v = check_schedule(Topo(t.to_json()), doc)
             t2 = time.perf_counter()

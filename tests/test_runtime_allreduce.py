@@ -161,3 +161,17 @@ def test_fuzz_runtime_routes_exports_audit_at_the_schedules_rate() -> None:
                     assert report.time_per_unit == time
             exported += 1
     assert exported >= 12  # the property was tried
+
+
+@pytest.mark.parametrize("coll", ["allgather", "allreduce"])
+def test_forestcolls_schedule_is_taken_where_it_already_fits(coll: str) -> None:
+    """torus:3x3 has no switch: ForestColl's trees use direct links only, so they are on the
+    runtime's routes at ForestColl's optimum, which the constrained optimum cannot beat."""
+    t = collcert.platforms.torus((3, 3))
+    doc = runtime_schedule(t, coll)
+    assert doc["routes"] == "runtime" and "optimum" in doc["certificates"]
+    v = check_schedule(Topo(t.to_json()), doc)
+    assert v.ok, v.all_reasons()
+    solved = runtime_schedule(t, coll, method="cuts")
+    assert "runtime_routes" in solved["certificates"]
+    assert v.facts["algbw"] == Fraction(solved["claimed"]["algbw"])

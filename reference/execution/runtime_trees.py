@@ -29,15 +29,26 @@ from .runtime_routes import RuntimeOptimum, allreduce_certificate, runtime_optim
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
 
-def runtime_schedule(t: Topology, collective: str = "allgather",
-                     progress: Any = None) -> dict[str, Any]:
+def runtime_schedule(t: Topology, collective: str = "allgather", progress: Any = None,
+                     method: str = "auto") -> dict[str, Any]:
     """A ``collcert-schedule/1`` dict whose every GPU pair uses the runtime's route, at
     the certified optimum under that constraint (the LP certificate under
     ``certificates.runtime_routes``). Allreduce: reduce-scatter then allgather, each at
-    its own optimum under the constraint."""
+    its own optimum under the constraint.
+
+    ``method="auto"`` first builds ForestColl's own schedule: when every tree edge between
+    linked GPUs already takes the direct link, it is on the runtime's routes at
+    ForestColl's optimum, which no constrained schedule beats, so it is returned (with
+    ForestColl's optimum certificate) and no LP is solved. ``"cuts"`` always solves the
+    constrained optimum (:mod:`.runtime_cuts`)."""
     if collective not in COLLECTIVES:
         raise ScheduleError(f"--routes runtime builds allgather, reduce-scatter and allreduce "
                             f"schedules, not {collective}")
+    if method not in ("auto", "cuts"):
+        raise ValueError(f"method {method!r}: use 'auto' or 'cuts'")
+    fits = _forestcoll_fits(t, collective) if method == "auto" else None
+    if fits is not None:
+        return fits
     if collective == "allreduce":
         return _allreduce(t, progress)
     rs = collective == "reduce-scatter"
@@ -45,6 +56,25 @@ def runtime_schedule(t: Topology, collective: str = "allgather",
     doc = _trees(t, opt, rs)
     doc["certificates"] = {"runtime_routes": opt.certificate()}
     doc["generator"]["target_time_per_unit"] = fraction_str(1 / opt.algbw)
+    return doc
+
+
+def _forestcoll_fits(t: Topology, collective: str) -> dict[str, Any] | None:
+    """ForestColl's schedule when no tree edge between linked GPUs leaves their direct
+    link (then it is on the runtime's routes), else None."""
+    from ..forestcoll import schedule
+    from ..model import CollcertError
+
+    try:
+        doc: dict[str, Any] = schedule(t, collective, multicast=False).to_json(compact=False)
+    except CollcertError:
+        return None  # e.g. not Eulerian: the constrained LP needs no such condition
+    for phase in doc["phases"]:
+        for tree in phase["trees"]:
+            for e in tree["edges"]:
+                if (e["src"], e["dst"]) in t.capacity and e["path"] != [e["src"], e["dst"]]:
+                    return None
+    doc["routes"] = "runtime"
     return doc
 
 

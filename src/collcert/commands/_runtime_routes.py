@@ -52,6 +52,8 @@ def run(args: argparse.Namespace, topo: Topology) -> int:
     if args.output:
         write_output(args.output, _export(args, topo, doc), dash_is_stdout=True)
     summary = _summary(topo, args, claimed, bound, free, time.monotonic() - started)
+    summary["method"] = ("cut generation" if "runtime_routes" in doc.get("certificates", {})
+                         else "forestcoll")
     out = sys.stderr if args.output == "-" else sys.stdout
     if args.json:
         print_json(summary, out)
@@ -111,6 +113,9 @@ def _text(topo: Topology, args: argparse.Namespace, claimed: Fraction, bound: Fr
         lines.append(f"No allreduce, on any routes, beats {show(up)} {u} (the certified lower "
                      "bound on time); a schedule of another shape than reduce-scatter then "
                      "allgather on the runtime's routes might lie between the two: not proven.")
+    if summary["method"] == "forestcoll":
+        lines.append("ForestColl's own schedule already keeps every linked GPU pair on its "
+                     "direct link: it is the schedule, certified by ForestColl's optimum.")
     if args.check:
         lines.append("Checked by collcert.certify (trees, paths, routes, the certificates): "
                      "valid.")
