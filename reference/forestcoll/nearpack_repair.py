@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-MAX_REPAIRS = 200_000
+MAX_REPAIRS = 10_000
 """Moves tried at most per packing (each scans the batches once)."""
 
 
