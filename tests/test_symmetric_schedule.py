@@ -240,3 +240,14 @@ def test_the_worked_example_of_the_guide() -> None:
     assert v.ok and v.facts["time_per_unit"] == Fraction(3, 8), v.all_reasons()
     doc["symmetry"]["representatives"] = [0, 2]
     assert "0 and 2 lie in one orbit (σ^2 maps 0 to 2)" in _reasons(platforms.ring(4), doc)
+
+
+@pytest.mark.parametrize("extra", [[], ["--symmetric"]])
+def test_a_file_without_certificates_states_no_optimum(extra: list[str], tmp_path: Path) -> None:
+    """--no-certificates: the generator's optimum figures, which only the embedded optimum
+    certificate proves, are left out, so --check and audit accept the file."""
+    out = tmp_path / "nc.json"
+    assert main(["schedule", "dgx_a100:3", "-c", "allreduce", "--no-certificates", "--check",
+                 "-o", str(out), *extra]) == 0
+    assert "target_time_per_unit" not in json.loads(out.read_text())["generator"]
+    assert main(["audit", "dgx_a100:3", str(out)]) == 0

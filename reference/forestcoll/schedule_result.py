@@ -27,6 +27,9 @@ Node = Hashable
 Path = tuple[Node, ...]
 StageProgress = Callable[[str, int, int], None]
 FORMAT = "collcert-schedule/1"
+PROVEN_BY_OPTIMUM = ("target_time_per_unit", "lower_bound_time_per_unit", "rsag_proven_optimal")
+"""``generator`` figures that collcert.certify compares with the embedded optimum
+certificate: a file written without certificates leaves them out."""
 
 
 @dataclass(slots=True)
@@ -316,6 +319,8 @@ class Schedule:
         if self.multicast_saved:
             gen["multicast_saved"] = fraction_str(self.multicast_saved)
         for key, value in self.extra.items():
+            if key in PROVEN_BY_OPTIMUM and not certificates:
+                continue  # a figure only the embedded optimum certificate proves
             gen[key] = fraction_str(value) if isinstance(value, Fraction | int) else value
         out["generator"] = gen
         return out
