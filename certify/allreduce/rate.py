@@ -264,14 +264,18 @@ def _spanning(g: Graph, arcs: list[Link], root: Node, direction: str, v: Verdict
             v.fail(f"{label}: {child!r} has two parents or is the root")
             return False
         parent[child] = par
+    joined = {root}  # nodes whose parent chain is known to reach the root
     for x in g.compute:
-        steps, y = 0, x
-        while y != root and y in parent and steps <= len(g.compute):
-            y, steps = parent[y], steps + 1
-        if y != root:
+        path: list[Node] = []
+        y = x
+        while y not in joined and y in parent and len(path) <= len(g.compute):
+            path.append(y)
+            y = parent[y]
+        if y not in joined:
             v.fail(f"{label}: {x!r} is not joined to the root (not a spanning "
                    f"{direction}-arborescence)")
             return False
+        joined.update(path)
     return True
 
 
@@ -289,6 +293,9 @@ def _check_prices(g: Graph, y: Mapping[Link, Fraction], v: Verdict) -> None:
     arcs = [(index[a], index[b], int(y.get((a, b), Fraction(0)) * den)) for a, b in g.cap]
     back = [(b, a, w) for a, b, w in arcs]
     for r in g.compute:
+        if _entering_floor(len(g.compute), arcs, index[r]) + _entering_floor(
+                len(g.compute), back, index[r]) >= den:
+            continue  # Chu-Liu/Edmonds' first step alone already pays 1 (uniform y: always)
         out = directed_mst(len(g.compute), arcs, index[r])
         inn = directed_mst(len(g.compute), back, index[r])
         if out is None or inn is None:
@@ -298,6 +305,22 @@ def _check_prices(g: Graph, y: Mapping[Link, Fraction], v: Verdict) -> None:
             v.fail(f"the MAC-BC networks rooted at {r!r} cost as little as "
                    f"{cost if len(cost) < 80 else f'{(out + inn) / den:.9f}'} < 1 under y: "
                    "y is not dual feasible")
+
+
+def _entering_floor(n: int, arcs: list[tuple[int, int, int]], root: int) -> int:
+    """A lower bound on every out-arborescence from ``root``: the sum over the other
+    nodes of their cheapest entering weight (Chu-Liu/Edmonds' first step; its later
+    steps only add reduced weights, which are ≥ 0). -1 when some node has no entering
+    arc (then :func:`directed_mst` decides)."""
+    inw: list[int | None] = [None] * n
+    for a, b, w in arcs:
+        if a != b and b != root:
+            cur = inw[b]
+            if cur is None or w < cur:
+                inw[b] = w
+    if any(w is None for x, w in enumerate(inw) if x != root):
+        return -1
+    return sum(w for x, w in enumerate(inw) if x != root and w is not None)
 
 
 def directed_mst(n: int, arcs: list[tuple[int, int, int]], root: int) -> int | None:
@@ -329,10 +352,10 @@ def directed_mst(n: int, arcs: list[tuple[int, int, int]], root: int) -> int | N
         groups = 0
         for x in range(n):
             z = x
-            while z != root and group[z] < 0 and seen[z] != x:
+            while z != root and group[z] < 0 and seen[z] < 0:  # each node walked once
                 seen[z] = x
                 z = pre[z]
-            if z != root and group[z] < 0:  # z lies on a new cycle
+            if z != root and group[z] < 0 and seen[z] == x:  # z lies on a new cycle
                 group[z] = groups
                 c = pre[z]
                 while c != z:

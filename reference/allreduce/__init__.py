@@ -5,6 +5,7 @@ Modules:
 ``report``        :func:`allreduce_rate`: every bound below, as one chain
 ``cut_set``       the cut-set upper bound on the rate (Zhou & Sun 2026, Thm 1)
 ``rate``          the MAC-BC LP lower bound on the rate (Zhou & Sun 2026, Thm 2)
+``rate_closed``   R_LP with its certificate from the closed forms (Thm 4, 5, 7), no LP
 ``closed_forms``  Zhou & Sun 2026's closed forms (Thm 3-7: complete, cyclic, ring,
                   hypercube networks, bi-directed trees) and their networks
 ``lp5``           ForestColl's allreduce LP (Zhao et al. 2026, App. G, LP (5)), solved
@@ -24,6 +25,7 @@ from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp
 from .lp5_cuts import forestcoll_lp_cuts
 from .lp5_schedule import LPSchedule, LPTree, lp_schedule
 from .rate import MacBcLP, mac_bc_lp
+from .rate_closed import closed_form_mac_bc
 from .report import MAX_MAC_BC_NODES, MAX_WEIGHTED_NODES, AllreduceRate, allreduce_rate
 from .rsag_weighted import WeightedRSAG, weighted_rsag
 from .rsag_weighted_schedule import WeightedRSAGSchedule, weighted_rsag_schedule
@@ -41,6 +43,7 @@ __all__ = [
     "WeightedRSAG",
     "WeightedRSAGSchedule",
     "allreduce_rate",
+    "closed_form_mac_bc",
     "closed_forms",
     "cut_set_bound",
     "forestcoll_lp",

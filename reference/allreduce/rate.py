@@ -224,7 +224,8 @@ class _FloatMaster:
         return self.obj.Value(), [max(0.0, r.dual_value()) for r in self.rows]
 
 
-def _warm_start(sup: _Support, passes: int, eps: float = 0.5) -> list[MacBcNetwork]:
+def _warm_start(sup: _Support, passes: int, eps: float = 0.5,
+                warm: Progress | None = None) -> list[MacBcNetwork]:
     """A pool of good first columns by multiplicative weights (Garg & Könemann).
 
     Lengths start at 1/β_e; each step takes the cheapest MAC-BC network of one
@@ -237,7 +238,10 @@ def _warm_start(sup: _Support, passes: int, eps: float = 0.5) -> list[MacBcNetwo
     length = [1 / float(c) for c in sup.cap]
     pos = {e: i for i, e in enumerate(sup.links)}
     out = []
-    for step in range(max(1, passes) * sup.n):
+    steps = max(1, passes) * sup.n
+    for step in range(steps):
+        if warm:
+            warm(step, steps)
         r = step % sup.n
         got = sup.cheapest(length, r)
         assert got is not None
@@ -250,14 +254,17 @@ def _warm_start(sup: _Support, passes: int, eps: float = 0.5) -> list[MacBcNetwo
     return out
 
 
-def mac_bc_lp(t: Topology, *, progress: Progress | None = None, passes: int = 8) -> MacBcLP:
+def mac_bc_lp(t: Topology, *, progress: Progress | None = None, passes: int = 8,
+              warm: Progress | None = None) -> MacBcLP:
     """R_LP of LP (16) by column generation, exact, with primal and dual certificates.
 
     ``passes``: rounds of the multiplicative-weights warm start over all roots
     (see :func:`_warm_start`); 0 starts from one column per root. Each round
     generates columns in floats (:func:`_float_rounds`), solves the master
     exactly and prices every root exactly (:func:`_price_exactly`); the result
-    is returned once exact pricing finds no column to add.
+    is returned once exact pricing finds no column to add. ``progress(‰, 1000)``: the
+    share of the gap closed after each float round; ``warm(done, total)``: the warm
+    start's pricings.
     """
     started = time.perf_counter()
     sup = _Support(t)
@@ -268,7 +275,7 @@ def mac_bc_lp(t: Topology, *, progress: Progress | None = None, passes: int = 8)
         stats.update(columns=0, rounds=0, exact_rounds=0, seconds=0.0, exact_seconds=0.0)
         return MacBcLP(Fraction(0), [], {e: Fraction(0) for e in sup.links}, stats)
     pool = _Pool(sup)
-    for net in _warm_start(sup, passes):
+    for net in _warm_start(sup, passes, warm=warm):
         pool.add(net)
     rounds = exact_rounds = 0
     exact_seconds = 0.0

@@ -35,6 +35,7 @@ from ..model import CollcertError, Topology, fraction_str, show
 from .cut_set import CutSetBound, cut_set_bound
 from .lp5 import ForestCollLP, forestcoll_lp
 from .rate import MacBcLP, mac_bc_lp
+from .rate_closed import closed_form_mac_bc
 from .rsag_weighted import WeightedRSAG, weighted_rsag
 
 Progress = Callable[[int, int], None]
@@ -206,6 +207,10 @@ class AllreduceRate:
         if self.mac_bc is not None:
             lines.append(f"  Corollary 2.1: R_LP ≤ Σβ/(2(K−1)) = "
                          f"{show(Fraction(self.mac_bc.stats['corollary_2_1']))}")
+            if "closed_form" in self.mac_bc.stats:  # :mod:`.rate_closed`
+                lines.append(f"  R_LP from the closed form of {self.mac_bc.stats['closed_form']}"
+                             f" ({self.mac_bc.stats['columns']} MAC-BC networks, no LP), "
+                             "meeting Corollary 2.1")
         if self.thm19 is not None:
             lines.append("  " + self.thm19.summary())
         tree = self.bidirected_tree
@@ -227,17 +232,23 @@ def allreduce_rate(
     rsag: bool = True,
     engine: str = "auto",
     progress: Progress | None = None,
+    stage: Callable[[str], None] | None = None,
+    warm: Progress | None = None,
 ) -> AllreduceRate:
     """The certified allreduce rates of ``topology`` (see the module docstring).
 
     Any directed graph is accepted (``Topology(..., strict=False)``); each
     figure that needs more (no switches, an Eulerian graph) is ``None`` with
     its reason. One compute node is refused: that allreduce needs no
-    communication.
+    communication. ``stage(name)`` is called as each figure starts, ``progress`` and
+    ``warm`` go to :func:`.rate.mac_bc_lp`; R_LP comes
+    from a closed form where Zhou & Sun 2026 give one (:mod:`.rate_closed`).
     """
     if not isinstance(topology, Topology):
         raise TypeError("allreduce_rate() needs a collcert.Topology")
     t = topology
+    say = stage or (lambda name: None)
+    say("cut-set bound")
     cut = cut_set_bound(t, engine=engine)
     reasons: dict[str, str] = {}
     mb: MacBcLP | None = None
@@ -251,11 +262,13 @@ def allreduce_rate(
                                 f"long here (about a minute at 144 nodes, growing as K³); call "
                                 "collcert.reference.allreduce.mac_bc_lp directly")
     else:
-        mb = mac_bc_lp(t, progress=progress)
+        say("MAC-BC LP")
+        mb = closed_form_mac_bc(t) or mac_bc_lp(t, progress=progress, warm=warm)
     fc: ForestCollLP | None = None
     if not forestcoll:
         reasons["forestcoll_lp"] = "not asked for"
     else:
+        say("LP (5)")
         try:
             fc = forestcoll_lp(t)
         except CollcertError as exc:
@@ -268,6 +281,7 @@ def allreduce_rate(
                            "(Zhao & Krishnamurthy 2023, §1): "
                            + t.forestcoll_problem.split(". ")[0])
     else:
+        say("RS+AG")
         rs = optimum(t, "allreduce", engine=engine)
     wr: WeightedRSAG | None = None
     if not rsag:
@@ -282,5 +296,6 @@ def allreduce_rate(
                                     "would take long here; call collcert.reference.allreduce."
                                     "weighted_rsag directly")
     else:
+        say("weighted RS+AG")
         wr = weighted_rsag(t, engine=engine)
     return AllreduceRate(t, cut, mb, fc, rs, reasons, wr)

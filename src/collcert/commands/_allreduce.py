@@ -70,24 +70,101 @@ def check_all(report: Any) -> dict[str, bool]:
     return done
 
 
-MAC_BC_SLOW_NODES = 64
-"""From this many compute nodes on, the MAC-BC LP's column generation can take minutes
-(measured on 2 loaded cores: ring:40 2 s, ring:60 6 s, ring:80 17 s, ring:100 2-4 min);
-its size is not known before it runs, so the command says so first."""
+PRICE_SECONDS_PER_LINK = 2.5e-5
+"""One pricing of the MAC-BC LP (Zhou & Sun 2026, Thm 2) costs about this per link: the
+cheapest in- and out-arborescence of one root. Measured on 2 loaded cores (CPU s / pricings):
+ring with one link at 1/2, 64 nodes 1.8 s / 576, torus:4x16 2.1 s / 576, ring:80 9.6 s /
+5,040, complete:16 7.3 s / 2,144 (2.5-4 ms per pricing at 80-256 links)."""
+WARM_PASSES = 8  # mac_bc_lp's warm start prices every root this many times
+BYTES_PER_ENTRY = 100  # GLOP's columns: about 100 bytes per nonzero (ring:80 4,440 columns)
+ESTIMATE_SHOWN_FROM = 10.0  # seconds: below this the estimate is not printed
 
 
-def _announce_mac_bc(topo: Any, progress_shown: bool) -> None:
-    """Say before the work starts that the MAC-BC LP may take minutes (issue 24 row 8)."""
-    from collcert.reference.allreduce import MAX_MAC_BC_NODES
+def mac_bc_estimate(k: int, links: int) -> tuple[float, float, float]:
+    """(seconds if the warm start is nearly optimal, seconds if column generation needs a
+    round per compute node, bytes then) for the MAC-BC LP on ``k`` nodes and ``links``.
+
+    Each round prices every root once (k pricings) and adds at most k columns of
+    2(k−1) entries. Irregular machines (a ring with one slow link, tori) finished in 1
+    round after the warm start; symmetric ones without a closed form can need a round
+    per node or more (ring:80 55 rounds, complete:16 126)."""
+    price = PRICE_SECONDS_PER_LINK * links
+    low = (WARM_PASSES + 1) * k * price
+    high = (WARM_PASSES + k) * k * price
+    return low, high, float((WARM_PASSES + k) * k * 2 * (k - 1) * BYTES_PER_ENTRY)
+
+
+def _announce_mac_bc(topo: Any, progress_shown: bool) -> bool:
+    """Say before any work how R_LP will be found: a closed form (Zhou & Sun 2026), or the
+    LP's estimated time from its size (issue 24 row 8). Whether the LP's estimate is long."""
+    from collcert.certify.model import human_bytes
+    from collcert.reference.allreduce import MAX_MAC_BC_NODES, closed_form_mac_bc
 
     k = topo.num_compute
-    if topo.switch_nodes or not MAC_BC_SLOW_NODES <= k <= MAX_MAC_BC_NODES:
-        return
-    print(f"note: the MAC-BC LP (Zhou & Sun 2026, Thm 2) on {k} compute nodes is solved by "
-          "column generation, whose length is not known in advance: from "
-          f"{MAC_BC_SLOW_NODES} nodes on it can take minutes (ring:80 about 20 s, ring:100 "
-          "2-4 min on 2 cores; docs/limits.md)"
-          + ("" if progress_shown else "; --progress shows the gap closing"), file=sys.stderr)
+    if topo.switch_nodes or k > MAX_MAC_BC_NODES:
+        return False
+    known = closed_form_mac_bc(topo) if k >= 16 else None
+    if known is not None:
+        print(f"note: R_LP from the closed form of {known.stats['closed_form']}: "
+              f"{known.stats['columns']} MAC-BC networks, checked by collcert.certify; "
+              "no LP to solve", file=sys.stderr)
+        return False
+    low, high, mem = mac_bc_estimate(k, len(topo.capacity))
+    if high < ESTIMATE_SHOWN_FROM:
+        return False
+    print(f"note: the MAC-BC LP (Zhou & Sun 2026, Thm 2) on {k} compute nodes and "
+          f"{len(topo.capacity)} links is solved by column generation: estimated "
+          f"{_duration(low)} if its warm start is nearly optimal (irregular machines), up to "
+          f"{_duration(high)} and {human_bytes(mem)} if it needs a round per node (symmetric "
+          "machines without a closed form; docs/limits.md)"
+          + ("" if progress_shown else "; stage and round progress follow"), file=sys.stderr)
+    return True
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
+class _Stages:
+    """``allreduce: <stage> ...`` lines on stderr, each followed by its time, and the MAC-BC
+    LP's rounds with the share of the gap closed (--progress, or a long estimate)."""
+
+    def __init__(self, shown: bool) -> None:
+        self.shown = shown
+        self.name = ""
+        self.since = time.monotonic()
+        self.rounds = 0
+        self.bar = Progress("  MAC-BC LP: gap closed (‰)", force=shown)
+        self.bar.enabled = shown
+        self.warm_bar = Progress("  MAC-BC LP: warm start (pricings)", force=shown)
+        self.warm_bar.enabled = shown
+        self.open_line = False
+
+    def __call__(self, name: str) -> None:
+        self.finish()
+        if self.shown:
+            print(f"allreduce: {name} ...", file=sys.stderr, flush=True)
+        self.name, self.since = name, time.monotonic()
+
+    def warm(self, done: int, total: int) -> None:
+        self.open_line = done + 1 < total
+        self.warm_bar(done + 1, total)
+
+    def round(self, done: int, total: int) -> None:
+        self.rounds += 1
+        self.open_line = done < total
+        self.bar(done, total, f"round {self.rounds}")
+
+    def finish(self) -> None:
+        if self.shown and self.name:
+            end = "\n" if self.open_line else ""
+            print(f"{end}allreduce: {self.name}: {time.monotonic() - self.since:.1f} s",
+                  file=sys.stderr, flush=True)
+        self.open_line = False
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,10 +191,13 @@ def run(args: argparse.Namespace) -> int:
                             "from the RS+AG optimum, which needs an Eulerian topology (every "
                             "node sends what it receives), and this one is not; drop them")
     started = time.monotonic()
-    progress = Progress("MAC-BC LP (gap closed, ‰)", force=args.progress)
-    _announce_mac_bc(topo, progress.enabled)
-    report = allreduce_rate(topo, engine=args.engine, progress=progress)
+    long = _announce_mac_bc(topo, args.progress)
+    stages = _Stages(args.progress or long)
+    report = allreduce_rate(topo, engine=args.engine, progress=stages.round, stage=stages,
+                            warm=stages.warm)
+    stages("checking the certificates")
     checked = check_all(report)
+    stages.finish()
     elapsed = time.monotonic() - started
     if args.json or args.certificate:
         out = report.to_json(certificates=args.certificate)
