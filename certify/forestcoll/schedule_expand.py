@@ -82,9 +82,10 @@ def expand_symmetric(doc: Mapping[str, Any], origin: str = "schedule",
                 edges += len(tr["edges"])
     if edges * order > limit:
         raise InputError(f"{origin}: this symmetric schedule stands for {trees * order} trees "
-                         f"with {edges * order} tree edges; this command writes out at most "
-                         f"{limit} ('collcert audit' and 'collcert check' read it by orbits, "
-                         "without writing it out)")
+                         f"with {edges * order} tree edges; what was asked needs every tree, "
+                         f"and collcert writes out at most {limit}. Its validity, time and "
+                         "rate need none of them: 'collcert audit TOPOLOGY FILE' (without "
+                         "--sizes or --plot) and 'collcert check' read it by orbits")
     out = {k: v for k, v in doc.items() if k != "symmetry"}
     rank = {str(c): i for i, c in enumerate(doc.get("compute_nodes") or [])
             if isinstance(c, str | int)}

@@ -235,7 +235,7 @@ def _symmetric_file(s: Schedule, args: argparse.Namespace) -> bool:
                             f"{s.expanded_edges} tree edges, more than collcert audits "
                             f"({MAX_EDGES}); write it as collcert JSON (--format json: a "
                             "symmetric file, docs/schedules.md)")
-    if big and args.format == "json" and s.symmetric:
+    if big and args.format == "json" and s.symmetric and (args.output or args.check):
         done = "written" if args.output else "checked"
         print(f"note: {done} as a symmetric file (docs/schedules.md): the full file would "
               f"list {s.expanded_edges} tree edges, more than collcert audits ({MAX_EDGES}); "
