@@ -166,3 +166,14 @@ def test_switch_removal_walks_are_paths_on_a_fat_tree() -> None:
     for path in {e.path for tr in s.trees for e in tr.edges}:
         assert len(set(path)) == len(path), path
     assert s.time_per_unit == s.extra["target_time_per_unit"]
+
+
+def test_a_single_root_is_estimated_by_its_own_trees() -> None:
+    """Broadcast packs the trees of one root: far fewer arcs than allgather's N roots."""
+    t = _degraded()
+    caps, supply = _gstar_input(t)
+    root = t.compute_nodes[0]
+    one = estimate_general(t.compute_nodes, t.switch_nodes, caps,
+                           {c: (supply[c] if c == root else 0) for c in t.compute_nodes})
+    every = estimate_general(t.compute_nodes, t.switch_nodes, caps, supply)
+    assert t.num_compute - 1 <= one.placed < every.placed

@@ -18,8 +18,9 @@ D = Σ k_u. The model:
   times (a + b·N) (fat trees, whose switches link to switches, need the
   auxiliary max-flows of Thm 8 besides: measured up to 1.9 times that);
 - G* has at most N(N−1) arcs, about the compute-to-compute arcs plus one per pair;
-- the packing places about N(N−1) arcs when k = 1 and ``PLACED_PER_ARC_PAIR``
-  · N(N−1) otherwise (measured 1.08-2.37, 1.6 typical), with
+- the packing places about N − 1 arcs per root when k = 1 and ``PLACED_PER_ARC_PAIR``
+  · (N − 1) per root otherwise (measured 1.08-2.37, 1.6 typical), more for a single
+  root (broadcast, ``BATCHES_PER_NODE_ONE_ROOT``), with
   ``MAXFLOWS_PER_PLACED`` max-flows per placed arc (1.0-1.22 since rejected arcs
   are asked once), each costing c0 + c1·N + c2·|G*| seconds;
 - memory: the interpreter and OR-Tools, the kept flows (N × (|G*| + N)
@@ -47,6 +48,10 @@ SPLIT_SECONDS_PER_PAIR_NODE2 = 0.1e-6
 """Switch removal: seconds per pair = N · (25 µs + 0.1 µs · N) (measured 29-31 µs · N on
 degraded DGX clusters of 96 and 128 GPUs, 77 µs · N on fat_tree:8)."""
 PLACED_PER_ARC_PAIR = 1.6
+BATCHES_PER_NODE_ONE_ROOT = 0.17
+"""Spanning trees' worth of arcs placed per root: min(k_u, max(1.6, 0.17 · N / roots));
+few roots (broadcast) spread their k trees over more batches (measured: one root of
+dgx_a100:8, k = 15, 11.2 trees' worth)."""
 MAXFLOWS_PER_PLACED = 1.2
 PACK_SECONDS_PER_MAXFLOW = 30e-6
 PACK_SECONDS_PER_MAXFLOW_NODE = 0.3e-6
@@ -129,7 +134,8 @@ def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
     gstar = min(n * (n - 1), cc + pairs)
     k = max((int(x) for x in supply.values()), default=0)
     roots = sum(1 for x in supply.values() if int(x) > 0)
-    placed = round(n * (n - 1) * (1.0 if k <= 1 or roots == 0 else PLACED_PER_ARC_PAIR))
+    per_root = max(PLACED_PER_ARC_PAIR, BATCHES_PER_NODE_ONE_ROOT * n / max(roots, 1))
+    placed = round((n - 1) * sum(min(int(x), per_root) for x in supply.values() if int(x) > 0))
     maxflows = round(MAXFLOWS_PER_PLACED * placed)
     pack_s = maxflows * (PACK_SECONDS_PER_MAXFLOW + PACK_SECONDS_PER_MAXFLOW_NODE * n
                          + PACK_SECONDS_PER_MAXFLOW_ARC * gstar)
