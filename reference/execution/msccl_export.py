@@ -49,6 +49,7 @@ from xml.sax.saxutils import quoteattr
 
 from ..model import ScheduleError, check_budget, schedule_transfers
 from .execplan import Op, Plan, Region, dependencies
+from .msccl_size import check_chunks
 from .runtime_rate import rated_document
 from .treeplan import plan_from_schedule
 
@@ -120,6 +121,7 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     if w and len({str(x) for x in w.values()}) > 1:
         raise ScheduleError("MSCCL export needs equal shards (MSCCL chunks are uniform); this "
                             "schedule has non-uniform weights")
+    check_chunks(doc, MAX_OFFSET + 1)  # before the plan: --fixed-k 10^5 on 4 ranks is 400,000 chunks
     ops = schedule_transfers(doc)  # before the plan: --fixed-k 10^7 is 10^8 transfers
     check_budget(f"MSCCL export of {len(doc.get('compute_nodes') or [])} ranks",
                  BYTES_PER_OP * ops, f"compiling about {ops} transfers", seconds=SECONDS_PER_OP
