@@ -251,3 +251,32 @@ def test_a_file_without_certificates_states_no_optimum(extra: list[str], tmp_pat
                  "-o", str(out), *extra]) == 0
     assert "target_time_per_unit" not in json.loads(out.read_text())["generator"]
     assert main(["audit", "dgx_a100:3", str(out)]) == 0
+
+
+def test_by_orbits_and_written_out_agree_on_broken_files(
+        dgx3_allreduce: tuple[Topology, Schedule]) -> None:
+    """The same verdict by orbits and on the file written out, for valid and broken files."""
+    t, s = dgx3_allreduce
+    topo = Topo(t.to_json())
+
+    def edge_gone(d: Any) -> None:
+        d["phases"][0]["trees"][1]["edges"].pop(0)
+
+    def path_detour(d: Any) -> None:  # a walk through a switch it has no link to
+        d["phases"][1]["walks"][0]["path"].insert(1, "b0.nvswitch")
+
+    def no_room(d: Any) -> None:
+        for arc in d["phases"][0]["certificates"]["gstar"]["capacities"]:
+            arc[2] = 0
+
+    def multiplicity(d: Any) -> None:
+        d["phases"][1]["trees"][0]["multiplicity"] += 1
+
+    for change in (None, edge_gone, path_detour, no_room, multiplicity):
+        doc = _sym(s)
+        if change is not None:
+            change(doc)
+        orbit = check_schedule(topo, copy.deepcopy(doc))
+        full = check_schedule(topo, expand_symmetric(doc))
+        assert orbit.ok == full.ok == (change is None), (change, orbit.all_reasons()[:2])
+        assert orbit.facts.get("time_per_unit") == full.facts.get("time_per_unit")

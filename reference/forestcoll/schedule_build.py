@@ -163,8 +163,7 @@ def _general(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
     t1 = time.monotonic()
     mem_split = peak_memory_mb()
     packing = pack_trees(g.compute_nodes, split.capacity, supply, engine=stages.engine,
-                         progress=stages.callback(f"{collective}: tree packing"),
-                         trees=stages.callback(f"{collective}: trees packed"))
+                         progress=stages.callback(f"{collective}: tree packing"))
     t2 = time.monotonic()
     mem_pack = peak_memory_mb()
     trees = _map_back(split, packing.batches, direction)
