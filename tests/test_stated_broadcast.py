@@ -102,3 +102,35 @@ def test_every_mutation_is_refused_naming_it(tmp_path: Path, case: str) -> None:
         change(bad)
         assert bad != doc, what
         _refused(platform, bad, words)
+
+
+PIPE: list[tuple[str, Callable[[Doc], None], str]] = [
+    ("slack_w", _set(("slack_w",), "0"), "'slack_w'"),
+    ("a run's stretch", _set(("paper", "stretch"), "3"), "'paper.stretch'"),
+    ("a run's batches", _set(("best", "batches"), 1000), "'best.batches'"),
+    ("a run's periods", _set(("paper", "periods", "steady"), 1000), "'paper.periods'"),
+    ("the search range", _set(("searched", "most"), 0), "'searched'"),
+    ("the platform hash", _set(("topology",), "sha256:0"), "'topology'"),
+    ("the source", _set(("source",), "1"), "'source'"),
+    ("unknown top-level field", _set(("speedup",), "2"), "'speedup'"),
+    ("unknown field in a run", _set(("best", "speedup"), "2"), "'best.speedup'"),
+    ("unknown field in the search", _set(("searched", "seconds"), 1), "'searched.seconds'"),
+]
+
+
+def test_pipe_mutations_are_refused_naming_them(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    platform = "fig1:startup=1/2"  # start-ups: w = max β/c = 1
+    out = tmp_path / "pipe.json"
+    assert main(["broadcast-steady", platform, "--size", "9", "-o", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["slack_w"] == "1"
+    capsys.readouterr()
+    for what, change, word in PIPE:
+        bad = copy.deepcopy(doc)
+        change(bad)
+        path = tmp_path / "bad.json"
+        path.write_text(json.dumps(bad))
+        assert main(["audit", platform, str(path)]) == 1, what
+        text = capsys.readouterr().out
+        assert word in text, (what, text)

@@ -53,6 +53,7 @@ from .oneport_events import (
     check_steady_broadcast,
     read_period,
 )
+from .stated import check_pipe_stated
 
 FORMAT = "collcert-pipe-broadcast/1"
 
@@ -246,6 +247,7 @@ def check_pipe(platform: Mapping[str, Any], doc: Mapping[str, Any]) -> Verdict:
         _check_compact_claim(topo, source, p, q, beta, run.get("compact"), bound, name, v)
     if v.ok and v.facts["best_makespan"] > v.facts["paper_makespan"]:
         v.fail("the 'best' run is slower than the paper's")
+    check_pipe_stated(topo, beta, doc, st.facts, v)
     return v
 
 

@@ -125,3 +125,73 @@ def _dag(topo: Any, doc: Mapping[str, Any], packing: Mapping[str, Any],
                            f"{t['dst']!r}, whose height {h[str(t['dst'])]} gives "
                            f"{h[str(t['dst'])] - 1}")
                     return
+
+
+PIPE_KEYS = {"format", "topology", "topology_name", "source", "size", "T_star", "lower_bound",
+             "slack_w", "paper", "best", "searched", "schedule"}
+RUN_KEYS = {"packets", "packet_size", "stretch", "makespan", "ratio", "batches", "periods",
+            "compact"}
+
+
+def check_pipe_stated(topo: Any, beta: Mapping[Link, Fraction], doc: Mapping[str, Any],
+                      steady: Mapping[str, Any], v: Verdict) -> None:
+    """PIPE (§6, proof of Thm 8): what the replay does not read. ``slack_w`` = w = max β/c;
+    per run ``stretch`` = q + w, ``batches`` = ⌈p/M⌉ (M messages a period), ``periods``
+    D of initialisation, B − D steady and D of clean-up (D the largest lag, as the
+    replay runs them); ``searched`` (how the count was searched: provenance) must hold
+    the best count; ``topology`` and ``source`` those of the platform and schedule."""
+    for key in sorted(set(doc) - PIPE_KEYS, key=str):
+        v.fail(f"field {key!r}: no checker of a PIPE broadcast proves it")
+    if doc.get("topology") not in (None, topo.content_hash()):
+        v.fail("field 'topology': the document was made for a different platform")
+    sched = doc.get("schedule")
+    if isinstance(sched, Mapping) and str(doc.get("source")) != str(sched.get("source")):
+        v.fail(f"field 'source': {doc.get('source')!r}, the schedule broadcasts from "
+               f"{sched.get('source')!r}")
+    w = max((b / topo.cost[e] for e, b in beta.items()), default=Fraction(0))
+    if "slack_w" in doc and number(doc["slack_w"], "slack_w") != w:
+        v.fail(f"field 'slack_w': {doc['slack_w']}, but max β/c = {frac_str(w)}")
+    lags = [b.get("lag") for s in (sched or {}).get("steps") or [] if isinstance(s, Mapping)
+            for t in s.get("transfers") or [] if isinstance(t, Mapping)
+            for b in t.get("blocks") or [] if isinstance(b, Mapping)]
+    lag = max((x for x in lags if isinstance(x, int)), default=0)
+    m = steady.get("messages_per_period")
+    for name in ("paper", "best"):
+        run = doc.get(name)
+        if isinstance(run, Mapping) and isinstance(m, int) and m > 0:
+            _run(run, name, w, lag, m, v)
+    searched = doc.get("searched")
+    if isinstance(searched, Mapping):
+        for key in sorted(set(searched) - {"counts", "least", "most"}, key=str):
+            v.fail(f"field 'searched.{key}': no checker of a PIPE broadcast proves it")
+        best = (doc.get("best") or {}).get("packets")
+        lo, hi, n = searched.get("least"), searched.get("most"), searched.get("counts")
+        fits = (isinstance(lo, int) and isinstance(hi, int) and isinstance(n, int)
+                and isinstance(best, int) and 1 <= lo <= best <= hi and n <= hi - lo + 1)
+        if n and not fits:
+            v.fail(f"field 'searched': counts {n!r} between {lo!r} and {hi!r} cannot hold "
+                   f"the best count {best!r}")
+
+
+def _run(run: Mapping[str, Any], name: str, w: Fraction, lag: int, m: int,
+         v: Verdict) -> None:
+    for key in sorted(set(run) - RUN_KEYS, key=str):
+        v.fail(f"field '{name}.{key}': no checker of a PIPE broadcast proves it")
+    p, q = run.get("packets"), number(run.get("packet_size"), f"{name} packet_size")
+    if "stretch" in run and number(run["stretch"], f"{name} stretch") != q + w:
+        v.fail(f"field '{name}.stretch': {run['stretch']}, but q + w = {frac_str(q + w)}")
+    if not isinstance(p, int):
+        return
+    b = -(-p // m)
+    if "batches" in run and run["batches"] != b:
+        v.fail(f"field '{name}.batches': {run['batches']!r}, but ⌈p/M⌉ = {b}")
+    init, steady = min(lag, b + lag), max(0, b - lag)
+    want = {"initialisation": init, "steady": steady, "clean_up": b + lag - init - steady}
+    periods = run.get("periods")
+    if isinstance(periods, Mapping) and dict(periods) != want:
+        v.fail(f"field '{name}.periods': {dict(periods)!r}, but B = {b} batches and the "
+               f"largest lag D = {lag} give {want}")
+    compact = run.get("compact")
+    if isinstance(compact, Mapping):
+        for key in sorted(set(compact) - {"makespan", "ratio", "transfers"}, key=str):
+            v.fail(f"field '{name}.compact.{key}': no checker of a PIPE broadcast proves it")
