@@ -81,7 +81,10 @@ def _forestcoll_fits(t: Topology, collective: str) -> dict[str, Any] | None:
 def _allreduce(t: Topology, progress: Any) -> dict[str, Any]:
     """Reduce-scatter then allgather, each on the runtime's routes at its own certified
     optimum (:func:`.runtime_routes.allreduce_certificate` says what that proves)."""
-    opts = [runtime_optimum(t, collective=c, progress=progress)
+    def tell(phase: str) -> Any:
+        return (lambda line: progress(f"{phase}: {line}")) if progress else None
+
+    opts = [runtime_optimum(t, collective=c, progress=tell(c))
             for c in ("reduce-scatter", "allgather")]
     if min(o.x for o in opts) <= 0:
         raise ScheduleError("under the runtime's routes some GPU cannot reach another: no "
