@@ -143,30 +143,30 @@ def orbit_phase_time(topology: Topology, ot: OrbitTrees, per_root: dict[Node, Fr
     amount: dict[int, Fraction] = {}
     edge: dict[int, TreeEdge] = {}
     for tr in ot.reps:
-        x = per_root[tr.root] / k_of[tr.root] * tr.multiplicity
+        share = per_root[tr.root] / k_of[tr.root] * tr.multiplicity
         for e in tr.edges:
             key = id(e)
-            amount[key] = amount.get(key, Fraction(0)) + x
+            amount[key] = amount.get(key, Fraction(0)) + share
             edge[key] = e
     load: dict[tuple[Node, Node], Fraction] = {}
-    for key, x in amount.items():
+    for key, share in amount.items():
         p = edge[key].path
         for a, b in zip(p, p[1:]):
-            load[(a, b)] = load.get((a, b), Fraction(0)) + x
+            load[(a, b)] = load.get((a, b), Fraction(0)) + share
     nodes = sym.nodes
     sigma = dict(zip(nodes, (nodes[j] for j in sym.perms[1].tolist())))
     seen: set[tuple[Node, Node]] = set()
     worst = Fraction(0)
-    for e in load:
-        if e in seen:
+    for link in load:
+        if link in seen:
             continue
-        orbit = [e]
-        x = (sigma[e[0]], sigma[e[1]])
-        while x != e:
-            orbit.append(x)
-            x = (sigma[x[0]], sigma[x[1]])
+        orbit = [link]
+        img = (sigma[link[0]], sigma[link[1]])
+        while img != link:
+            orbit.append(img)
+            img = (sigma[img[0]], sigma[img[1]])
         seen.update(orbit)
         total = sum((load.get(y, Fraction(0)) for y in orbit), Fraction(0))
-        worst = max(worst, total * order / len(orbit) / topology.capacity[e])
+        worst = max(worst, total * order / len(orbit) / topology.capacity[link])
     return worst
 
