@@ -31,6 +31,8 @@ Modules:
 ``schedule_build``     one phase: switch removal, packing, walks in G, multicast; its time
 ``schedule_result``    :class:`Schedule`, :class:`Phase`, :class:`Tree`, :class:`TreeEdge`,
                        their JSON and ForestColl XML
+``schedule_sym``       a phase built by orbits kept as orbits: representative trees, lazy
+                       mapping to every root, the time by link orbits (symmetric files)
 ``schedule_io``        schedule files: JSON, gzip, the ForestColl tree XML (Zhao et al.
                        2026, §6.1)
 """
