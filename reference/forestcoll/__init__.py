@@ -27,6 +27,8 @@ Modules:
 ``nearpack``           degraded machines with faults at different positions: the faults
                        grouped one class per box orbit, a free symmetry again
 ``nearpack_repair``    unsticking the orbit packing by re-routing another tree's arc
+``general_estimate``   what switch removal and packing on the whole graph will cost,
+                       predicted (and refused beyond the limits) before they start
 ``pipeline``           :func:`schedule`: the symmetry searched once, the optimum, the phases
 ``schedule_build``     one phase: switch removal, packing, walks in G, multicast; its time
 ``schedule_result``    :class:`Schedule`, :class:`Phase`, :class:`Tree`, :class:`TreeEdge`,
