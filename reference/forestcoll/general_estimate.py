@@ -15,8 +15,8 @@ D = Σ k_u. The model:
 - switch removal tries about ``PAIRS_PER_SWITCH_ARC`` · E_w (ingress, egress)
   pairs (measured 1.0-1.27 on DGX, MI250, fat-tree and random switched
   graphs); each costs time proportional to N (one kept flow per compute node)
-  times (a + b·N) (fat trees, whose switches link to switches, need the
-  auxiliary max-flows of Thm 8 besides: measured up to 1.9 times that);
+  times (a + b·N), more where many switches have no compute neighbour (fat
+  trees: the auxiliary max-flows of Thm 8 and more repairs, about 2 times);
 - G* has at most N(N−1) arcs, about the compute-to-compute arcs plus one per pair;
 - the packing places about N − 1 arcs per root when k = 1 and ``PLACED_PER_ARC_PAIR``
   · (N − 1) per root otherwise (measured 1.08-2.37, 1.6 typical), more for a single
@@ -47,6 +47,10 @@ SPLIT_SECONDS_PER_PAIR_NODE = 25e-6
 SPLIT_SECONDS_PER_PAIR_NODE2 = 0.1e-6
 """Switch removal: seconds per pair = N · (25 µs + 0.1 µs · N) (measured 29-31 µs · N on
 degraded DGX clusters of 96 and 128 GPUs, 77 µs · N on fat_tree:8)."""
+SPLIT_INNER_SWITCH_FACTOR = 2.0
+"""Switch removal time × (1 + 2 · the share of switches with no compute neighbour): the
+repairs and auxiliary max-flows of multi-tier switching (fat_tree:8, 60 % such
+switches: measured 2.0 times the per-pair figure; DGX clusters: 1.4 %)."""
 PLACED_PER_ARC_PAIR = 1.6
 BATCHES_PER_NODE_ONE_ROOT = 0.17
 """Spanning trees' worth of arcs placed per root: min(k_u, max(1.6, 0.17 · N / roots));
@@ -130,7 +134,9 @@ def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
     cc = sum(1 for a, b in arcs if a not in sw and b not in sw)
     pairs = round(PAIRS_PER_SWITCH_ARC * from_sw)
     per_pair = n * (SPLIT_SECONDS_PER_PAIR_NODE + SPLIT_SECONDS_PER_PAIR_NODE2 * n)
-    split_s = pairs * per_pair
+    comp = set(compute)
+    inner = sw - {a for a, b in arcs if b in comp} - {b for a, b in arcs if a in comp}
+    split_s = pairs * per_pair * (1 + SPLIT_INNER_SWITCH_FACTOR * len(inner) / max(len(sw), 1))
     gstar = min(n * (n - 1), cc + pairs)
     k = max((int(x) for x in supply.values()), default=0)
     roots = sum(1 for x in supply.values() if int(x) > 0)
