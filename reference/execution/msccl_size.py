@@ -25,9 +25,10 @@ def msccl_chunks(doc: dict[str, Any]) -> int:
     dict ``doc`` with equal shards: N·lcm(k), or lcm(k) for broadcast and reduce. 0 when
     the counts cannot be read (the plan's reader then says why)."""
     raw = doc.get("phases")
-    ks = [p.get("k") for p in raw if isinstance(p, dict)] if isinstance(raw, list) else []
+    got = [p.get("k") for p in raw if isinstance(p, dict)] if isinstance(raw, list) else []
+    ks = [k for k in got if type(k) is int and k >= 1]
     nodes = doc.get("compute_nodes")
-    if not ks or any(type(k) is not int or k < 1 for k in ks) or not isinstance(nodes, list):
+    if not ks or len(ks) != len(got) or not isinstance(nodes, list):
         return 0
     lcm = math.lcm(*ks)
     return lcm if doc.get("collective") in ROOTED else len(nodes) * lcm

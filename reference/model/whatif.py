@@ -144,9 +144,11 @@ def _describe(t: Topology, link: Link, new: Fraction, both: bool) -> str:
 
 
 def what_if(topology: Topology, degrade: Sequence[str] = (), fail: Sequence[str] = (),
-            ) -> WhatIf:
+            *, strict: bool = True) -> WhatIf:
     """``topology`` with ``degrade`` (``"LINK=CAP"``) and ``fail`` (``"LINK"`` or
-    ``"NODE"``) applied, in exact capacities (module docstring)."""
+    ``"NODE"``) applied, in exact capacities (module docstring). ``strict=False``: any
+    directed graph is kept (allreduce, alltoall), as ``Topology(..., strict=False)``
+    does; by default every node must still send what it receives (ForestColl)."""
     t = topology
     capacity = dict(t.capacity)
     changed: dict[Link, Fraction] = {}
@@ -189,18 +191,18 @@ def what_if(topology: Topology, degrade: Sequence[str] = (), fail: Sequence[str]
                                     "given to --fail; give it to one of the two")
             capacity[e] = cap
             changed[e] = cap
-    return _result(t, capacity, changed, tuple(lines), removed)
+    return _result(t, capacity, changed, tuple(lines), removed, strict)
 
 
 def _result(t: Topology, capacity: dict[Link, Fraction], changed: dict[Link, Fraction],
-            lines: tuple[str, ...], removed: list[Node]) -> WhatIf:
+            lines: tuple[str, ...], removed: list[Node], strict: bool = True) -> WhatIf:
     gone = set(removed)
     compute = [v for v in t.compute_nodes if v not in gone]
     switches = [v for v in t.switch_nodes if v not in gone]
     if len(compute) < 2:
         raise TopologyError(f"--fail: {len(compute)} compute node(s) would be left; "
                             "a collective needs at least two")
-    unbalanced = _balance_problem(compute + switches, capacity)
+    unbalanced = _balance_problem(compute + switches, capacity) if strict else None
     if unbalanced is not None:
         raise TopologyError(
             f"after {'; '.join(lines)}: node {node_name(unbalanced)} would send a different "
@@ -216,5 +218,5 @@ def _result(t: Topology, capacity: dict[Link, Fraction], changed: dict[Link, Fra
     new = Topology(compute, links, switches, name=f"{t.name or 'topology'} (what-if)",
                    unit=t.unit,
                    multicast_switches=[v for v in t.multicast_switches if v not in gone],
-                   alpha={e: a for e, a in t.alpha.items() if e in capacity})
+                   alpha={e: a for e, a in t.alpha.items() if e in capacity}, strict=strict)
     return WhatIf(t, new, lines, changed, tuple(removed))

@@ -20,7 +20,7 @@ from typing import Any
 
 from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
-from . import _sizes
+from . import _sizes, _whatif
 from ._common import Progress, is_eulerian, load_topology, print_json, write_output
 
 
@@ -143,9 +143,11 @@ class _Stages:
         self.warm_bar = Progress("  MAC-BC LP: warm start (pricings)", force=shown)
         self.warm_bar.enabled = shown
         self.open_line = False
+        self.label = ""  # "healthy machine: " and "changed machine: " under --degrade/--fail
 
     def __call__(self, name: str) -> None:
         self.finish()
+        name = self.label + name
         if self.shown:
             print(f"allreduce: {name} ...", file=sys.stderr, flush=True)
         self.name, self.since = name, time.monotonic()
@@ -165,6 +167,7 @@ class _Stages:
             print(f"{end}allreduce: {self.name}: {time.monotonic() - self.since:.1f} s",
                   file=sys.stderr, flush=True)
         self.open_line = False
+        self.name = ""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,6 +181,11 @@ def run(args: argparse.Namespace) -> int:
         raise TopologyError(f"--sizes/--plot/--alpha: the α-β view of -c allreduce is drawn "
                             f"for the rates of --method all, not --method {args.method}; "
                             "drop them or the --method")
+    if _whatif.wanted(args) and (getattr(args, "method", "all") != "all"
+                                 or _sizes.wanted(args)):
+        raise TopologyError("--degrade/--fail with -c allreduce compare every rate of the "
+                            "changed machine with the healthy one (--method all); drop "
+                            "--method, --sizes, --plot and --alpha, or the what-if options")
     if getattr(args, "method", "all") == "rsag-weighted":
         return _run_weighted(args)
     if getattr(args, "method", "all") == "bidirected-tree":  # Zhou & Sun 2026, Thm 3
@@ -193,11 +201,21 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     long = _announce_mac_bc(topo, args.progress)
     stages = _Stages(args.progress or long)
-    report = allreduce_rate(topo, engine=args.engine, progress=stages.round, stage=stages,
-                            warm=stages.warm)
-    stages("checking the certificates")
-    checked = check_all(report)
-    stages.finish()
+
+    def solve(t: Any, label: str = "") -> tuple[Any, dict[str, bool]]:
+        stages.label = f"{label} machine: " if label else ""
+        rate = allreduce_rate(t, engine=args.engine, progress=stages.round, stage=stages,
+                              warm=stages.warm)
+        stages("checking the certificates")
+        done = check_all(rate)
+        stages.finish()
+        return rate, done
+
+    if _whatif.wanted(args):  # the machine after --degrade/--fail against the healthy one
+        from . import _whatif_rates
+
+        return _whatif_rates.allreduce(args, topo, solve)
+    report, checked = solve(topo)
     elapsed = time.monotonic() - started
     if args.json or args.certificate:
         out = report.to_json(certificates=args.certificate)

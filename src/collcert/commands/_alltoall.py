@@ -11,7 +11,7 @@ from collcert.certify.alltoall import check_alltoall_optimum
 from collcert.reference.alltoall import alltoall_optimum
 from collcert.reference.model import ScheduleError, fraction_str, show
 
-from . import _sizes
+from . import _sizes, _whatif
 from ._common import load_topology, print_json
 
 
@@ -20,13 +20,26 @@ def run(args: argparse.Namespace) -> int:
         raise ScheduleError("alltoall has no root and no trees: drop --root / --fixed-k")
     topo = load_topology(args.topology)
     _sizes.check_unit(args, topo)
+
+    def solve(t: Any) -> tuple[Any, dict[str, Any]]:
+        opt = alltoall_optimum(t, symmetry=False if args.no_symmetry else None)
+        cert = opt.certificate()
+        verdict = check_alltoall_optimum(t.to_json(), cert)
+        if not verdict.ok:  # the independent checker must agree before anything is reported
+            raise RuntimeError("the alltoall certificate did not check: "
+                               + "; ".join(verdict.all_reasons()[:3]))
+        return opt, cert
+
+    if _whatif.wanted(args):  # the machine after --degrade/--fail against the healthy one
+        from . import _whatif_rates
+
+        if _sizes.wanted(args):
+            raise ScheduleError("--degrade/--fail with -c alltoall compare the changed "
+                                "machine's algbw with the healthy one; drop --sizes, --plot "
+                                "and --alpha, or the what-if options")
+        return _whatif_rates.alltoall(args, topo, solve)
     started = time.monotonic()
-    opt = alltoall_optimum(topo, symmetry=False if args.no_symmetry else None)
-    cert = opt.certificate()
-    verdict = check_alltoall_optimum(topo.to_json(), cert)
-    if not verdict.ok:  # the independent checker must agree before anything is reported
-        raise RuntimeError("the alltoall certificate did not check: "
-                           + "; ".join(verdict.all_reasons()[:3]))
+    opt, cert = solve(topo)
     elapsed = time.monotonic() - started
     if args.json or args.certificate:
         out = cert if args.certificate else {

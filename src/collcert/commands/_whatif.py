@@ -34,9 +34,10 @@ def wanted(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "degrade", None) or getattr(args, "fail", None))
 
 
-def apply(args: argparse.Namespace, topo: Topology) -> WhatIf:
-    """The machine after ``--degrade`` and ``--fail`` (errors exit 2 through the CLI)."""
-    return what_if(topo, args.degrade, args.fail)
+def apply(args: argparse.Namespace, topo: Topology, *, strict: bool = True) -> WhatIf:
+    """The machine after ``--degrade`` and ``--fail`` (errors exit 2 through the CLI);
+    ``strict=False`` keeps any directed graph (allreduce, alltoall)."""
+    return what_if(topo, args.degrade, args.fail, strict=strict)
 
 
 def _side(nodes: list[Any], total: int, inside: bool) -> str:
@@ -72,7 +73,8 @@ def _cut_lines(view: dict[str, Any], t: Topology) -> list[str]:
     n = view["compute_inside"] + view["compute_outside"]
     inside = view["listed_side"] == "inside"
     lines = [f"  cut S: {_side(view['listed'], n, inside)}",
-             f"         {view['compute_inside']} compute nodes inside, "
+             f"         {view['compute_inside']} compute node"
+             f"{'' if view['compute_inside'] == 1 else 's'} inside, "
              f"B⁺(S) = {show(view['out_capacity'])} {t.unit} leaves S"]
     if view["changed_links_leaving"]:
         shown = ", ".join(view["changed_links_leaving"][:8])
@@ -108,7 +110,8 @@ def report(w: WhatIf, healthy: Fraction, now: Fraction, cut: frozenset[Any] | No
 
 
 def print_report(w: WhatIf, healthy: Fraction, now: Fraction, cut: frozenset[Any] | None,
-                 ) -> None:
+                 figure: str = "algbw") -> None:
+    """The what-if block: the changes, ``figure`` healthy and now, the loss, the cut."""
     t = w.topology if w.topology is not None else w.healthy
     unit = t.unit
     print(f"What-if on {w.healthy.name or 'the topology'}:")
@@ -117,10 +120,11 @@ def print_report(w: WhatIf, healthy: Fraction, now: Fraction, cut: frozenset[Any
     if w.topology is not None and w.topology.num_compute != w.healthy.num_compute:
         print(f"  compute nodes: {w.healthy.num_compute} → {w.topology.num_compute} (the "
               "changed machine's algbw is over the compute nodes left)")
-    print(f"  healthy algbw = {show(healthy)} {unit}")
-    print(f"  now     algbw = {show(now)} {unit}")
+    pad = " " * len(figure)
+    print(f"  healthy {figure} = {show(healthy)} {unit}")
+    print(f"  now     {figure} = {show(now)} {unit}")
     loss = loss_percent(healthy, now)
-    print(f"  loss          = {fraction_str(loss)} % (≈ {decimal_str(loss, 4)} %)")
+    print(f"  loss    {pad} = {fraction_str(loss)} % (≈ {decimal_str(loss, 4)} %)")
     if w.disconnected:
         print(f"  disconnected: no link leaves S, so the rate is 0; the compute nodes cut off "
               f"({len(w.cut_off)}): {', '.join(str(v) for v in w.cut_off[:16])}"

@@ -13,7 +13,7 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from . import _sizes
+from . import _sizes, _whatif
 from ._common import (
     add_json_option,
     add_progress_option,
@@ -56,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_json_option(p, '; algbw, busbw, ratios and times are exact "p/q" strings')
     add_progress_option(p, "say what is being computed")
     _sizes.add_size_arguments(p)
+    _whatif.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -88,26 +89,110 @@ def run(args: argparse.Namespace) -> int:
                                 "rounds each rank's share to 16 bytes); start larger")
     started = time.perf_counter()
     progress = _progress(args)
+    healthy = None
     try:
+        if _whatif.wanted(args):  # both machines, rows matched by name (docs/whatif.md)
+            w = _changed_machine(args, topo)
+            healthy = compare(topo, args.collective, args.root, channels=args.channels,
+                              names=names, progress=_prefixed(progress, "healthy machine: "))
+            topo = w.topology
         cmp = compare(topo, args.collective, args.root, sizes=sizes, alpha=_sizes._alpha(args),
-                      channels=args.channels, names=names, progress=progress)
+                      channels=args.channels, names=names,
+                      progress=_prefixed(progress, "changed machine: ") if healthy else progress)
     except ComparisonRefused as exc:
         print(f"REFUSED: {exc}")
         return 1
     took = time.perf_counter() - started
+    block, cut = (None, None) if healthy is None else _whatif_block(args, w, healthy, cmp)
     if args.save_schedules:
         _save(args.save_schedules, cmp)
     if args.plot:
         _plot(args.plot, topo, cmp)
     if args.json:
         out = cmp.to_json()
+        if block is not None:
+            out["whatif"] = block
         out["seconds"] = round(took, 3)
         print_json(out)
     else:
         print("\n".join(text_report(cmp, took)))
+        if block is not None:
+            _print_whatif(w, block, cut, cmp)
         if args.plot:
             print(f"Plot written to {args.plot}.")
     return 0
+
+
+def _changed_machine(args: argparse.Namespace, topo: Any) -> Any:
+    """The machine after --degrade/--fail; a disconnected one has nothing to compare."""
+    from collcert.reference.model import CollcertError
+
+    w = _whatif.apply(args, topo)
+    if w.topology is None:
+        cut_off = ", ".join(str(v) for v in w.cut_off[:16]) + (" …" if len(w.cut_off) > 16
+                                                              else "")
+        raise CollcertError(
+            f"after {'; '.join(w.changes)} the machine is disconnected: compute nodes "
+            f"{cut_off} ({len(w.cut_off)}) are cut off, so every rate is 0 and no schedule "
+            "runs; 'collcert optimum' with the same options names the cut")
+    return w
+
+
+def _prefixed(progress: Any, prefix: str) -> Any:
+    return None if progress is None else (lambda text: progress(prefix + text))
+
+
+def _whatif_block(args: argparse.Namespace, w: Any, healthy: Any, cmp: Any,
+                  ) -> tuple[dict[str, Any], Any]:
+    """The what-if block: the optimum healthy and now, its loss and explaining cut (the
+    optimum's bottleneck cut; allreduce: the cut-set bound's), and every row's loss."""
+    from collcert.reference.model import fraction_str
+
+    t = w.topology
+    if args.collective == "allreduce":
+        from collcert.reference.allreduce import cut_set_bound
+
+        cut = cut_set_bound(t).cut
+    else:
+        from collcert.reference.forestcoll import optimum
+
+        root = None if cmp.root is None else t.lookup(str(cmp.root))
+        cut = optimum(t, args.collective, root=root).cut
+    block = _whatif.report(w, healthy.optimum, cmp.optimum, cut)
+    block["figure"] = f"the optimum column ({cmp.optimum_kind})"
+    before = {r.name: r.algbw for r in healthy.rows}
+    block["rows"] = {r.name: {"healthy": fraction_str(before[r.name]),
+                              "now": fraction_str(r.algbw),
+                              "loss_percent": fraction_str(_whatif.loss_percent(
+                                  before[r.name], r.algbw))}
+                     for r in cmp.rows if r.name in before}
+    why = dict(cmp.skipped)
+    for r in healthy.rows:  # ran on the healthy machine, not on the changed one
+        if r.name not in block["rows"]:
+            block["rows"][r.name] = {"healthy": fraction_str(r.algbw), "now": None,
+                                     "loss_percent": None,
+                                     "not_applicable": why.get(r.name, "not built")}
+    return block, cut
+
+
+def _print_whatif(w: Any, block: dict[str, Any], cut: Any, cmp: Any) -> None:
+    from fractions import Fraction as F
+
+    print()
+    _whatif.print_report(w, F(block["healthy_algbw"]), cmp.optimum, cut, figure="optimum")
+    width = max(len(r.label) for r in cmp.rows)
+    print(f"  {'schedule':<{width}}  {'healthy':>12}  {'now':>12}  {'loss %':>8}")
+    for r in cmp.rows:
+        row = block["rows"].get(r.name)
+        if row is not None:
+            print(f"  {r.label:<{width}}  {float(F(row['healthy'])):>12.4f}  "
+                  f"{float(r.algbw):>12.4f}  {float(F(row['loss_percent'])):>8.3f}")
+    now = {r.name for r in cmp.rows}
+    for name, row in block["rows"].items():
+        if name not in now:
+            print(f"  {name}: {float(F(row['healthy'])):.4f} on the healthy machine; not "
+                  f"applicable now: {row['not_applicable']}")
+    print(f"  (algbw in {cmp.unit}; exact figures in --json)")
 
 
 def _progress(args: argparse.Namespace) -> Any:

@@ -62,9 +62,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if _whatif.wanted(args) and args.collective in ("alltoall", "allreduce"):
-        raise TopologyError(f"--degrade/--fail work with -c allgather, reduce_scatter, "
-                            f"broadcast and reduce, not yet with -c {args.collective}")
+    if _whatif.wanted(args) and _sizes.wanted(args) and args.collective != "allreduce":
+        raise TopologyError("--degrade/--fail compare the changed machine's optimum with the "
+                            "healthy one; the α-β view (--sizes, --plot, --alpha) is not drawn "
+                            "for it: drop them, or the what-if options")
     if args.method != "all" and args.collective != "allreduce":
         raise TopologyError(f"--method {args.method} applies to -c allreduce only")
     if args.certificate and _sizes.wanted(args):  # 'collcert check' refuses what it cannot prove
