@@ -157,8 +157,8 @@ def check_general(est: GeneralEstimate, what: str) -> None:
                  f"a schedule by the general algorithms ({est.compute} compute nodes, "
                  f"{est.arcs} arcs, about {est.maxflows} packing max-flows)",
                  seconds=est.seconds,
-                 action="use a machine whose symmetry the schedule can use, or fewer "
-                 "compute nodes")
+                 action="where the machine has a box symmetry, let the schedule use it "
+                 "(no --no-symmetry, no symmetry=False); or schedule fewer compute nodes")
 
 
 def _seconds(s: float) -> str:
