@@ -177,3 +177,15 @@ def test_a_single_root_is_estimated_by_its_own_trees() -> None:
                            {c: (supply[c] if c == root else 0) for c in t.compute_nodes})
     every = estimate_general(t.compute_nodes, t.switch_nodes, caps, supply)
     assert t.num_compute - 1 <= one.placed < every.placed
+
+
+def test_capacities_beyond_int64_are_said_to_need_the_exact_engine() -> None:
+    from collcert.fuzz.generators import RandomSource, switched
+
+    huge = switched(RandomSource(3), min_compute=8, max_compute=8, capacities="huge")
+    events: list[GeneralEstimate] = []
+    s = collcert.schedule(huge, symmetry=False, estimate=events.append)
+    assert events and all(e.exact_engine for e in events)
+    assert "exact max-flow engine" in events[0].describe()
+    assert s.time_per_unit == s.extra["target_time_per_unit"]
+    assert not estimate_general(*_args(_degraded())).exact_engine

@@ -90,6 +90,9 @@ class GeneralEstimate:
     split_seconds: float
     pack_seconds: float
     memory_bytes: int
+    exact_engine: bool = False
+    """The capacities pass int64: max-flows by the pure-Python engine (not in the
+    time figures, which are OR-Tools')."""
 
     @property
     def seconds(self) -> float:
@@ -107,10 +110,11 @@ class GeneralEstimate:
         return (f"general path (no symmetry used): {self.compute} compute nodes, "
                 f"{self.arcs} arcs, k = {self.k}: {sw}tree packing of about {self.placed} "
                 f"arcs with about {self.maxflows} max-flows "
-                f"({_seconds(self.pack_seconds)}); about "
-                f"{_seconds(self.seconds)} of CPU time and {_megabytes(self.memory_bytes)} of "
-                "memory in all (a planning estimate, within about 2x; more wall time on a "
-                "loaded machine)")
+                f"({_seconds(self.pack_seconds)}); {_seconds(self.seconds)} of CPU time and "
+                f"about {_megabytes(self.memory_bytes)} of memory in all (a planning "
+                "estimate, within about 2x; more wall time on a loaded machine"
+                + ("; capacities beyond int64 need the exact max-flow engine, which can take "
+                   "far longer)" if self.exact_engine else ")"))
 
     def to_json(self) -> dict[str, Any]:
         return {"compute_nodes": self.compute, "switches": self.switches, "arcs": self.arcs,
@@ -119,7 +123,8 @@ class GeneralEstimate:
                 "packing_maxflows": self.maxflows,
                 "switch_removal_seconds": round(self.split_seconds, 1),
                 "packing_seconds": round(self.pack_seconds, 1),
-                "seconds": round(self.seconds, 1), "memory_bytes": self.memory_bytes}
+                "seconds": round(self.seconds, 1), "memory_bytes": self.memory_bytes,
+                "exact_engine": self.exact_engine}
 
 
 def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
@@ -146,8 +151,9 @@ def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
     pack_s = maxflows * (PACK_SECONDS_PER_MAXFLOW + PACK_SECONDS_PER_MAXFLOW_NODE * n
                          + PACK_SECONDS_PER_MAXFLOW_ARC * gstar)
     memory = BASE_BYTES + FLOW_ENTRY_BYTES * n * (gstar + n) + TREE_ENTRY_BYTES * placed
+    exact = (n + 1) * sum(int(caps[e]) for e in arcs) >= 1 << 61  # as FlowNetwork's "auto"
     return GeneralEstimate(n, len(sw), len(arcs), from_sw, sum(int(x) for x in supply.values()),
-                           k, pairs, gstar, placed, maxflows, split_s, pack_s, memory)
+                           k, pairs, gstar, placed, maxflows, split_s, pack_s, memory, exact)
 
 
 def check_general(est: GeneralEstimate, what: str) -> None:
@@ -165,10 +171,10 @@ def _seconds(s: float) -> str:
     if s < 1:
         return "under 1 s"
     if s < 120:
-        return f"{s:.0f} s"
+        return f"about {s:.0f} s"
     if s < 7200:
-        return f"{s / 60:.0f} minutes"
-    return f"{s / 3600:.1f} hours"
+        return f"about {s / 60:.0f} minutes"
+    return f"about {s / 3600:.1f} hours"
 
 
 def _megabytes(n: int) -> str:
