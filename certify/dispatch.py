@@ -45,6 +45,12 @@ KINDS: dict[str, tuple[str, str]] = {
     "steady-broadcast": ("broadcast:check_steady_broadcast",
                          "a one-port steady-state broadcast schedule "
                          "(`collcert broadcast-steady`; TOPOLOGY is its platform)"),
+    "pipe-broadcast": ("broadcast:check_pipe",
+                       "one long message cut into packets, PIPE (`collcert broadcast-steady "
+                       "--size L -o`; TOPOLOGY is its platform)"),
+    "series-broadcast": ("broadcast:check_series_doc",
+                         "a finite series of broadcasts (`collcert broadcast-steady --messages "
+                         "N -o`; TOPOLOGY is its platform)"),
     "runtime-routes-optimum": ("execution:check_runtime_routes",
                                "the best allgather rate when every GPU pair uses the runtime's "
                                "route (an LP rebuilt from the topology): `collcert schedule "
@@ -56,7 +62,9 @@ KINDS: dict[str, tuple[str, str]] = {
                "-c allreduce --certificate`)"),
 }
 FORMATS = {"collcert-schedule/1": "schedule", "collcert-steady-broadcast/1": "steady-broadcast",
-           "collcert-reduction/1": "reduction", "collcert-lp-certificate/1": "lp"}
+           "collcert-reduction/1": "reduction", "collcert-lp-certificate/1": "lp",
+           "collcert-pipe-broadcast/1": "pipe-broadcast",
+           "collcert-series-broadcast/1": "series-broadcast"}
 
 
 def detect(cert: Mapping[str, Any]) -> str:

@@ -10,6 +10,6 @@ Modules:
 """
 
 from .oneport_events import check_steady_broadcast
-from .pipe import check_pipe, check_series
+from .pipe import check_pipe, check_series, check_series_doc
 
-__all__ = ["check_pipe", "check_series", "check_steady_broadcast"]
+__all__ = ["check_pipe", "check_series", "check_series_doc", "check_steady_broadcast"]

@@ -53,9 +53,10 @@ from .oneport_events import (
     check_steady_broadcast,
     read_period,
 )
-from .stated import check_pipe_stated
+from .stated import check_pipe_stated, check_series_stated
 
 FORMAT = "collcert-pipe-broadcast/1"
+SERIES_FORMAT = "collcert-series-broadcast/1"
 
 
 def startups(data: Mapping[str, Any], topo: OnePortTopo) -> dict[Link, Fraction]:
@@ -265,7 +266,34 @@ def check_series(platform: Mapping[str, Any], sched: Mapping[str, Any], messages
     mk = replay(topo, source, sched, messages, None, {}, v)
     if mk != makespan:
         v.fail(f"the replay ends at {frac_str(mk)}, not at the claimed {frac_str(makespan)}")
-    v.facts.update(makespan=mk, T_star=st.facts["T_star"])
+    v.facts.update(makespan=mk, T_star=st.facts["T_star"],
+                   messages_per_period=st.facts["messages_per_period"])
     _check_compact_claim(topo, source, messages, None, {}, compact, messages * st.facts["T_star"],
                          "series", v)
+    return v
+
+
+def check_series_doc(platform: Mapping[str, Any], doc: Mapping[str, Any]) -> Verdict:
+    """Every check of a ``collcert-series-broadcast/1`` document (``collcert
+    broadcast-steady --messages N -o``): the periodic schedule proven and replayed for
+    its n messages by :func:`check_series`, the lower bound n·T* (Lemma 7), the ratio
+    and every other stated field (:func:`.stated.check_series_stated`)."""
+    if not isinstance(doc, Mapping) or doc.get("format") != SERIES_FORMAT:
+        raise InputError(f"not a {SERIES_FORMAT} document")
+    sched = doc.get("schedule")
+    if not isinstance(sched, Mapping):
+        raise InputError("the document needs 'schedule' (the unit-message periodic schedule)")
+    n = integer(doc.get("messages"), "messages", 1)
+    v = check_series(platform, sched, n, number(doc.get("makespan"), "makespan"),
+                     doc.get("compact"))
+    if not v.ok:
+        return v
+    bound = n * v.facts["T_star"]
+    if number(doc.get("lower_bound"), "lower_bound") != bound:
+        v.fail(f"field 'lower_bound': {doc.get('lower_bound')}, but n·T* = {frac_str(bound)}")
+    if number(doc.get("ratio"), "ratio") != v.facts["makespan"] / bound:
+        v.fail(f"field 'ratio': {doc.get('ratio')}, but the makespan over n·T* is "
+               f"{frac_str(v.facts['makespan'] / bound)}")
+    v.facts["lower_bound"] = bound
+    check_series_stated(OnePortTopo(platform), doc, v.facts["messages_per_period"], v)
     return v

@@ -140,21 +140,10 @@ def check_pipe_stated(topo: Any, beta: Mapping[Link, Fraction], doc: Mapping[str
     D of initialisation, B − D steady and D of clean-up (D the largest lag, as the
     replay runs them); ``searched`` (how the count was searched: provenance) must hold
     the best count; ``topology`` and ``source`` those of the platform and schedule."""
-    for key in sorted(set(doc) - PIPE_KEYS, key=str):
-        v.fail(f"field {key!r}: no checker of a PIPE broadcast proves it")
-    if doc.get("topology") not in (None, topo.content_hash()):
-        v.fail("field 'topology': the document was made for a different platform")
-    sched = doc.get("schedule")
-    if isinstance(sched, Mapping) and str(doc.get("source")) != str(sched.get("source")):
-        v.fail(f"field 'source': {doc.get('source')!r}, the schedule broadcasts from "
-               f"{sched.get('source')!r}")
+    lag = _platform_fields(topo, doc, PIPE_KEYS, "a PIPE broadcast", v)
     w = max((b / topo.cost[e] for e, b in beta.items()), default=Fraction(0))
     if "slack_w" in doc and number(doc["slack_w"], "slack_w") != w:
         v.fail(f"field 'slack_w': {doc['slack_w']}, but max β/c = {frac_str(w)}")
-    lags = [b.get("lag") for s in (sched or {}).get("steps") or [] if isinstance(s, Mapping)
-            for t in s.get("transfers") or [] if isinstance(t, Mapping)
-            for b in t.get("blocks") or [] if isinstance(b, Mapping)]
-    lag = max((x for x in lags if isinstance(x, int)), default=0)
     m = steady.get("messages_per_period")
     for name in ("paper", "best"):
         run = doc.get(name)
@@ -180,18 +169,58 @@ def _run(run: Mapping[str, Any], name: str, w: Fraction, lag: int, m: int,
     p, q = run.get("packets"), number(run.get("packet_size"), f"{name} packet_size")
     if "stretch" in run and number(run["stretch"], f"{name} stretch") != q + w:
         v.fail(f"field '{name}.stretch': {run['stretch']}, but q + w = {frac_str(q + w)}")
-    if not isinstance(p, int):
-        return
-    b = -(-p // m)
+    if isinstance(p, int):
+        _batches(run, f"{name}.", -(-p // m), lag, "p", v)
+    _compact_keys(run, f"{name}.", "a PIPE broadcast", v)
+
+
+SERIES_KEYS = {"format", "topology", "topology_name", "source", "messages", "makespan",
+               "lower_bound", "ratio", "batches", "periods", "compact", "schedule"}
+
+
+def check_series_stated(topo: Any, doc: Mapping[str, Any], m: int, v: Verdict) -> None:
+    """A finite series of n messages (§5.5): what the replay does not read. ``batches``
+    = ⌈n/M⌉, ``periods`` as for PIPE, ``topology`` and ``source`` those of the platform
+    and schedule, no other field."""
+    lag = _platform_fields(topo, doc, SERIES_KEYS, "a series of broadcasts", v)
+    n = doc.get("messages")
+    if isinstance(n, int) and m > 0:
+        _batches(doc, "", -(-n // m), lag, "n", v)
+    _compact_keys(doc, "", "a series of broadcasts", v)
+
+
+def _platform_fields(topo: Any, doc: Mapping[str, Any], keys: set[str], what: str,
+                     v: Verdict) -> int:
+    """Unknown keys, ``topology`` and ``source`` checked; the schedule's largest lag D."""
+    for key in sorted(set(doc) - keys, key=str):
+        v.fail(f"field {key!r}: no checker of {what} proves it")
+    if doc.get("topology") not in (None, topo.content_hash()):
+        v.fail("field 'topology': the document was made for a different platform")
+    sched = doc.get("schedule")
+    if isinstance(sched, Mapping) and str(doc.get("source")) != str(sched.get("source")):
+        v.fail(f"field 'source': {doc.get('source')!r}, the schedule broadcasts from "
+               f"{sched.get('source')!r}")
+    lags = [b.get("lag") for s in (sched or {}).get("steps") or [] if isinstance(s, Mapping)
+            for t in s.get("transfers") or [] if isinstance(t, Mapping)
+            for b in t.get("blocks") or [] if isinstance(b, Mapping)]
+    return max((x for x in lags if isinstance(x, int)), default=0)
+
+
+def _batches(run: Mapping[str, Any], at: str, b: int, lag: int, count: str,
+             v: Verdict) -> None:
+    """``batches`` = B and ``periods``: D of initialisation, B − D steady, D of clean-up."""
     if "batches" in run and run["batches"] != b:
-        v.fail(f"field '{name}.batches': {run['batches']!r}, but ⌈p/M⌉ = {b}")
+        v.fail(f"field '{at}batches': {run['batches']!r}, but ⌈{count}/M⌉ = {b}")
     init, steady = min(lag, b + lag), max(0, b - lag)
     want = {"initialisation": init, "steady": steady, "clean_up": b + lag - init - steady}
     periods = run.get("periods")
     if isinstance(periods, Mapping) and dict(periods) != want:
-        v.fail(f"field '{name}.periods': {dict(periods)!r}, but B = {b} batches and the "
+        v.fail(f"field '{at}periods': {dict(periods)!r}, but B = {b} batches and the "
                f"largest lag D = {lag} give {want}")
+
+
+def _compact_keys(run: Mapping[str, Any], at: str, what: str, v: Verdict) -> None:
     compact = run.get("compact")
     if isinstance(compact, Mapping):
         for key in sorted(set(compact) - {"makespan", "ratio", "transfers"}, key=str):
-            v.fail(f"field '{name}.compact.{key}': no checker of a PIPE broadcast proves it")
+            v.fail(f"field '{at}compact.{key}': no checker of {what} proves it")

@@ -42,6 +42,7 @@ from .pipe_compact import Event, compact
 from .steady import SteadyBroadcast, steady_broadcast
 
 PIPE_FORMAT = "collcert-pipe-broadcast/1"
+SERIES_FORMAT = "collcert-series-broadcast/1"
 MAX_PACKETS = 20_000
 CLIMB = 64
 """At most this many ±1 steps refine the best packet count of the grid."""
@@ -66,6 +67,19 @@ class FiniteRun:
         events, mk = self.compacted
         return {"makespan": fraction_str(mk), "ratio": fraction_str(mk / bound),
                 "transfers": [[a, b, g, fraction_str(t)] for a, b, g, t, _ in events]}
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``collcert-series-broadcast/1`` document of n unit messages (§5.5), read
+        back and replayed by ``collcert.certify.broadcast.check_series_doc``."""
+        bound = self.messages * self.steady.T_star
+        platform = self.steady.platform
+        return {"format": SERIES_FORMAT, "topology": platform.content_hash(),
+                "topology_name": platform.name, "source": self.steady.source,
+                "messages": self.messages, "makespan": fraction_str(self.makespan),
+                "lower_bound": fraction_str(bound),
+                "ratio": fraction_str(self.makespan / bound), "batches": self.batches,
+                "periods": self.phases(), "compact": self.compact_json(bound),
+                "schedule": self.steady.to_json()}
 
     @property
     def batches(self) -> int:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from collcert.certify.broadcast import check_pipe, check_steady_broadcast
+from collcert.certify.broadcast import check_pipe, check_series_doc, check_steady_broadcast
 from collcert.certify.model import InputError, load_json, read_text
 from collcert.certify.model import frac_str as fraction_str
 
@@ -30,11 +30,14 @@ STEADY_FORMAT = "collcert-steady-broadcast/1"
 """The ``"format"`` a steady-state broadcast schedule file declares."""
 PIPE_FORMAT = "collcert-pipe-broadcast/1"
 """The ``"format"`` of a PIPE document (``collcert broadcast-steady --size L -o``)."""
-FORMATS = (STEADY_FORMAT, PIPE_FORMAT)
+SERIES_FORMAT = "collcert-series-broadcast/1"
+"""The ``"format"`` of a finite series (``collcert broadcast-steady --messages N -o``)."""
+FORMATS = (STEADY_FORMAT, PIPE_FORMAT, SERIES_FORMAT)
 STEADY = "steady-broadcast"
 """The format's name in an audit report (``AuditReport.format``)."""
 MAX_STEADY_BYTES = 256 * 1024 * 1024
-_MARKS = (b"collcert-steady-broadcast", b"collcert-pipe-broadcast")
+_MARKS = (b"collcert-steady-broadcast", b"collcert-pipe-broadcast",
+          b"collcert-series-broadcast")
 
 
 @dataclass
@@ -52,22 +55,31 @@ class SteadyBroadcastReport(AuditReport):
     period: Fraction | None = None
     facts: dict[str, Any] = field(default_factory=dict)
     name: str = ""
+    doc_format: str = STEADY_FORMAT  # which of FORMATS the audited file is
 
     def to_json(self) -> dict[str, Any]:
         """The checker's verdict (exact numbers as ``"p/q"`` strings), with ``valid``
         and the file ``format``: what ``collcert audit --json`` prints."""
         out = dict(self.checks[0])
-        out.update({"valid": self.valid,
-                    "format": PIPE_FORMAT if "lower_bound" in self.facts else STEADY_FORMAT})
+        out.update({"valid": self.valid, "format": self.doc_format})
         return out
 
     def summary(self) -> str:
-        pipe = "lower_bound" in self.facts or self.checks[0].get("check", "").startswith("PIPE")
-        what = ("PIPE broadcast" if pipe else "steady-state broadcast schedule") + (
-            f" {self.name}" if self.name else "")
+        pipe, series = self.doc_format == PIPE_FORMAT, self.doc_format == SERIES_FORMAT
+        what = ("PIPE broadcast" if pipe else "finite series of broadcasts" if series
+                else "steady-state broadcast schedule") + (f" {self.name}" if self.name else "")
         if not self.valid:
             return "\n".join([f"INVALID {what}:"] + [f"  - {r}" for r in self.reasons])
         f = self.facts
+        if series:
+            return "\n".join([
+                f"VALID {what} (one-port model, Legrand et al. 2003, §5.5)",
+                f"  makespan {fraction_str(f['makespan'])}; lower bound n·T* = "
+                f"{fraction_str(f['lower_bound'])} (T* = {fraction_str(f['T_star'])}, proven;"
+                " Lemma 7)" + (f"; compacted {fraction_str(f['series_compact_makespan'])}"
+                               if "series_compact_makespan" in f else ""),
+                "  replayed every period: no node sends or receives twice at once, every "
+                "message forwarded after it arrived, every node gets every message once"])
         if pipe:
             runs = [f"  {k}: {f[k + '_packets']} packets, makespan "
                     f"{fraction_str(f[k + '_makespan'])}, ratio "
@@ -166,7 +178,9 @@ def audit_steady(platform: Any, schedule: Mapping[str, Any], name: str = "",
     from collcert.reference.model import ScheduleError
 
     data = platform if isinstance(platform, Mapping) else dict(platform.to_json())
-    check = check_pipe if schedule.get("format") == PIPE_FORMAT else check_steady_broadcast
+    fmt = schedule.get("format")
+    check = {PIPE_FORMAT: check_pipe, SERIES_FORMAT: check_series_doc}.get(
+        fmt, check_steady_broadcast)
     try:
         verdict = check(data, schedule)
     except InputError as exc:
@@ -177,4 +191,5 @@ def audit_steady(platform: Any, schedule: Mapping[str, Any], name: str = "",
         "paths given by the schedule (one-port links)", format=STEADY,
         collective="broadcast", unit=str(data.get("unit", "")), checks=[verdict.to_json()],
         throughput=facts.get("throughput") if verdict.ok else None,
-        period=facts.get("period") if verdict.ok else None, facts=facts, name=name)
+        period=facts.get("period") if verdict.ok else None, facts=facts, name=name,
+        doc_format=fmt if fmt in FORMATS else STEADY_FORMAT)
