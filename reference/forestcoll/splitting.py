@@ -196,7 +196,7 @@ class _Splitter(FlowRepair):
         self.local_arr = np.asarray(self.local, dtype=np.int64)
         self.tails_arr = np.asarray(g.tails, dtype=np.int64)
         self.heads_arr = np.asarray(g.heads, dtype=np.int64)
-        self._csr: tuple[np.ndarray, tuple[np.ndarray, ...]] | None = None
+        self._csr: tuple[np.ndarray, Any] | None = None
         self._route_cache: dict[tuple[int, int], tuple[Any, ...]] = {}
         self.finite_total = sum(c for c in caps if c is not None)
         # "infinite" auxiliary arcs: more than every finite cut, now and later (a split

@@ -108,7 +108,7 @@ class FlowRepair:
     stats: dict[str, int]
     tails_arr: np.ndarray
     heads_arr: np.ndarray
-    _csr: tuple[np.ndarray, tuple[np.ndarray, ...]] | None
+    _csr: tuple[np.ndarray, Any] | None
     _route_cache: dict[tuple[int, int], tuple[Any, ...]]
 
     # ------------------------------------------------------------- repair
@@ -193,79 +193,55 @@ class FlowRepair:
                 break
         return excess
 
-    def _residual_csr(self, capw: np.ndarray) -> tuple[np.ndarray, ...]:
-        """Both directions of every arc of positive capacity in ``capw`` (an arc
-        of capacity 0 carries no flow either), grouped by the node they leave
-        (CSR): entry e goes ``src[e] → dst[e]`` over arc ``arc[e]``, forward
-        (residual c − f) or backward (residual f). Cached per ``capw``."""
+    def _residual_adjacency(self, capw: np.ndarray) -> tuple[list[list[tuple[int, int, bool]]],
+                                                            list[int]]:
+        """Per node, the residual entries leaving it over every arc of positive
+        capacity in ``capw`` (an arc of capacity 0 carries no flow either):
+        ``(other end, arc, forward)``, forward with residual c − f, backward with
+        residual f; and ``capw`` as a list. Cached per ``capw``."""
         if self._csr is not None and self._csr[0] is capw:
-            return self._csr[1]
+            return self._csr[1]  # type: ignore[no-any-return]
         g = self.g
-        live = np.nonzero(capw[: len(g.tails)] > 0)[0]
-        tl, hd = self.tails_arr[live], self.heads_arr[live]
-        src = np.concatenate([tl, hd])
-        order = np.argsort(src, kind="stable")
-        e_src = src[order]
-        e_dst = np.concatenate([hd, tl])[order]
-        by_dst = np.argsort(e_dst, kind="stable")
-        csr = (e_src, e_dst, np.concatenate([live, live])[order], order < len(live),
-               np.searchsorted(e_src, np.arange(g.n + 2)),
-               by_dst, np.searchsorted(e_dst[by_dst], np.arange(g.n + 2)))
-        self._csr = (capw, csr)
-        return csr
+        adj: list[list[tuple[int, int, bool]]] = [[] for _ in range(g.n + 2)]
+        tails, heads = g.tails, g.heads
+        for arc in np.nonzero(capw[: len(tails)] > 0)[0].tolist():
+            t, h = tails[arc], heads[arc]
+            adj[t].append((h, arc, True))
+            adj[h].append((t, arc, False))
+        found = (adj, capw.tolist())
+        self._csr = (capw, found)
+        return found
 
     def _bfs_push(self, f: np.ndarray, log: dict[int, int], capw: np.ndarray, a: int, b: int,
                   excess: int) -> bool:
         """Send ``excess`` units a → b along shortest augmenting paths of the
         residual network of ``f`` (edits ``f``); False if the residual network
-        cannot carry them all. Breadth-first, one numpy step per level, from the
-        end with fewer residual entries (forward from a, or backward from b)."""
-        g = self.g
-        e_src, e_dst, arcs, fwd, ptr, by_dst, ptr_dst = self._residual_csr(capw)
-        backward = int(ptr_dst[b + 1] - ptr_dst[b]) < int(ptr[a + 1] - ptr[a])
-        # forward: expand entries leaving the frontier, reach e_dst; backward:
-        # expand entries entering the frontier, reach e_src
-        start, goal = (b, a) if backward else (a, b)
-        reach = e_src if backward else e_dst
-        pointer = ptr_dst if backward else ptr
+        cannot carry them all. Breadth-first from a, node by node, stopping at b:
+        only the entries of the nodes it reaches are read."""
+        adj, cap = self._residual_adjacency(capw)
+        flow = f.item
         while excess > 0:
-            link = np.full(g.n + 1, -1, dtype=np.int64)  # entry by which a node was reached
-            seen = np.zeros(g.n + 1, dtype=bool)
-            seen[start] = True
-            front = np.array([start], dtype=np.int64)
-            while len(front) and not seen[goal]:
-                starts = pointer[front]
-                lens = pointer[front + 1] - starts
-                total = int(lens.sum())
-                if total == 0:
-                    break
-                idx = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(total)
-                if backward:
-                    idx = by_dst[idx]
-                on = arcs[idx]
-                res = np.where(fwd[idx], capw[on] - f[on], f[on])
-                idx = idx[res > 0]
-                nxt = reach[idx]
-                fresh = ~seen[nxt]
-                idx, nxt = idx[fresh], nxt[fresh]
-                link[nxt] = idx  # one of the entries reaching each new node wins
-                seen[nxt] = True
-                front = nxt[link[nxt] == idx]  # each new node once
-            if not seen[goal]:
+            link: dict[int, tuple[int, int, bool]] = {a: (a, -1, True)}
+            queue = deque([a])
+            while queue and b not in link:
+                x = queue.popleft()
+                for y, arc, fwd in adj[x]:
+                    if y not in link and (cap[arc] - flow(arc) if fwd else flow(arc)) > 0:
+                        link[y] = (x, arc, fwd)
+                        if y == b:
+                            break
+                        queue.append(y)
+            if b not in link:
                 return False
             path = []
-            x = goal
-            back = e_dst if backward else e_src
-            while x != start:
-                e = int(link[x])
-                path.append(e)
-                x = int(back[e])
-            amount = excess
-            for e in path:
-                arc = int(arcs[e])
-                amount = min(amount, int(capw[arc] - f[arc]) if fwd[e] else int(f[arc]))
-            for e in path:
-                self._add(f, log, int(arcs[e]), amount if fwd[e] else -amount)
+            y = b
+            while y != a:
+                y, arc, fwd = link[y]
+                path.append((arc, fwd))
+            amount = min(excess, min(cap[arc] - flow(arc) if fwd else flow(arc)
+                                     for arc, fwd in path))
+            for arc, fwd in path:
+                self._add(f, log, arc, amount if fwd else -amount)
             excess -= amount
         return True
 
