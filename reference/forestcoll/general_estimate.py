@@ -16,7 +16,7 @@ D = Σ k_u. The model:
   pairs (measured 1.0-1.27 on DGX, MI250, fat-tree and random switched
   graphs); each costs time proportional to N (one kept flow per compute node)
   times (a + b·N), more where many switches have no compute neighbour (fat
-  trees: the auxiliary max-flows of Thm 8 and more repairs, about 2 times);
+  trees: the auxiliary max-flows of Thm 8 and more repairs, about 1.6 times);
 - G* has at most N(N−1) arcs, about the compute-to-compute arcs plus one per pair;
 - the packing places about N − 1 arcs per root when k = 1 and ``PLACED_PER_ARC_PAIR``
   · (N − 1) per root otherwise (measured 1.08-2.37, 1.6 typical), more for a single
@@ -43,14 +43,14 @@ from ..model import check_budget
 Node = Hashable
 
 PAIRS_PER_SWITCH_ARC = 1.2
-SPLIT_SECONDS_PER_PAIR_NODE = 25e-6
-SPLIT_SECONDS_PER_PAIR_NODE2 = 0.1e-6
-"""Switch removal: seconds per pair = N · (25 µs + 0.1 µs · N) (measured 29-31 µs · N on
-degraded DGX clusters of 96 and 128 GPUs, 77 µs · N on fat_tree:8)."""
-SPLIT_INNER_SWITCH_FACTOR = 2.0
-"""Switch removal time × (1 + 2 · the share of switches with no compute neighbour): the
+SPLIT_SECONDS_PER_PAIR_NODE = 14e-6
+SPLIT_SECONDS_PER_PAIR_NODE2 = 0.03e-6
+"""Switch removal: seconds per pair = N · (14 µs + 0.03 µs · N) (measured 17.5 µs · N on
+degraded DGX clusters of 96 and 128 GPUs, 29 µs · N on fat_tree:8)."""
+SPLIT_INNER_SWITCH_FACTOR = 1.0
+"""Switch removal time × (1 + the share of switches with no compute neighbour): the
 repairs and auxiliary max-flows of multi-tier switching (fat_tree:8, 60 % such
-switches: measured 2.0 times the per-pair figure; DGX clusters: 1.4 %)."""
+switches: measured 1.65 times the per-pair figure; DGX clusters: 1.4 %)."""
 PLACED_PER_ARC_PAIR = 1.6
 BATCHES_PER_NODE_ONE_ROOT = 0.17
 """Spanning trees' worth of arcs placed per root: min(k_u, max(1.6, 0.17 · N / roots));
