@@ -122,11 +122,13 @@ def _route(stdout: str, whatif: bool) -> str:
     for a what-if machine, of the symmetrized machine it was borrowed from) or the
     general path."""
     try:
-        notes = [str(n) for n in json.loads(stdout).get("symmetry") or []]
+        summary = json.loads(stdout)
+        notes = [str(n) for n in summary.get("symmetry") or []]
     except (ValueError, AttributeError):
         return ""
     borrowed = whatif and any("boxes" in n for n in notes)
-    return "; ".join(notes) + (" (borrowed from the symmetrized machine)" if borrowed else "")
+    return ("; ".join(notes) + (" (borrowed from the symmetrized machine)" if borrowed else "")
+            + f"; trees of height up to {summary.get('max_height')}")
 
 
 def run(argv: list[str], timeout: float, workdir: str, gib: float) -> dict[str, object]:

@@ -146,3 +146,27 @@ def test_schedule_command_checks_and_audit_says_valid(capsys: pytest.CaptureFixt
     assert main(["audit", "fat_tree:4", str(healthy), "--json"]) == 0
     audit = json.loads(capsys.readouterr().out)
     assert Fraction(audit["ratio"]) == 1
+
+
+def test_spread_split_gives_shallow_trees() -> None:
+    """The first pass at every egress limits each G* arc to 1/SPREAD_WAYS of its tail's
+    out-capacity: hosts send to several hosts, so trees are not the long paths that a
+    host sending its whole capacity to one neighbour forces (height n - 1 at worst)."""
+    from collcert.reference.forestcoll import symsplit
+
+    t = platforms.fat_tree(8)
+    sym = find_symmetry(t)
+    assert sym is not None
+    opt = optimum(t, "allgather", symmetry=False)
+    assert opt.U is not None and opt.k is not None
+    caps = {e: int(opt.U * c) for e, c in t.capacity.items()}
+    supply = {c: opt.k for c in t.compute_nodes}
+    degree = {}
+    for spread in (False, True):
+        split = remove_switches_orbits(t.compute_nodes, t.switch_nodes, caps, supply, sym,
+                                       spread=spread)
+        degree[spread] = min(sum(1 for a, _ in split.capacity if a == h)
+                             for h in t.compute_nodes)
+    assert degree[True] >= symsplit.SPREAD_WAYS > degree[False]
+    s = schedule(t, "allgather")
+    assert max(tr.height for tr in s.phases[0].trees) < t.num_compute // 4
