@@ -129,7 +129,8 @@ def test_orbit_splitting_flows_are_checked_for_every_sink() -> None:
 
 
 def test_stuck_orbit_packing_falls_back_to_the_general_algorithm() -> None:
-    t = platforms.dgx_a100(2)  # k = 13, every arc of G* is needed: the greedy gets stuck
+    t = platforms.mi250(3)  # the greedy orbit packing gets stuck (dgx_a100:2 did before
+    # symsplit spread each GPU's capacity over several G* arcs)
     s = schedule(t)
     assert s.phases[0].stats["symmetry"].startswith("general algorithms")
     _certified(t, s.to_json())
