@@ -131,11 +131,23 @@ def duplicate_tree(doc: Doc, rng: random.Random, topo: Topo) -> bool:
 
 
 def overload_link(doc: Doc, rng: random.Random, topo: Topo) -> bool:
-    """Send one tree edge's data over one of its links twice more (a round trip)."""
-    _, tree = _pick_tree(doc, rng)
-    e = rng.choice(tree["edges"])
+    """Send one tree edge's data over one of its links twice more (a round trip). A
+    round trip over a link with room to spare leaves a valid schedule of the same time,
+    so the link is one of the checker's bottlenecks where a tree edge crosses one."""
+    hops = set()
+    for line in check_schedule(topo, doc).facts.get("bottleneck", []):
+        a, _, rest = str(line).partition(" -> ")
+        hops.add((a, rest.split(" carries ")[0]))
+    crossing = [(e, i) for ph in doc["phases"] for tr in ph["trees"] for e in tr["edges"]
+                for i in range(len(e["path"]) - 1)
+                if (str(e["path"][i]), str(e["path"][i + 1])) in hops]
+    if crossing:
+        e, i = rng.choice(crossing)
+    else:
+        _, tree = _pick_tree(doc, rng)
+        e = rng.choice(tree["edges"])
+        i = rng.randrange(len(e["path"]) - 1)
     path = e["path"]
-    i = rng.randrange(len(path) - 1)
     a, b = topo.node(path[i], "p"), topo.node(path[i + 1], "p")
     if (b, a) not in topo.cap:
         return False
