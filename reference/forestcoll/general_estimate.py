@@ -20,7 +20,7 @@ D = Σ k_u. The model:
 - G* has at most N(N−1) arcs, about the compute-to-compute arcs plus one per pair;
 - the packing places about N − 1 arcs per root when k = 1 and ``PLACED_PER_ARC_PAIR``
   · (N − 1) per root otherwise (measured 1.08-2.37, 1.6 typical), more for a single
-  root (broadcast, ``BATCHES_PER_NODE_ONE_ROOT``), with
+  root (broadcast, ``BATCHES_ONE_ROOT``), with
   ``MAXFLOWS_PER_PLACED`` max-flows per placed arc (1.0-1.22 since rejected arcs
   are asked once), each costing c0 + c1·N + c2·|G*| seconds;
 - memory: the interpreter and OR-Tools, the kept flows (N × (|G*| + N)
@@ -52,10 +52,10 @@ SPLIT_INNER_SWITCH_FACTOR = 1.0
 repairs and auxiliary max-flows of multi-tier switching (fat_tree:8, 60 % such
 switches: measured 1.65 times the per-pair figure; DGX clusters: 1.4 %)."""
 PLACED_PER_ARC_PAIR = 1.6
-BATCHES_PER_NODE_ONE_ROOT = 0.17
-"""Spanning trees' worth of arcs placed per root: min(k_u, max(1.6, 0.17 · N / roots));
-few roots (broadcast) spread their k trees over more batches (measured: one root of
-dgx_a100:8, k = 15, 11.2 trees' worth)."""
+BATCHES_ONE_ROOT = 4.0
+"""Spanning trees' worth of arcs placed per root: min(k_u, max(1.6, 4 · N^¼ / roots));
+few roots (broadcast) spread their k trees over more batches (measured with one root,
+k = 15: 7.9 trees' worth on dgx_a100:2, 11.2 on dgx_a100:8, both with a NIC halved)."""
 MAXFLOWS_PER_PLACED = 1.2
 PACK_SECONDS_PER_MAXFLOW = 30e-6
 PACK_SECONDS_PER_MAXFLOW_NODE = 0.3e-6
@@ -145,7 +145,7 @@ def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
     gstar = min(n * (n - 1), cc + pairs)
     k = max((int(x) for x in supply.values()), default=0)
     roots = sum(1 for x in supply.values() if int(x) > 0)
-    per_root = max(PLACED_PER_ARC_PAIR, BATCHES_PER_NODE_ONE_ROOT * n / max(roots, 1))
+    per_root = max(PLACED_PER_ARC_PAIR, BATCHES_ONE_ROOT * n ** 0.25 / max(roots, 1))
     placed = round((n - 1) * sum(min(int(x), per_root) for x in supply.values() if int(x) > 0))
     maxflows = round(MAXFLOWS_PER_PLACED * placed)
     pack_s = maxflows * (PACK_SECONDS_PER_MAXFLOW + PACK_SECONDS_PER_MAXFLOW_NODE * n
