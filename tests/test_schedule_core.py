@@ -166,4 +166,4 @@ def test_huge_capacities_stay_exact() -> None:
         links.append({"src": f"g{i}", "dst": "core", "capacity": 3, "bidirectional": True})
     t = Topology([f"g{i}" for i in range(6)], links, ["sw0", "sw1", "core"])
     s = _check(t)
-    assert max(s.phases[0].split.capacity.values()) >= 2**70
+    assert max(s.phases[0].split.capacity.values()) >= 2**63  # beyond int64
