@@ -21,14 +21,13 @@ infinite) and is dropped together with its m(R_j) from the sum; batches
 with the same vertex set share one s_j (their m add up); a batch that is
 still just {r} needs no s_j (the arc x→r of capacity m does the same);
 x→s_j arcs are written σ→s_j from a super source σ with σ→x infinite,
-which has the same cuts. The max-flow goes to a sink arc y→T capped at
-Σ m(R_j) + min(g, m(R_i)): nothing above that is needed.
+which has the same cuts. The max-flow goes from σ to y.
 
 Speed: D̄ is one persistent :class:`FlowNetwork` for the whole packing (G*
 arcs, σ→v and v→T for every v, a pool of hub nodes s_j); each μ updates only
 the capacities that differ from the previous one (``update_capacities``)
 and asks for the value only. Infinite arcs get a finite capacity ``big`` no
-smaller than the sink arc's, which leaves the maximum flow unchanged (see
+smaller than Σ m(R_j) + min(g, m(R_i)), which leaves μ unchanged (see
 :class:`_Dbar`). The μ values, hence the batches, are exactly those of a
 network rebuilt for every μ.
 
@@ -198,13 +197,13 @@ class _Dbar:
 
     D̄ is re-solved for every μ with only the arcs that change updated
     (FlowNetwork.update_capacities). Node layout: 0..n-1 the vertices, σ = n,
-    T = n+1, then one hub node s_j per vertex set of a partly grown batch. Arc
-    layout: the G* arcs with residual capacity left when the network was built
-    (``g``), σ→v and v→T for every v, then per hub σ→hub and hub→v for the members
-    of its set. Infinite arcs get capacity ``big`` ≥ Σ_j m(R_j) ≥ ``need``, the
-    capacity of the sink arc: every σ–T cut crossing one costs at least as much as
-    the cut of the sink arc alone, so the maximum flow (the minimum cut, at most
-    ``need``) is that of D̄ with infinite arcs.
+    then one hub node s_j per vertex set of a partly grown batch. Arc layout: the
+    G* arcs with residual capacity left when the network was built (``g``), σ→v
+    for every v, then per hub σ→hub and hub→v for the members of its set; the
+    flow goes from σ to y. Infinite arcs get capacity ``big`` > Σ_j m(R_j) +
+    min(g, m(R_i)) = ``need``: a minimum σ–y cut that crosses one is worth at
+    least ``need`` with or without them, so μ = min(want, F − others) is the same
+    as with infinite arcs; any other minimum cut is the same cut.
 
     Batches other than the one growing enter D̄ in two kinds (module docstring):
     still-{r} batches as σ→r (their m summed per root in ``single_total``,
@@ -219,7 +218,7 @@ class _Dbar:
 
     def __init__(self, n: int, g: dict[tuple[int, int], int], bt: _Batches, engine: str) -> None:
         self.n, self.g, self.engine = n, g, engine
-        self.sigma, self.sink = n, n + 1
+        self.sigma = n
         self.big = sum(bt.mult) + max(g.values(), default=0) + 1
         huge = self.big * (2 * n + 4) + sum(g.values()) >= 2**61
         self.dtype: Any = object if huge else np.int64
@@ -242,14 +241,14 @@ class _Dbar:
 
     def build(self, bt: _Batches, i: int) -> None:
         """The network for the current state: live G* arcs, σ→v at the still-{r}
-        totals, v→T at 0, a hub (σ→hub at 0) for every set of a grown batch but i."""
-        n, sigma, sink = self.n, self.sigma, self.sink
+        totals, a hub (σ→hub at 0) for every set of a grown batch but i."""
+        n, sigma = self.n, self.sigma
         live = [(a, c) for a, c in self.g.items() if c > 0]
         self.arc_pos = {a: p for p, (a, _) in enumerate(live)}
         self.m_g, self.spent = len(live), 0
-        tails = [a for (a, _), _ in live] + [sigma] * n + list(range(n))
-        heads = [b for (_, b), _ in live] + list(range(n)) + [sink] * n
-        caps = [c for _, c in live] + self.single_total + [0] * n
+        tails = [a for (a, _), _ in live] + [sigma] * n
+        heads = [b for (_, b), _ in live] + list(range(n))
+        caps = [c for _, c in live] + self.single_total
         members: dict[int, list[int]] = {}
         for j in self.grown:
             if j != i:
@@ -257,10 +256,10 @@ class _Dbar:
         self.hubs = {}
         for h, (mask, inside) in enumerate(members.items()):
             self.hubs[mask] = len(tails)
-            tails += [sigma] + [n + 2 + h] * len(inside)
-            heads += [n + 2 + h] + inside
+            tails += [sigma] + [n + 1 + h] * len(inside)
+            heads += [n + 1 + h] + inside
             caps += [0] + [self.big] * len(inside)
-        self.net = FlowNetwork.from_arrays(n + 2 + len(members), np.array(tails, dtype=np.int64),
+        self.net = FlowNetwork.from_arrays(n + 1 + len(members), np.array(tails, dtype=np.int64),
                                            np.array(heads, dtype=np.int64),
                                            np.array(caps, dtype=self.dtype), engine=self.engine)
         self.exceptions = {}
@@ -278,18 +277,17 @@ class _Dbar:
         if self.g_in[y] <= others:  # the cut V∖{y} already leaves no slack
             self.bounded += 1
             return 0
-        need = others + want
         if (self.net is None or 2 * self.spent > self.m_g
                 or any(mask not in self.hubs for mask in groups)):
             self.build(bt, i)
         assert self.net is not None
-        sig = self.m_g  # σ→v is arc m_g + v, v→T is arc m_g + n + v
-        new: dict[int, int] = {sig + y: 0, sig + self.n + y: need}
+        sig = self.m_g  # σ→v is arc m_g + v
+        new: dict[int, int] = {sig + y: 0}
         new[sig + x] = self.big  # σ→x is infinite (it also covers x's own {x} batches)
         for mask, m in groups.items():
             new[self.hubs[mask]] = m
         self._set_exceptions(new)
-        value = self.net.solve_value(self.sigma, self.sink)
+        value = self.net.solve_value(self.sigma, y)
         self.maxflows += 1
         if value < others:
             raise RuntimeError(
