@@ -333,7 +333,7 @@ class _OrbitSplitter(ArcTable):
             return new, (value, slope)
         return new, None
 
-    def _take(self, arcs: list[int], amount: int) -> list[tuple[tuple[int, ...], int]]:
+    def _take(self, arcs: list[int], amount: int) -> list[tuple[tuple[Node, ...], int]]:
         """``amount`` units of the walks of ``arcs[0]`` for the representative pair, taken
         from its bag with their images from the bags of the other images' arcs. The bag
         of a link H fixes is kept compressed: an entry (walk, units) stands for units of
