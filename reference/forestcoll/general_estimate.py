@@ -58,10 +58,10 @@ few roots (broadcast) spread their k trees over more batches (measured with one 
 k = 15: 7.9 trees' worth on dgx_a100:2, 11.2 on dgx_a100:8, both with a NIC halved)."""
 MAXFLOWS_PER_PLACED = 1.2
 PACK_SECONDS_PER_MAXFLOW = 30e-6
-PACK_SECONDS_PER_MAXFLOW_NODE = 0.3e-6
+PACK_SECONDS_PER_MAXFLOW_NODE = 0.2e-6
 PACK_SECONDS_PER_MAXFLOW_ARC = 0.05e-6
-"""Packing: seconds per max-flow = 30 µs + 0.3 µs · N + 0.05 µs · |G*| (measured 66-100 µs
-from 64 to 128 compute nodes)."""
+"""Packing: seconds per max-flow = 30 µs + 0.2 µs · N + 0.05 µs · |G*| (measured 66-100 µs
+from 64 to 128 compute nodes, 115 µs at 256)."""
 BASE_BYTES = 64 * 1024 * 1024
 FLOW_ENTRY_BYTES = 200
 TREE_ENTRY_BYTES = 800
