@@ -21,7 +21,14 @@ from typing import Any
 from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
 from . import _sizes, _whatif
-from ._common import Progress, is_eulerian, load_topology, print_json, write_output
+from ._common import (
+    Progress,
+    duration_text,
+    is_eulerian,
+    load_topology,
+    print_json,
+    write_output,
+)
 
 
 def check_all(report: Any) -> dict[str, bool]:
@@ -114,19 +121,11 @@ def _announce_mac_bc(topo: Any, progress_shown: bool) -> bool:
         return False
     print(f"note: the MAC-BC LP (Zhou & Sun 2026, Thm 2) on {k} compute nodes and "
           f"{len(topo.capacity)} links is solved by column generation: estimated "
-          f"{_duration(low)} if its warm start is nearly optimal (irregular machines), up to "
-          f"{_duration(high)} and {human_bytes(mem)} if it needs a round per node (symmetric "
+          f"{duration_text(low)} if its warm start is nearly optimal (irregular machines), up to "
+          f"{duration_text(high)} and {human_bytes(mem)} if it needs a round per node (symmetric "
           "machines without a closed form; docs/limits.md)"
           + ("" if progress_shown else "; stage and round progress follow"), file=sys.stderr)
     return True
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"about {max(1, round(seconds))} s"
-    if seconds < 5400:
-        return f"about {round(seconds / 60)} min"
-    return f"about {seconds / 3600:.1f} h"
 
 
 class _Stages:

@@ -442,6 +442,15 @@ def write_output(path: str, text: str, *, dash_is_stdout: bool = False,
         raise ScheduleError(f"cannot write {path}: {exc.strerror}") from None
 
 
+def duration_text(seconds: float) -> str:
+    """``"about 20 s"``, ``"about 4 min"``, ``"about 1.5 h"``: an estimate in words."""
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"about {round(seconds / 60)} min"
+    return f"about {seconds / 3600:.1f} h"
+
+
 class Progress:
     """A small progress bar on stderr (shown only when stderr is a terminal,
     or always with ``force=True``). Call it as ``progress(done, total)``."""

@@ -18,6 +18,7 @@ from ._common import (
     add_json_option,
     add_progress_option,
     add_topology_argument,
+    duration_text,
     load_topology,
     print_json,
     write_output,
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if not all(sizes):
             raise CollcertError("--sizes: a size rounds to 0 bytes on this many ranks (nccl-tests "
                                 "rounds each rank's share to 16 bytes); start larger")
+    _announce(args, topo)
     started = time.perf_counter()
     progress = _progress(args)
     healthy = None
@@ -121,6 +123,45 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             print(f"Plot written to {args.plot}.")
     return 0
+
+
+SECONDS_PER_NL = 1.4e-5
+"""CPU seconds of a comparison per (compute nodes × links), NCCL's ring and tree searches
+dominating (they grow as N·L): dgx_a100:16/32/64 allgather 2.3 s, 5.9 s, 21.5 s on 2
+loaded cores (N·L = 98k, 393k, 1.57M)."""
+ALLREDUCE_SECONDS_PER_NL = 9e-5
+"""Allreduce adds LP (5) and its trees: dgx_a100:16 12.0 s, :32 38.4 s of CPU (N·L = 98k,
+393k), against 2.3 s and 5.9 s for allgather."""
+BYTES_BASE, BYTES_PER_NL = 60e6, 92.0  # allgather peak: dgx_a100:32 101 MB, :64 205 MB
+ALLREDUCE_BYTES_PER_NL = 620.0  # allreduce peak: dgx_a100:16 127 MB, :32 348 MB
+ESTIMATE_SHOWN_FROM = 10.0  # seconds: below this only --progress prints the estimate
+
+
+def compare_estimate(topo: Any, collective: str, machines: int = 1) -> tuple[float, float]:
+    """(CPU seconds, peak bytes) of ``collcert compare`` on ``topo``, from its size alone
+    (``machines``: 2 under --degrade/--fail, which compares both machines)."""
+    nl = topo.num_compute * len(topo.capacity)
+    ar = collective == "allreduce"
+    per = SECONDS_PER_NL + (ALLREDUCE_SECONDS_PER_NL if ar else 0)
+    return machines * per * nl, BYTES_BASE + (BYTES_PER_NL + (ALLREDUCE_BYTES_PER_NL if ar
+                                                               else 0)) * nl
+
+
+def _announce(args: argparse.Namespace, topo: Any) -> None:
+    """The estimate on stderr before any work: always with --progress, else when long."""
+    import sys
+
+    from collcert.certify.model import human_bytes
+
+    seconds, memory = compare_estimate(topo, args.collective, 2 if _whatif.wanted(args) else 1)
+    if not args.progress and seconds < ESTIMATE_SHOWN_FROM:
+        return
+    print(f"compare: {topo.num_compute} GPUs, {len(topo.capacity)} links: estimated "
+          f"{duration_text(seconds)} of CPU and {human_bytes(int(memory))} of memory "
+          "(NCCL's ring and tree searches grow as GPUs × links"
+          + ("; LP (5) and its trees for allreduce" if args.collective == "allreduce" else "")
+          + "; wall time is longer on a busy machine; docs/limits.md)", file=sys.stderr,
+          flush=True)
 
 
 def _changed_machine(args: argparse.Namespace, topo: Any) -> Any:
