@@ -178,7 +178,7 @@ def audit_steady(platform: Any, schedule: Mapping[str, Any], name: str = "",
     from collcert.reference.model import ScheduleError
 
     data = platform if isinstance(platform, Mapping) else dict(platform.to_json())
-    fmt = schedule.get("format")
+    fmt = str(schedule.get("format"))
     check = {PIPE_FORMAT: check_pipe, SERIES_FORMAT: check_series_doc}.get(
         fmt, check_steady_broadcast)
     try:
