@@ -116,8 +116,9 @@ def pack_trees(
     queue = list(range(len(bt.roots)))
     while queue:
         i = queue.pop()
+        sorted_level: list[Any] = [-1, [], 0]  # batch i's current level, sorted, read up to
         while len(bt.sets[i]) < n:
-            mu, x, y, passed = _next_arc(bt, i, dbar, out_adj, nodes)
+            mu, x, y, passed = _next_arc(bt, i, dbar, out_adj, nodes, sorted_level)
             rejected += passed
             _grow(bt, dbar, i, x, y, mu, queue)
             placed += mu
@@ -345,25 +346,37 @@ class _Dbar:
 
 
 def _next_arc(bt: _Batches, i: int, dbar: _Dbar, out_adj: list[list[int]],
-              nodes: Sequence[Node]) -> tuple[int, int, int, int]:
+              nodes: Sequence[Node], cache: list[Any]) -> tuple[int, int, int, int]:
     """The arc that extends batch i, with its μ > 0 and how many arcs were passed over.
 
     Candidate arcs in the order (depth of x, −g, x, y), listed one depth level at
     a time: the first level with an arc of μ > 0 ends the search. A level passed
     over has none for good (its arcs only get rejected, used up or closed), for
-    batch i and the copies split off it: ``low`` skips it from then on."""
+    batch i and the copies split off it: ``low`` skips it from then on.
+
+    ``cache`` = [level, its candidates sorted, how far they were read] while batch
+    i grows: no other batch changes meanwhile, the arcs batch i takes leave the
+    level (their head joins it), and new members join one level deeper, so the
+    order of what is left stands and the entries read past stay out for good."""
     g, inside, dead, levels = dbar.g, bt.sets[i], bt.dead[i], bt.levels[i]
     passed = 0
     for level in range(bt.low[i], len(levels)):
-        cands = [(-g[(x, y)], x, y) for x in levels[level] for y in out_adj[x]
-                 if y not in inside and g[(x, y)] > 0 and (x, y) not in dead]
-        cands.sort()
-        for _, x, y in cands:
-            mu = dbar.mu(bt, i, x, y)
-            if mu > 0:
-                return mu, x, y, passed
-            dead.add((x, y))
-            passed += 1
+        if cache[0] != level:
+            cands = [(-g[(x, y)], x, y) for x in levels[level] for y in out_adj[x]
+                     if y not in inside and g[(x, y)] > 0 and (x, y) not in dead]
+            cands.sort()
+            cache[:] = [level, cands, 0]
+        cands, pos = cache[1], cache[2]
+        while pos < len(cands):
+            _, x, y = cands[pos]
+            if y not in inside and (x, y) not in dead and g[(x, y)] > 0:
+                cache[2] = pos
+                mu = dbar.mu(bt, i, x, y)
+                if mu > 0:
+                    return mu, x, y, passed
+                dead.add((x, y))
+                passed += 1
+            pos += 1
         bt.low[i] = level + 1  # none left at this depth, for good (module docstring)
     raise RuntimeError(
         f"internal: no arc can extend a tree rooted at {nodes[bt.roots[i]]!r} "
