@@ -42,9 +42,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..model import Topology, TopologyError
+from ..model import Topology
 from ..symmetry import Symmetry, map_node, orbits, refiner
-from .symmetrize import symmetrized
+from .symmetrize import orbit_minimum, symmetrized
 
 Signature = tuple[tuple[int, int, int], ...]
 
@@ -266,33 +266,12 @@ def _cycles(classes: Sequence[Sequence[tuple[int, np.ndarray | None]]], healthy:
 def _orbit_minimum(t: Topology, h: Topology, sigma: np.ndarray, order: int,
                    ) -> Topology | None:
     """M': every link of H at the least capacity of its <σ'>-orbit in ``t``."""
-    n = len(h.nodes)
-    idx = h.index
-    links = list(h.capacity)
-    tails = np.array([idx[a] for a, _ in links], dtype=np.int64)
-    heads = np.array([idx[b] for _, b in links], dtype=np.int64)
-    keys = tails * n + heads
-    order_k = np.argsort(keys)
-    sorted_keys = keys[order_k]
-    big = max(t.int_capacity.values(), default=0) >= 2**62
-    own = np.array([t.int_capacity.get(e, 0) for e in links], dtype=object if big else np.int64)
-    least = own.copy()
-    ta, he = tails, heads
-    for _ in range(1, order):
-        ta, he = sigma[ta], sigma[he]
-        img = ta * n + he
-        pos = np.minimum(np.searchsorted(sorted_keys, img), len(sorted_keys) - 1)
-        if not bool((sorted_keys[pos] == img).all()):
-            return None  # the box permutation is not an automorphism of H
-        least = np.minimum(least, own[order_k[pos]])
-    kept = [(a, b, Fraction(int(c), t.scale)) for (a, b), c in zip(links, least.tolist()) if c]
-    used = {v for a, b, _ in kept for v in (a, b)}
-    try:
-        return Topology(t.compute_nodes, kept, [v for v in t.switch_nodes if v in used],
-                        name=f"{t.name or 'topology'} (faults grouped)", unit=t.unit,
-                        multicast_switches=[v for v in t.multicast_switches if v in used])
-    except TopologyError:
-        return None
+    def powers() -> Iterator[np.ndarray]:
+        p = sigma
+        for _ in range(1, order):
+            yield p
+            p = sigma[p]
+    return orbit_minimum(t, h, powers(), "faults grouped")
 
 
 def _on(m_t: Topology, h: Topology, sigma: np.ndarray, order: int, box: np.ndarray,

@@ -28,6 +28,7 @@ M_sym.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 
 import numpy as np
@@ -46,6 +47,16 @@ def symmetrized(t: Topology, healthy: Topology) -> Topology | None:
     sym = orbits.find_symmetry(healthy)
     if sym is None:
         return None
+    perms = (sym.perms[j] for j in range(1, sym.order))
+    return orbit_minimum(t, healthy, perms, "symmetrized")
+
+
+def orbit_minimum(t: Topology, healthy: Topology, perms: Iterable[np.ndarray],
+                  label: str) -> Topology | None:
+    """Every link of ``healthy`` at the least capacity ``t`` gives the links of its orbit
+    under the group whose elements other than the identity are ``perms`` (node-index
+    arrays of ``healthy``); None if one of them does not map ``healthy``'s links onto
+    its links. The machine is named ``"<t's name> (<label>)"``."""
     n = len(healthy.nodes)
     idx = healthy.index
     links = list(healthy.capacity)
@@ -58,17 +69,17 @@ def symmetrized(t: Topology, healthy: Topology) -> Topology | None:
     big = max(t.int_capacity.values(), default=0) >= 2**62
     own = np.array([t.int_capacity.get(e, 0) for e in links], dtype=object if big else np.int64)
     least = own.copy()
-    for j in range(1, sym.order):
-        img = sym.perms[j][tails] * n + sym.perms[j][heads]
+    for p in perms:
+        img = p[tails] * n + p[heads]
         pos = np.minimum(np.searchsorted(sorted_keys, img), len(sorted_keys) - 1)
         if not bool((sorted_keys[pos] == img).all()):
-            return None  # not an automorphism of the healthy links (cannot happen: verified)
+            return None  # not an automorphism of the healthy links
         least = np.minimum(least, own[order[pos]])
     kept = [(a, b, Fraction(int(c), t.scale)) for (a, b), c in zip(links, least.tolist()) if c]
     used = {v for a, b, _ in kept for v in (a, b)}
     try:
         return Topology(t.compute_nodes, kept, [v for v in t.switch_nodes if v in used],
-                        name=f"{t.name or 'topology'} (symmetrized)", unit=t.unit,
+                        name=f"{t.name or 'topology'} ({label})", unit=t.unit,
                         multicast_switches=[v for v in t.multicast_switches if v in used])
     except TopologyError:
         return None
