@@ -33,11 +33,10 @@ import json
 import os
 import platform
 import random
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
+
+from _timed import timed_cli
 
 NIC_FAILURES_SEED = 20
 
@@ -107,16 +106,6 @@ def cases(long: bool) -> list[tuple[str, list[str], str]]:
     return out
 
 
-def _limit(gib: float):  # type: ignore[no-untyped-def]
-    """A preexec_fn capping the child's address space (a shared machine)."""
-    def cap() -> None:
-        import resource
-
-        size = int(gib * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
-    return cap
-
-
 def _route(stdout: str, whatif: bool) -> str:
     """How a schedule was built, from its --json summary: by orbits (of the machine, or,
     for a what-if machine, of the symmetrized machine it was borrowed from) or the
@@ -136,26 +125,11 @@ def run(argv: list[str], timeout: float, workdir: str, gib: float) -> dict[str, 
     out_file = os.path.join(workdir, "schedule.json")
     if os.path.exists(out_file):
         os.remove(out_file)
-    stats = os.path.join(workdir, "time.txt")
-    collcert = [sys.executable, "-m", "collcert.cli"]
     args = [a.replace("{out}", out_file) for a in argv]
-    timer = shutil.which("time") or "/usr/bin/time"
-    cmd = [timer, "-f", "%e %U %S %M", "-o", stats, *collcert, *args]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=_limit(gib))
-        status = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
-        tail = (proc.stderr.strip().splitlines() or [""])[-1]
-        if "MemoryError" in proc.stderr or "Unable to allocate" in proc.stderr:
-            status = f"over {gib:g} GiB"
-    except subprocess.TimeoutExpired:
-        return {"status": f"stopped after {timeout:.0f} s", "wall": time.monotonic() - started}
-    wall, user, system, rss_kb = open(stats).read().split()[-4:]
-    info: dict[str, object] = {"status": status, "wall": float(wall),
-                               "cpu": float(user) + float(system),
-                               "peak_mb": int(rss_kb) / 1024, "tail": tail,
-                               "route": _route(proc.stdout, "--fail" in args or "--degrade" in args)}
+    info = timed_cli(args, timeout, workdir, gib)
+    if "stderr" in info:
+        info["tail"] = (str(info["stderr"]).strip().splitlines() or [""])[-1]
+        info["route"] = _route(str(info["stdout"]), "--fail" in args or "--degrade" in args)
     if os.path.exists(out_file):
         info["file_mb"] = os.path.getsize(out_file) / 2**20
     return info

@@ -27,11 +27,10 @@ import argparse
 import json
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
+
+from _timed import timed_cli
 
 RANDOM_SEED = 2
 
@@ -75,35 +74,14 @@ def cases(long: bool, huge: bool, files: dict[str, str]) -> list[tuple[str, list
     return out
 
 
-def _limit(gib: float):  # type: ignore[no-untyped-def]
-    def cap() -> None:
-        import resource
-
-        size = int(gib * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
-    return cap
-
-
 def run(args: list[str], timeout: float, workdir: str, gib: float) -> dict[str, object]:
     """One ``collcert schedule`` under /usr/bin/time; its figures and its JSON summary."""
-    stats = os.path.join(workdir, "time.txt")
-    timer = shutil.which("time") or "/usr/bin/time"
-    cmd = [timer, "-f", "%e %U %S %M", "-o", stats, sys.executable, "-m", "collcert.cli",
-           "schedule", *args, "--no-symmetry", "--check", "--json"]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=_limit(gib))
-    except subprocess.TimeoutExpired:
-        return {"status": f"stopped after {timeout:.0f} s", "wall": time.monotonic() - started}
-    wall, user, system, rss_kb = open(stats).read().split()[-4:]
-    info: dict[str, object] = {"status": "ok" if proc.returncode == 0 else
-                               f"exit {proc.returncode}", "wall": float(wall),
-                               "cpu": float(user) + float(system),
-                               "peak_mb": int(rss_kb) / 1024,
-                               "tail": (proc.stderr.strip().splitlines() or [""])[-1]}
-    if proc.returncode == 0:
-        info["summary"] = json.loads(proc.stdout)
+    info = timed_cli(["schedule", *args, "--no-symmetry", "--check", "--json"], timeout,
+                     workdir, gib)
+    if "stderr" in info:
+        info["tail"] = (str(info["stderr"]).strip().splitlines() or [""])[-1]
+        if info["returncode"] == 0:
+            info["summary"] = json.loads(str(info["stdout"]))
     return info
 
 

@@ -22,12 +22,10 @@ import json
 import os
 import platform
 import random
-import resource
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
+
+from _timed import timed_cli
 
 ISSUE_DRAW = 20
 
@@ -55,32 +53,10 @@ def grouping(boxes: int, fails: list[str]) -> str:
             f"{len(sym.reps)} representative roots")
 
 
-def _cap(gib: float):  # type: ignore[no-untyped-def]
-    def cap() -> None:
-        size = int(gib * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
-    return cap
-
-
 def timed(args: list[str], timeout: float, workdir: str, gib: float,
           ) -> dict[str, object]:
     """One CLI command under /usr/bin/time, address space capped; its figures."""
-    stats = os.path.join(workdir, "time.txt")
-    timer = shutil.which("time") or "/usr/bin/time"
-    cmd = [timer, "-f", "%e %U %S %M", "-o", stats, sys.executable, "-m", "collcert.cli",
-           *args]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=_cap(gib))
-    except subprocess.TimeoutExpired:
-        return {"status": f"stopped after {timeout:.0f} s", "wall": time.monotonic() - started}
-    wall, user, system, rss_kb = open(stats).read().split()[-4:]
-    status = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
-    if "MemoryError" in proc.stderr or "Unable to allocate" in proc.stderr:
-        status = f"over {gib:g} GiB"
-    return {"status": status, "wall": float(wall), "cpu": float(user) + float(system),
-            "peak_mb": int(rss_kb) / 1024, "stdout": proc.stdout, "stderr": proc.stderr}
+    return timed_cli(args, timeout, workdir, gib)
 
 
 def _row(label: str, info: dict[str, object], extra: str = "") -> None:

@@ -28,11 +28,10 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import shutil
-import subprocess
 import sys
 import tempfile
-import time
+
+from _timed import timed_cli
 
 
 def cases(long: bool) -> list[tuple[str, list[str], str]]:
@@ -54,41 +53,16 @@ def cases(long: bool) -> list[tuple[str, list[str], str]]:
     return out
 
 
-def _limit(gib: float):  # type: ignore[no-untyped-def]
-    """A preexec_fn capping the child's address space (a shared machine)."""
-    def cap() -> None:
-        import resource
-
-        size = int(gib * 2**30)
-        resource.setrlimit(resource.RLIMIT_AS, (size, size))
-    return cap
-
-
 def run(argv: list[str], timeout: float, out_file: str, workdir: str,
         gib: float, plan: str) -> dict[str, object]:
     """One command under /usr/bin/time (address space capped at ``gib``); its figures."""
-    stats = os.path.join(workdir, "time.txt")
     args = [a.replace("{out}", out_file) for a in argv]
     writes = "-o" in args
     if writes and os.path.exists(out_file):
         os.remove(out_file)
-    timer = shutil.which("time") or "/usr/bin/time"
-    cmd = [timer, "-f", "%e %U %S %M", "-o", stats, sys.executable, "-m", "collcert.cli", *args]
-    started = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                              preexec_fn=_limit(gib),
-                              env={**os.environ, "COLLCERT_MAX_MEMORY": plan})
-    except subprocess.TimeoutExpired:
-        return {"status": f"stopped after {timeout:.0f} s", "wall": time.monotonic() - started}
-    status = "ok" if proc.returncode == 0 else f"exit {proc.returncode}"
-    if "MemoryError" in proc.stderr or "Unable to allocate" in proc.stderr:
-        status = f"over {gib:g} GiB"
-    wall, user, system, rss_kb = open(stats).read().split()[-4:]
-    lines = (proc.stdout + proc.stderr).strip().splitlines()
-    info: dict[str, object] = {"status": status, "wall": float(wall),
-                               "cpu": float(user) + float(system),
-                               "peak_mb": int(rss_kb) / 1024, "lines": lines}
+    info = timed_cli(args, timeout, workdir, gib, env={"COLLCERT_MAX_MEMORY": plan})
+    if "stderr" in info:
+        info["lines"] = (str(info["stdout"]) + str(info["stderr"])).strip().splitlines()
     if writes and os.path.exists(out_file):
         info["file_mb"] = os.path.getsize(out_file) / 2**20
     return info

@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
+BENCHMARKS = sorted(p for p in (Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py")
+                    if not p.name.startswith("_"))  # _timed.py: a helper the scripts import
 
 
 @pytest.mark.parametrize("path", BENCHMARKS, ids=lambda p: p.name)
 def test_benchmark_help(path: Path, monkeypatch: pytest.MonkeyPatch,
                         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sys, "argv", [str(path), "--help"])
+    monkeypatch.syspath_prepend(str(path.parent))  # as `python benchmarks/NAME.py` has it
     with pytest.raises(SystemExit) as exc:
         runpy.run_path(str(path), run_name="__main__")
     assert exc.value.code == 0
