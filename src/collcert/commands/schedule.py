@@ -130,6 +130,11 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and args.format not in ("msccl-xml", "mscclpp-json"):  # never ignored
         raise TopologyError(f"--strict refuses a runtime program slower than its schedule; it "
                             f"applies to --format msccl-xml and mscclpp-json, not {args.format}")
+    if _whatif.wanted(args) and args.method in ("lp", "rsag-weighted"):  # never ignored
+        raise ScheduleError(f"--degrade/--fail build on the changed machine with the default "
+                            f"--method, not with --method {args.method}; drop one of them "
+                            "(collcert optimum -c allreduce --degrade/--fail compares every "
+                            "allreduce rate)")
     if args.method == "lp":  # allreduce from LP (5): collcert/commands/_allreduce_lp.py
         from . import _allreduce_lp
 
