@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
     from collcert.reference.baselines import BASELINES, ComparisonRefused, compare
     from collcert.reference.model import CollcertError
 
-    names = BASELINES if not args.baselines else tuple(
+    names = BASELINES if args.baselines is None else tuple(
         n.strip() for n in args.baselines.split(",") if n.strip())
     unknown = [n for n in names if n not in BASELINES]
     if unknown or not names:
@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         if not all(sizes):
             raise CollcertError("--sizes: a size rounds to 0 bytes on this many ranks (nccl-tests "
                                 "rounds each rank's share to 16 bytes); start larger")
+    _check_outputs(args.save_schedules, args.plot)
     _announce(args, topo)
     started = time.perf_counter()
     progress = _progress(args)
@@ -236,6 +237,20 @@ def _print_whatif(w: Any, block: dict[str, Any], cut: Any, cmp: Any) -> None:
     print(f"  (algbw in {cmp.unit}; exact figures in --json)")
 
 
+def _check_outputs(folder: str | None, plot: str | None) -> None:
+    """Refuse before any work a --save-schedules that is a file, or a --plot whose folder
+    does not exist (both were found only after the comparison)."""
+    from collcert.reference.model import CollcertError
+
+    if folder is not None and os.path.exists(folder) and not os.path.isdir(folder):
+        raise CollcertError(f"--save-schedules {folder}: this is a file; name a folder (it is "
+                            "made if missing) to write every baseline's schedule into")
+    parent = os.path.dirname(os.path.abspath(plot)) if plot else ""
+    if plot and not os.path.isdir(parent):
+        raise CollcertError(f"--plot {plot}: the folder {parent} does not exist; make it "
+                            "first or name another place")
+
+
 def _progress(args: argparse.Namespace) -> Any:
     import sys
 
@@ -252,6 +267,7 @@ def _progress(args: argparse.Namespace) -> Any:
 def _save(folder: str, cmp: Any) -> None:
     from collcert.reference.model import CollcertError
 
+    _check_outputs(folder, None)
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
