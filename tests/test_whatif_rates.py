@@ -96,3 +96,27 @@ def test_compare_what_if_matches_compare_on_the_changed_machine(
     assert main(["compare", "ring:8", "--degrade", "0<>1=1/2"]) == 0
     text = capsys.readouterr().out
     assert "What-if on ring(8)" in text and "loss %" in text
+
+
+@pytest.mark.parametrize("coll", ["allgather", "allreduce", "alltoall"])
+def test_a_what_if_certificate_is_checked_with_the_same_options(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], coll: str) -> None:
+    """optimum --certificate with --degrade/--fail writes only the changed machine's
+    certificate (the block goes to stderr); check proves it with the same options."""
+    cert = tmp_path / "c.json"
+    assert main(["optimum", "-c", coll, "ring:6", "--degrade", "0<>1=1/2",
+                 "--certificate"]) == 0
+    out, err = capsys.readouterr()
+    assert "What-if on ring(6)" in err and "whatif" not in json.loads(out)
+    cert.write_text(out)
+    assert main(["check", "ring:6", str(cert), "--degrade", "0<>1=1/2"]) == 0
+    assert capsys.readouterr().out.startswith("OK")
+    assert main(["check", "ring:6", str(cert)]) == 1  # not the healthy machine's
+    capsys.readouterr()
+
+
+def test_no_certificate_of_a_disconnected_machine(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["optimum", "ring:4", "--fail", "0<>1", "--fail", "2<>3",
+                 "--certificate"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "disconnected" in err and "no certificate" in err

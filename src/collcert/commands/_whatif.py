@@ -134,6 +134,31 @@ def print_report(w: WhatIf, healthy: Fraction, now: Fraction, cut: frozenset[Any
             print(line)
 
 
+def print_certificate(cert: dict[str, Any] | None, block: Any) -> int:
+    """``--certificate`` with --degrade/--fail: the changed machine's certificate alone on
+    stdout (what 'collcert check TOPOLOGY CERT --degrade/--fail ...' proves), the what-if
+    block (``block()`` prints it) on stderr; a disconnected machine has none (exit 2)."""
+    import sys
+
+    from collcert.reference.model import TopologyError
+
+    from ._common import print_json
+
+    stdout = sys.stdout
+    sys.stdout = sys.stderr
+    try:
+        block()
+    finally:
+        sys.stdout = stdout
+    if cert is None:
+        raise TopologyError("the changed machine is disconnected: its rate 0 is proven by the "
+                            "set S that no link leaves (above), and there is no certificate to "
+                            "write; drop --certificate")
+    cert.pop("whatif", None)
+    print_json(cert)
+    return 0
+
+
 def schedule_topology(args: argparse.Namespace, topo: Topology) -> Topology:
     """``collcert schedule --degrade/--fail``: the changed machine to schedule on, after
     its what-if block (optimum, loss, cut) on stderr; a disconnected machine has no

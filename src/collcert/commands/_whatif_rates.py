@@ -56,10 +56,16 @@ def allreduce(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
     block["figure"] = "the best allreduce rate reached by trees"
     block["cut_set_bound"] = {"healthy": fraction_str(h_cut), "now": fraction_str(n_cut),
                               "loss_percent": fraction_str(_whatif.loss_percent(h_cut, n_cut))}
-    if args.json or args.certificate:
+    if args.certificate:  # only what 'collcert check ... --degrade/--fail' proves
+        cert = None if now is None else {**now.to_json(certificates=True),
+                                          "checked_by_certify": checked,
+                                          "topology_name": now.topology.name}
+        return _whatif.print_certificate(cert, lambda: _print_allreduce(
+            w, h_best, n_best, h_cut, n_cut, cut, topo.unit))
+    if args.json:
         out: dict[str, Any] = {}
         if now is not None:
-            out = now.to_json(certificates=args.certificate)
+            out = now.to_json()
             out["checked_by_certify"] = checked
             out["topology_name"] = now.topology.name
         out["whatif"] = block
@@ -68,13 +74,18 @@ def allreduce(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
         return 0
     if now is not None:
         print(now.summary())
-    _whatif.print_report(w, h_best, n_best, cut, figure="rate (best by trees)")
-    loss = _whatif.loss_percent(h_cut, n_cut)
-    print(f"  cut-set bound C: {show(h_cut)} → {show(n_cut)} {topo.unit}, a loss of "
-          f"{fraction_str(loss)} % (≈ {decimal_str(loss, 4)} %); the cut S above is C's "
-          "witness (B⁺(S) = C)")
+    _print_allreduce(w, h_best, n_best, h_cut, n_cut, cut, topo.unit)
     print(f"  time: {elapsed:.2f} s (both machines, every certificate checked)")
     return 0
+
+
+def _print_allreduce(w: Any, h_best: Fraction, n_best: Fraction, h_cut: Fraction,
+                     n_cut: Fraction, cut: Any, unit: str) -> None:
+    _whatif.print_report(w, h_best, n_best, cut, figure="rate (best by trees)")
+    loss = _whatif.loss_percent(h_cut, n_cut)
+    print(f"  cut-set bound C: {show(h_cut)} → {show(n_cut)} {unit}, a loss of "
+          f"{fraction_str(loss)} % (≈ {decimal_str(loss, 4)} %); the cut S above is C's "
+          "witness (B⁺(S) = C)")
 
 
 def alltoall(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
@@ -93,12 +104,16 @@ def alltoall(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
     block["figure"] = "the alltoall algbw (maximum concurrent flow)"
     if now is not None:
         block["bottleneck"] = now.witness()
-    if args.json or args.certificate:
+    if args.certificate:  # only what 'collcert check ... --degrade/--fail' proves
+        full = None if now is None or cert is None else {
+            **cert, "topology_name": now.topology.name, "witness": now.witness()}
+        return _whatif.print_certificate(full, lambda: _whatif.print_report(
+            w, healthy.algbw, n_algbw, cut))
+    if args.json:
         out: dict[str, Any] = {}
         if now is not None and cert is not None:
-            out = cert if args.certificate else {
-                k: v for k, v in cert.items()
-                if k not in ("lp", "primal", "dual", "flows", "lengths", "automorphisms")}
+            out = {k: v for k, v in cert.items()
+                   if k not in ("lp", "primal", "dual", "flows", "lengths", "automorphisms")}
             out["topology_name"] = now.topology.name
         out["whatif"] = block
         out["seconds"] = round(elapsed, 3)

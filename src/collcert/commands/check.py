@@ -44,7 +44,28 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="the certificate JSON file, or '-' for stdin")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object; exact numbers are \"p/q\" strings")
+    p.add_argument("--degrade", action="append", default=[], metavar="LINK=CAP",
+                   help="check a certificate that 'collcert optimum --certificate' wrote with "
+                   "the same --degrade/--fail: TOPOLOGY is changed first, by collcert.reference "
+                   "(docs/whatif.md); repeatable, as there")
+    p.add_argument("--fail", action="append", default=[], metavar="NODE_OR_LINK",
+                   help="see --degrade")
     p.set_defaults(func=run)
+
+
+def _changed(spec: str, degrade: list[str], fail: list[str]) -> dict[str, Any]:
+    """TOPOLOGY after --degrade/--fail (built by collcert.reference, as for a platform)."""
+    from collcert.commands._common import load_topology
+    from collcert.reference.model import what_if
+
+    w = what_if(load_topology(spec, strict=False), degrade, fail, strict=False)
+    if w.topology is None:
+        raise InputError(f"after {'; '.join(w.changes)} the machine is disconnected (compute "
+                         "nodes cut off: " + ", ".join(str(v) for v in w.cut_off[:8])
+                         + "): every rate is 0 and collcert optimum writes no certificate of "
+                         "it to check")
+    changed: dict[str, Any] = w.topology.to_json()
+    return changed
 
 
 def _read(path: str, what: str) -> Any:
@@ -110,7 +131,9 @@ def run(args: argparse.Namespace) -> int:
     if args.topology == "-" and args.certificate == "-":
         raise InputError("TOPOLOGY and CERTIFICATE cannot both be '-' (stdin holds one file); "
                          "give one of them as a file name")
-    topo = _topology(args.topology)
+    whatif = bool(getattr(args, "degrade", None) or getattr(args, "fail", None))
+    topo = (_changed(args.topology, args.degrade, args.fail) if whatif
+            else _topology(args.topology))
     cert = _read(args.certificate, "certificate")
     try:
         kind, verdict = check_certificate(topo, cert)

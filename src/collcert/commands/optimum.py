@@ -127,10 +127,15 @@ def _run_whatif(args: argparse.Namespace, topo: Topology) -> int:
         now, cut = opt.algbw, opt.cut
     elapsed = time.monotonic() - started
     report = _whatif.report(w, healthy.algbw, now, cut)
-    if args.json or args.certificate:
+    if args.certificate:  # only what 'collcert check ... --degrade/--fail' proves
+        cert = None if opt is None else {**opt.certificate(),
+                                         "topology_name": opt.topology.name}
+        return _whatif.print_certificate(cert, lambda: _whatif.print_report(
+            w, healthy.algbw, now, cut))
+    if args.json:
         out: dict[str, Any] = {}
         if opt is not None:
-            out = opt.certificate() if args.certificate else opt.to_json()
+            out = opt.to_json()
             out["topology_name"] = w.topology.name if w.topology else topo.name
         out["whatif"] = report
         out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
