@@ -204,7 +204,10 @@ def test_schedule_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsy
     assert main(["check", "dgx_a100:4", str(out)]) == 0
     assert "checked_by_orbits" in capsys.readouterr().out
     assert main(["schedule", "dgx_a100:4", "--symmetric", "--no-symmetry"]) == 2
-    assert "no symmetric form" in capsys.readouterr().err
+    assert "with --no-symmetry there is none" in capsys.readouterr().err
+    assert main(["schedule", "dgx_a100:4", "--symmetric", "--fail", "b1.nic2"]) == 2
+    err = capsys.readouterr().err  # refused before the build: no what-if block printed
+    assert "--degrade/--fail lacks it" in err and "What-if" not in err
     assert main(["schedule", "dgx_a100:4", "--symmetric", "--format", "forestcoll-xml"]) == 2
     assert "--symmetric writes collcert JSON" in capsys.readouterr().err
     import collcert.certify.forestcoll as face  # a machine past the audit limit: automatic

@@ -338,8 +338,8 @@ class Schedule:
     def why_not_symmetric(self) -> str:
         """Why this schedule cannot be written as a symmetric file."""
         notes = "; ".join(str(p.stats.get("symmetry", "none found")) for p in self.phases)
-        return ("this schedule was not built by the orbits of a box symmetry (symmetry: "
-                f"{notes}), so it has no symmetric form; symmetric files exist for "
+        return ("this schedule has no symmetric form: it was not built by the orbits of a "
+                f"box symmetry of this machine (build: {notes}); symmetric files exist for "
                 "allgather, reduce-scatter and allreduce on machines of identical boxes "
                 "(without --no-symmetry, --degrade/--fail or multicast switches); write it "
                 "without --symmetric")

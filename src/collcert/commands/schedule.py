@@ -135,6 +135,13 @@ def run(args: argparse.Namespace) -> int:
                             f"--method, not with --method {args.method}; drop one of them "
                             "(collcert optimum -c allreduce --degrade/--fail compares every "
                             "allreduce rate)")
+    if args.symmetric and (_whatif.wanted(args) or args.no_symmetry):  # before any work
+        raise ScheduleError(
+            "--symmetric writes the trees of one root per orbit of the machine's own box "
+            "symmetry; " + ("with --no-symmetry there is none" if args.no_symmetry else
+                            "a machine changed by --degrade/--fail lacks it (its schedule is "
+                            "borrowed from a symmetrized machine, docs/whatif.md)")
+            + ", so the schedule is written in full: drop --symmetric")
     if args.method == "lp":  # allreduce from LP (5): collcert/commands/_allreduce_lp.py
         from . import _allreduce_lp
 
