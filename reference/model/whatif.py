@@ -158,6 +158,9 @@ def what_if(topology: Topology, degrade: Sequence[str] = (), fail: Sequence[str]
         text = str(item)
         if ">" not in text:
             node = _node(t, text, "--fail")
+            if node in removed:
+                raise TopologyError(f"--fail {text[:80]!r}: node {node} is given to --fail "
+                                    "twice; give each failure once")
             gone = [e for e in capacity if node in e]
             changed.update((e, Fraction(0)) for e in gone)
             for e in gone:
@@ -168,7 +171,10 @@ def what_if(topology: Topology, degrade: Sequence[str] = (), fail: Sequence[str]
             continue
         links = _links(t, text, "--fail")
         for e in links:
-            capacity.pop(e, None)
+            if e not in capacity:
+                raise TopologyError(f"--fail {text[:80]!r}: link {e[0]} → {e[1]} has already "
+                                    "failed (an earlier --fail); give each failure once")
+            capacity.pop(e)
             changed[e] = Fraction(0)
         lines.append(_describe(t, links[0], Fraction(0), len(links) == 2))
     for item in degrade:
@@ -189,6 +195,10 @@ def what_if(topology: Topology, degrade: Sequence[str] = (), fail: Sequence[str]
             if e not in capacity:
                 raise TopologyError(f"--degrade {text[:80]!r}: link {e[0]} → {e[1]} is also "
                                     "given to --fail; give it to one of the two")
+            if e in changed:
+                raise TopologyError(f"--degrade {text[:80]!r}: link {e[0]} → {e[1]} is already "
+                                    f"set to {fraction_str(changed[e])} by an earlier "
+                                    "--degrade; give each link one capacity")
             capacity[e] = cap
             changed[e] = cap
     return _result(t, capacity, changed, tuple(lines), removed, strict)
