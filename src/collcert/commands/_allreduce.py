@@ -85,6 +85,10 @@ ring with one link at 1/2, 64 nodes 1.8 s / 576, torus:4x16 2.1 s / 576, ring:80
 WARM_PASSES = 8  # mac_bc_lp's warm start prices every root this many times
 BYTES_PER_ENTRY = 100  # GLOP's columns: about 100 bytes per nonzero (ring:80 4,440 columns)
 ESTIMATE_SHOWN_FROM = 10.0  # seconds: below this the estimate is not printed
+STAGES_SHOWN_FROM = 1_000_000
+"""Compute nodes × links from which the stages are shown without --progress: LP (5), the
+cut-set bound and weighted RS+AG grow with both (complete:256, 16.7 million: the cut-set
+bound 6.7 s, LP (5) minutes, on 2 loaded cores)."""
 
 
 def mac_bc_estimate(k: int, links: int) -> tuple[float, float, float]:
@@ -199,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
                             "node sends what it receives), and this one is not; drop them")
     started = time.monotonic()
     long = _announce_mac_bc(topo, args.progress)
-    stages = _Stages(args.progress or long)
+    big = topo.num_compute * len(topo.capacity) >= STAGES_SHOWN_FROM  # LP (5), max-flows
+    stages = _Stages(args.progress or long or big)
 
     def solve(t: Any, label: str = "") -> tuple[Any, dict[str, bool]]:
         stages.label = f"{label} machine: " if label else ""
