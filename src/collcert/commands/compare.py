@@ -191,6 +191,7 @@ def _whatif_block(args: argparse.Namespace, w: Any, healthy: Any, cmp: Any,
     from collcert.reference.model import fraction_str
 
     t = w.topology
+    cut: frozenset[Any] | None
     if args.collective == "allreduce":
         from collcert.reference.allreduce import cut_set_bound
 
