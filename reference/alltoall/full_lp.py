@@ -36,14 +36,15 @@ from collections.abc import Hashable
 
 from ..model import Node, Topology
 from ..solvers import LinearProgram, LPResult
-from .lp_size import check_columns
+from .lp_size import Notice, check_columns
 
 
-def alltoall_lp(topology: Topology) -> LinearProgram:
-    """The maximum concurrent flow LP of alltoall on ``topology`` (see the module doc)."""
+def alltoall_lp(topology: Topology, notice: Notice | None = None) -> LinearProgram:
+    """The maximum concurrent flow LP of alltoall on ``topology`` (see the module doc);
+    ``notice`` as in :func:`.lp_size.check_columns`."""
     n = topology.num_compute
     links = list(topology.capacity)
-    check_columns(topology, n, len(links))
+    check_columns(topology, n, len(links), notice=notice)
     idx = topology.index
     lp = LinearProgram("max")
     lp.add_variable("lambda", 1)

@@ -9,7 +9,13 @@ the budgets of :mod:`collcert.reference.model.limits` (docs/limits.md).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..model import Topology, TopologyError, check_budget
+
+Notice = Callable[[str, float], None]
+"""Told, once the budgets pass and before the solve, what LP is solved and its
+predicted seconds (a planning figure: the CLI prints it before a long solve)."""
 
 MAX_LP_COLUMNS = 400_000  # N·|E|: beyond this the exact solve is not attempted
 BYTES_PER_COLUMN = 4000
@@ -25,10 +31,12 @@ def solve_seconds(columns: int) -> float:
 
 
 def check_columns(topology: Topology, commodities: int, links: int,
-                  kind: str = "compute nodes", short: str = "compute nodes") -> None:
+                  kind: str = "compute nodes", short: str = "compute nodes",
+                  notice: Notice | None = None) -> None:
     """Refuse (:class:`TopologyError`) an alltoall LP with ``commodities`` × ``links``
     flow variables that collcert does not solve; ``kind`` names the commodities in the
-    refusal of the column count, ``short`` in that of the budgets."""
+    refusal of the column count, ``short`` in that of the budgets. ``notice`` is then
+    told the LP's size and predicted time."""
     cols = commodities * links
     if cols > MAX_LP_COLUMNS:
         raise TopologyError(f"the alltoall LP would have {cols} flow variables "
@@ -38,3 +46,6 @@ def check_columns(topology: Topology, commodities: int, links: int,
                  f"the alltoall LP with {cols} flow variables ({commodities} {short} × "
                  f"{links} links)", seconds=solve_seconds(cols),
                  action="try a smaller topology")
+    if notice is not None:
+        notice(f"the alltoall LP with {cols} flow variables ({commodities} {kind} × "
+               f"{links} links)", solve_seconds(cols))

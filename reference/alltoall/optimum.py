@@ -20,7 +20,7 @@ from ..model import Node, Topology, TopologyError, fraction_str
 from ..solvers import LPResult, solve_lp
 from ..symmetry import orbits
 from .full_lp import alltoall_lp, potential_cuts
-from .lp_size import MAX_LP_COLUMNS
+from .lp_size import MAX_LP_COLUMNS, Notice
 from .orbit_lp import SymmetricAlltoall, symmetry_generators
 
 
@@ -97,7 +97,8 @@ class AlltoallOptimum:
                 f"{self.witness()}")
 
 
-def alltoall_optimum(topology: Topology, symmetry: bool | None = None) -> AlltoallOptimum:
+def alltoall_optimum(topology: Topology, symmetry: bool | None = None,
+                     notice: Notice | None = None) -> AlltoallOptimum:
     """The exact optimal alltoall on ``topology``, with its certificate.
 
     ``symmetry``: solve one commodity per orbit of compute nodes under automorphisms
@@ -105,7 +106,8 @@ def alltoall_optimum(topology: Topology, symmetry: bool | None = None) -> Alltoa
     certificate then carries flows, lengths and the automorphisms): always when some
     are found (True), never (False), or, for None (default), from
     ``orbits.AUTO_MIN_COMPUTE`` compute nodes on. Without symmetry, the full LP and its
-    exact primal and dual are the certificate."""
+    exact primal and dual are the certificate. ``notice(what, seconds)`` is told the LP
+    and its predicted time before the solve (:func:`.lp_size.check_columns`)."""
     if topology.num_compute < 2:
         raise TopologyError("alltoall needs at least two compute nodes")
     if len(topology.capacity) > MAX_LP_COLUMNS:  # not even one commodity fits
@@ -115,9 +117,9 @@ def alltoall_optimum(topology: Topology, symmetry: bool | None = None) -> Alltoa
     if orbits.wanted(topology, symmetry):
         gens = symmetry_generators(topology)
         if gens is not None:
-            sym = SymmetricAlltoall(topology, gens)
+            sym = SymmetricAlltoall(topology, gens, notice)
             cut = tight_cut(topology, sym.cut_candidates(), sym.lam)
             return AlltoallOptimum(topology, sym.lam, sym.result, cut, sym)
-    res = solve_lp(alltoall_lp(topology))
+    res = solve_lp(alltoall_lp(topology, notice))
     cut = tight_cut(topology, potential_cuts(topology, res), res.objective)
     return AlltoallOptimum(topology, res.objective, res, cut)

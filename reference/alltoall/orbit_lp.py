@@ -38,7 +38,7 @@ from typing import Any
 from ..model import Node, Topology, fraction_str
 from ..solvers import LinearProgram, LPResult, solve_lp
 from ..symmetry import UnionFind, find_generators
-from .lp_size import check_columns
+from .lp_size import Notice, check_columns
 
 
 class Orbits:
@@ -64,11 +64,13 @@ class Orbits:
             self.arc_orbit_size[o] = self.arc_orbit_size.get(o, 0) + 1
 
 
-def restricted_lp(t: Topology, orb: Orbits) -> LinearProgram:
+def restricted_lp(t: Topology, orb: Orbits, notice: Notice | None = None) -> LinearProgram:
     """The restricted LP (module docstring); names as in :mod:`.full_lp`, capacity rows
-    ``cap{u}>{v}`` for the first arc of each orbit."""
+    ``cap{u}>{v}`` for the first arc of each orbit; ``notice`` as in
+    :func:`.lp_size.check_columns`."""
     n = t.num_compute
-    check_columns(t, len(orb.reps), len(orb.arcs), "orbits of compute nodes", "orbits")
+    check_columns(t, len(orb.reps), len(orb.arcs), "orbits of compute nodes", "orbits",
+                  notice=notice)
     lp = LinearProgram("max")
     lp.add_variable("lambda", 1)
     outs: list[list[int]] = [[] for _ in t.nodes]
@@ -125,10 +127,11 @@ def distances(num_nodes: int, arcs: list[tuple[int, int]], length: list[Fraction
 class SymmetricAlltoall:
     """The restricted LP's exact solution and the certificate parts it gives."""
 
-    def __init__(self, t: Topology, gens: list[list[int]]) -> None:
+    def __init__(self, t: Topology, gens: list[list[int]],
+                 notice: Notice | None = None) -> None:
         self.topology, self.gens = t, gens
         self.orbits = orb = Orbits(t, gens)
-        self.result: LPResult = solve_lp(restricted_lp(t, orb))
+        self.result: LPResult = solve_lp(restricted_lp(t, orb, notice))
         self.lam: Fraction = self.result.objective
         y = self.result.y
         self.length = [Fraction(0)] * len(orb.arcs)

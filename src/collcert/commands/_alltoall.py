@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -12,7 +13,11 @@ from collcert.reference.alltoall import alltoall_optimum
 from collcert.reference.model import ScheduleError, fraction_str, show
 
 from . import _sizes, _whatif
-from ._common import load_topology, print_json
+from ._common import duration_text, load_topology, print_json
+
+ESTIMATE_SHOWN_FROM = 10.0
+"""Predicted seconds of the LP from which its size and estimate are shown before the
+solve, and its stages after (always with --progress)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,9 +27,13 @@ def run(args: argparse.Namespace) -> int:
     _sizes.check_unit(args, topo)
 
     def solve(t: Any) -> tuple[Any, dict[str, Any]]:
-        opt = alltoall_optimum(t, symmetry=False if args.no_symmetry else None)
+        stages = _Stages(t.name or "the topology", bool(getattr(args, "progress", False)))
+        opt = alltoall_optimum(t, symmetry=False if args.no_symmetry else None,
+                               notice=stages.notice)
         cert = opt.certificate()
+        stages.checking()
         verdict = check_alltoall_optimum(t.to_json(), cert)
+        stages.done()
         if not verdict.ok:  # the independent checker must agree before anything is reported
             raise RuntimeError("the alltoall certificate did not check: "
                                + "; ".join(verdict.all_reasons()[:3]))
@@ -72,6 +81,35 @@ def run(args: argparse.Namespace) -> int:
         if _sizes.wanted(args):  # --sizes, --plot: never silently ignored
             _sizes.optimum_view(args, topo, _view(opt))
     return 0
+
+
+class _Stages:
+    """``alltoall: ...`` lines on stderr: the LP and its estimate before a long solve
+    (issue: torus:20x20 --fail 0.0 ran 5 min silently), then its stages and times."""
+
+    def __init__(self, name: str, progress: bool) -> None:
+        self.name, self.progress, self.shown = name, progress, False
+        self.since = time.monotonic()
+
+    def notice(self, what: str, seconds: float) -> None:
+        self.shown = self.progress or seconds >= ESTIMATE_SHOWN_FROM
+        self.since = time.monotonic()
+        if self.shown:
+            print(f"alltoall on {self.name}: solving {what} exactly: estimated "
+                  f"{duration_text(seconds)} (fitted on tori, the hardest family measured; "
+                  "docs/limits.md) ...", file=sys.stderr, flush=True)
+
+    def checking(self) -> None:
+        if self.shown:
+            print(f"alltoall on {self.name}: LP solved in {time.monotonic() - self.since:.1f} s;"
+                  " checking the certificate (collcert.certify.alltoall) ...",
+                  file=sys.stderr, flush=True)
+        self.since = time.monotonic()
+
+    def done(self) -> None:
+        if self.shown:
+            print(f"alltoall on {self.name}: certificate checked in "
+                  f"{time.monotonic() - self.since:.1f} s", file=sys.stderr, flush=True)
 
 
 def _view(opt: Any) -> SimpleNamespace:
