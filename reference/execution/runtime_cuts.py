@@ -31,9 +31,58 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
-from ..model import Topology
+from ..model import Topology, TopologyError, check_budget
 
 Cut = frozenset[int]
+
+MAX_LP_COLUMNS = 400_000
+"""The largest master LP cut generation starts (as the alltoall LP's limit)."""
+BYTES_PER_COLUMN = 3500
+"""Peak memory per master-LP column (``/usr/bin/time``: ring:240 forced, 57,361 columns,
+200 MB)."""
+SECONDS_PER_COLUMN = 1e-4
+"""One round (building the master LP, its exact solve, a max-flow per sink) per column,
+measured on a loaded 2-core machine: ring:120 14,281 columns 1.2 s, ring:240 57,361
+columns 5.4 s, dgx_a100:4 5,089 columns 0.6 s."""
+
+
+def _seconds(s: float) -> str:
+    return f"{s:.1f} s" if s < 60 else f"{s / 60:.0f} minutes"
+
+
+def lp_size(t: Topology) -> tuple[int, int]:
+    """(columns, rows) of the first master LP, at most: x, a y per ordered GPU pair, an
+    h per source and link touching a switch; a routing row per pair, a conservation row
+    per source and switch, a capacity row per switch link, 2N first cuts."""
+    n = t.num_compute
+    switches = set(t.switch_nodes)
+    switch_links = sum(1 for (a, b) in t.capacity if a in switches or b in switches)
+    columns = 1 + n * (n - 1) + n * switch_links
+    rows = n * (n - 1) + n * len(switches) + switch_links + 2 * n
+    return columns, rows
+
+
+def check_lp_size(t: Topology, notice: Callable[[str, float], None] | None = None,
+                  why: str = "") -> None:
+    """Refuse (TopologyError, exit 2) a master LP beyond :data:`MAX_LP_COLUMNS` or the
+    memory and time budgets (docs/limits.md), else tell ``notice`` (text, seconds) what
+    cut generation will cost, before it starts. ``why``: why the LP is needed (prefix)."""
+    columns, rows = lp_size(t)
+    seconds = SECONDS_PER_COLUMN * columns
+    what = (f"the runtime-routes LP of {t.name or 'the topology'} ({t.num_compute} GPUs) "
+            f"has about {columns} columns and {rows} rows")
+    if columns > MAX_LP_COLUMNS:
+        raise TopologyError(f"{why}{what}, more than the {MAX_LP_COLUMNS} columns collcert "
+                            "solves exactly; try fewer GPUs (docs/limits.md)")
+    try:
+        check_budget(what, BYTES_PER_COLUMN * columns, "one round of cut generation",
+                     seconds=seconds, action="try fewer GPUs")
+    except TopologyError as exc:
+        raise TopologyError(f"{why}{exc}") from None
+    if notice:
+        notice(f"{why}{what}; cut generation solves it once per round, about "
+               f"{_seconds(seconds)} a round; the rounds are not known before "
+               f"(dgx_a100:4 took 33); --progress shows them", seconds)
 
 
 class _Source:

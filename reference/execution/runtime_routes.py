@@ -166,18 +166,21 @@ def _uses(p: Any, a: Any, b: Any, switches: set[Any], comp: list[Any], cap: Any,
 
 def runtime_optimum(machine: Topology, constrained: bool = True, balanced: bool = False,
                     collective: str = "allgather", method: str = "cuts",
-                    progress: Any = None) -> RuntimeOptimum:
+                    progress: Any = None, notice: Any = None, why: str = "",
+                    ) -> RuntimeOptimum:
     """The certified best allgather (or reduce-scatter: the allgather of the transposed
     machine) rate when every GPU pair uses the runtime's route (``constrained``), or any
     route (ForestColl's optimum, for comparison). ``method``: ``"cuts"`` (cut generation,
     :mod:`.runtime_cuts`; scales to 32 GPUs and more) or ``"lp"`` (the full LP with one
     flow per sink; the two prove the same optimum, which the tests compare)."""
     from ..solvers import solve_lp
-    from .runtime_cuts import solve_by_cuts
+    from .runtime_cuts import check_lp_size, solve_by_cuts
 
     if method not in ("cuts", "lp"):
         raise ValueError(f"method {method!r}: use 'cuts' or 'lp'")
     t = machine.transpose() if collective == "reduce-scatter" else machine
+    if method == "cuts":  # the estimate (``notice(text, seconds)``), or a refusal, first
+        check_lp_size(t, notice, why)
     ix = _names(t)
     flows: dict[Any, Any] = {}
     if method == "lp":

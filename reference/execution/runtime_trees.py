@@ -30,7 +30,8 @@ COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
 
 
 def runtime_schedule(t: Topology, collective: str = "allgather", progress: Any = None,
-                     method: str = "auto") -> dict[str, Any]:
+                     method: str = "auto", *, stages: Any = None, estimate: Any = None,
+                     notice: Any = None) -> dict[str, Any]:
     """A ``collcert-schedule/1`` dict whose every GPU pair uses the runtime's route, at
     the certified optimum under that constraint (the LP certificate under
     ``certificates.runtime_routes``). Allreduce: reduce-scatter then allgather, each at
@@ -40,52 +41,67 @@ def runtime_schedule(t: Topology, collective: str = "allgather", progress: Any =
     linked GPUs already takes the direct link, it is on the runtime's routes at
     ForestColl's optimum, which no constrained schedule beats, so it is returned (with
     ForestColl's optimum certificate) and no LP is solved. ``"cuts"`` always solves the
-    constrained optimum (:mod:`.runtime_cuts`)."""
+    constrained optimum (:mod:`.runtime_cuts`).
+
+    ``progress(line)``: the rounds of cut generation; ``stages`` and ``estimate``: passed
+    to ForestColl's :func:`~collcert.reference.forestcoll.schedule` (its bars and the
+    general path's estimate); ``notice(text, seconds)``: the estimate of cut generation,
+    told before it starts (:func:`.runtime_cuts.check_lp_size`, which also refuses an
+    LP beyond the limits)."""
     if collective not in COLLECTIVES:
         raise ScheduleError(f"--routes runtime builds allgather, reduce-scatter and allreduce "
                             f"schedules, not {collective}")
     if method not in ("auto", "cuts"):
         raise ValueError(f"method {method!r}: use 'auto' or 'cuts'")
-    fits = _forestcoll_fits(t, collective) if method == "auto" else None
-    if fits is not None:
-        return fits
+    why = ""
+    if method == "auto":
+        fits, why = _forestcoll_fits(t, collective, stages, estimate)
+        if fits is not None:
+            return fits
     if collective == "allreduce":
-        return _allreduce(t, progress)
+        return _allreduce(t, progress, notice, why)
     rs = collective == "reduce-scatter"
-    opt = runtime_optimum(t, constrained=True, collective=collective, progress=progress)
+    opt = runtime_optimum(t, constrained=True, collective=collective, progress=progress,
+                          notice=notice, why=why)
     doc = _trees(t, opt, rs)
     doc["certificates"] = {"runtime_routes": opt.certificate()}
     doc["generator"]["target_time_per_unit"] = fraction_str(1 / opt.algbw)
     return doc
 
 
-def _forestcoll_fits(t: Topology, collective: str) -> dict[str, Any] | None:
-    """ForestColl's schedule when no tree edge between linked GPUs leaves their direct
-    link (then it is on the runtime's routes), else None."""
+def _forestcoll_fits(t: Topology, collective: str, stages: Any = None, estimate: Any = None,
+                     ) -> tuple[dict[str, Any] | None, str]:
+    """(ForestColl's schedule, "") when no tree edge between linked GPUs leaves their
+    direct link (then it is on the runtime's routes), else (None, why not: a prefix for
+    the cut-generation estimate)."""
     from ..forestcoll import schedule
     from ..model import CollcertError
 
     try:
-        doc: dict[str, Any] = schedule(t, collective, multicast=False).to_json(compact=False)
-    except CollcertError:
-        return None  # e.g. not Eulerian: the constrained LP needs no such condition
+        doc: dict[str, Any] = schedule(t, collective, multicast=False, progress=stages,
+                                       estimate=estimate).to_json(compact=False)
+    except CollcertError as exc:  # e.g. not Eulerian: the constrained LP needs no such
+        reason = str(exc).split("; ")[0]  # condition
+        return None, f"ForestColl's own schedule is not built ({reason}), so "
     for phase in doc["phases"]:
         for tree in phase["trees"]:
             for e in tree["edges"]:
                 if (e["src"], e["dst"]) in t.capacity and e["path"] != [e["src"], e["dst"]]:
-                    return None
+                    return None, (f"ForestColl's own schedule sends {e['src']} -> {e['dst']} "
+                                  "off their direct link, so ")
     doc["routes"] = "runtime"
-    return doc
+    return doc, ""
 
 
-def _allreduce(t: Topology, progress: Any) -> dict[str, Any]:
+def _allreduce(t: Topology, progress: Any, notice: Any = None, why: str = "",
+               ) -> dict[str, Any]:
     """Reduce-scatter then allgather, each on the runtime's routes at its own certified
     optimum (:func:`.runtime_routes.allreduce_certificate` says what that proves)."""
     def tell(phase: str) -> Any:
         return (lambda line: progress(f"{phase}: {line}")) if progress else None
 
-    opts = [runtime_optimum(t, collective=c, progress=tell(c))
-            for c in ("reduce-scatter", "allgather")]
+    opts = [runtime_optimum(t, collective=c, progress=tell(c), notice=notice,
+                            why=f"{why}{c}: ") for c in ("reduce-scatter", "allgather")]
     if min(o.x for o in opts) <= 0:
         raise ScheduleError("under the runtime's routes some GPU cannot reach another: no "
                             "schedule exists")

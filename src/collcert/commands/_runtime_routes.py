@@ -19,7 +19,10 @@ from collcert.reference.model import ScheduleError, Topology, fraction_str, show
 from ._common import print_json, write_output
 
 
-def run(args: argparse.Namespace, topo: Topology) -> int:
+def run(args: argparse.Namespace, topo: Topology, stages: Any = None, estimate: Any = None,
+        ) -> int:
+    """``stages``, ``estimate``: schedule's bars and general-path notice (for ForestColl's
+    own schedule, tried first)."""
     import collcert
     from collcert.reference.execution import runtime_schedule
 
@@ -37,7 +40,12 @@ def run(args: argparse.Namespace, topo: Topology) -> int:
         if args.progress:
             print(line, file=sys.stderr, flush=True)
 
-    doc = runtime_schedule(topo, args.collective, progress=progress)
+    def notice(text: str, seconds: float) -> None:  # cut generation's estimate, before it
+        if args.progress or seconds >= 10:
+            print(f"collcert schedule: {text}", file=sys.stderr, flush=True)
+
+    doc = runtime_schedule(topo, args.collective, progress=progress, stages=stages,
+                           estimate=estimate, notice=notice)
     free = collcert.optimum(topo, args.collective)
     claimed = Fraction(doc["claimed"]["algbw"])
     bound = 1 / Fraction(doc["generator"]["target_time_per_unit"])

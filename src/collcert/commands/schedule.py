@@ -157,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
     if args.routes == "runtime":
         from . import _runtime_routes
 
-        return _runtime_routes.run(args, topo)
+        return _runtime_routes.run(args, topo, _StageBars(args.progress),
+                                   _estimate_notice(args))
     if args.collective == "alltoall":
         return _alltoall(args, topo)
     weights = None
