@@ -158,7 +158,7 @@ def test_other_platform_is_refused(fig1_doc: dict[str, Any]) -> None:
     other = copy.deepcopy(FIG1)
     other["links"][0]["cost"] = "1/2"
     v = check_steady_broadcast(other, fig1_doc)
-    assert not v.ok and "different platform" in " ".join(v.all_reasons())
+    assert not v.ok and "made for another platform" in " ".join(v.all_reasons())
 
 
 @pytest.mark.parametrize("hostile, words", [

@@ -40,3 +40,69 @@ def test_alltoall_long_estimate_is_printed_before_the_solve(
     assert capsys.readouterr().err == ""  # a short solve stays quiet without --progress
     assert main(["optimum", "-c", "alltoall", "ring:6", "--progress"]) == 0
     assert "estimated about" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def fig1_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """What 'broadcast-steady fig1 -o' writes: steady, PIPE (--size) and series (--messages)."""
+    import contextlib
+    import io
+
+    folder = tmp_path_factory.mktemp("fig1")
+    out = {}
+    for kind, extra in (("steady", []), ("pipe", ["--size", "10"]),
+                        ("series", ["--messages", "5"])):
+        out[kind] = str(folder / f"{kind}.json")
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["broadcast-steady", "fig1", *extra, "-o", out[kind]]) == 0
+    return out
+
+
+@pytest.mark.parametrize("kind", ["steady", "pipe", "series"])
+@pytest.mark.parametrize("command", ["audit", "check"])
+def test_a_schedule_of_another_platform_says_so_first(
+        fig1_files: dict[str, str], kind: str, command: str, capsys: Any) -> None:
+    """O.5.4: audited on fig5, a fig1 schedule is refused for its platform hash, not for a
+    link fig5 lacks ('lp n[4]: '2' -> '1' is not a link')."""
+    assert main([command, "fig5", fig1_files[kind]]) == 1
+    out = capsys.readouterr().out
+    assert "made for another platform ('Legrand et al. 2003, Fig. 1')" in out
+    assert "is not a link" not in out
+    assert main([command, "fig1", fig1_files[kind]]) == 0
+
+
+@pytest.mark.parametrize("kind,words", [("steady", "a steady-state broadcast schedule"),
+                                        ("pipe", "a pipelined-broadcast (PIPE) schedule"),
+                                        ("series", "a series of broadcasts")])
+def test_a_one_port_schedule_given_as_a_platform_says_what_it_is(
+        fig1_files: dict[str, str], kind: str, words: str, capsys: Any) -> None:
+    """O.5.5: 'audit ring:4 pipe.json' and 'broadcast-steady pipe.json' say what the file
+    is and which platform argument it wants."""
+    path = fig1_files[kind]
+    assert main(["audit", "ring:4", path]) == 2
+    err = capsys.readouterr().err
+    assert "'ring:4' is neither a platform" in err and words in err
+    assert f"run 'collcert audit fig1 {path}'" in err
+    assert main(["broadcast-steady", path]) == 2
+    err = capsys.readouterr().err
+    assert words in err and "not a platform" in err and f"collcert audit fig1 {path}" in err
+    assert main(["audit", path, path]) == 2
+    assert capsys.readouterr().err.count("not a platform") == 1  # said once
+
+
+def test_the_platform_wanted_is_found_by_its_hash(tmp_path: Any, capsys: Any) -> None:
+    """A random platform's schedule names its built-in argument; a file platform's, its
+    name (no built-in has its hash)."""
+    import json
+
+    path = tmp_path / "r.json"
+    assert main(["broadcast-steady", "random:30,4", "-o", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["broadcast-steady", str(path)]) == 2
+    assert f"run 'collcert audit random:30,4 {path}'" in capsys.readouterr().err
+    doc = json.loads(path.read_text())
+    doc["topology_name"] = "my machine"
+    path.write_text(json.dumps(doc))
+    assert main(["broadcast-steady", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "made for 'my machine' (a platform file" in err and "collcert audit" not in err

@@ -107,6 +107,21 @@ class OnePortTopo:
         blob = json.dumps(canon, sort_keys=True, separators=(",", ":")).encode()
         return "sha256:" + hashlib.sha256(blob).hexdigest()
 
+    def other_platform(self, doc: Mapping[str, Any]) -> str | None:
+        """Why ``doc`` (a schedule collcert wrote) is not for this platform: its
+        ``topology`` hash names another one; None when it names this one, or none.
+        Compared before anything else, so that a link of another platform is not
+        reported as a broken schedule."""
+        claimed = doc.get("topology")
+        mine = self.content_hash()
+        if claimed is None or claimed == mine:
+            return None
+        name = doc.get("topology_name")
+        made = f" ({name[:80]!r})" if isinstance(name, str) and name else ""
+        return (f"the schedule was made for another platform{made}: its 'topology' is "
+                f"{str(claimed)[:19]}…, this platform's is {mine[:19]}…; check it on the "
+                "platform it was made for")
+
 
 def entries(value: object, where: str) -> list[Any]:
     """The array ``value`` of a schedule file (InputError if it is not one, or has more than

@@ -259,9 +259,10 @@ def check_steady_broadcast(topology: Mapping[str, Any], doc: Mapping[str, Any]) 
     if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
         raise InputError(f"not a {FORMAT} document (\"format\" is "
                          f"{doc.get('format') if isinstance(doc, Mapping) else None!r})")
-    if doc.get("topology") not in (None, topo.content_hash()):
-        v.fail("the schedule was made for a different platform (its 'topology' hash differs "
-               "from this platform's)")
+    wrong = topo.other_platform(doc)
+    if wrong:
+        v.fail(wrong)
+        return v
     s = topo.node(doc.get("source"), "source")
     lp = check_lp(topo, s, doc.get("lp", {}))
     v.absorb(lp, "lp: ")

@@ -206,6 +206,10 @@ def check_pipe(platform: Mapping[str, Any], doc: Mapping[str, Any]) -> Verdict:
     if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
         raise InputError(f"not a {FORMAT} document")
     topo = OnePortTopo(platform)
+    wrong = topo.other_platform(doc)
+    if wrong:
+        v.fail(wrong)
+        return v
     beta = startups(platform, topo)
     sched = doc.get("schedule")
     if not isinstance(sched, Mapping):
@@ -280,6 +284,11 @@ def check_series_doc(platform: Mapping[str, Any], doc: Mapping[str, Any]) -> Ver
     and every other stated field (:func:`.stated.check_series_stated`)."""
     if not isinstance(doc, Mapping) or doc.get("format") != SERIES_FORMAT:
         raise InputError(f"not a {SERIES_FORMAT} document")
+    wrong = OnePortTopo(platform).other_platform(doc)
+    if wrong:
+        v = Verdict("finite series of broadcasts (Legrand et al. 2003, §5.5)")
+        v.fail(wrong)
+        return v
     sched = doc.get("schedule")
     if not isinstance(sched, Mapping):
         raise InputError("the document needs 'schedule' (the unit-message periodic schedule)")

@@ -34,6 +34,7 @@ from .steady import (
     STEADY_FORMAT,
     SteadyBroadcastReport,
     audit_steady,
+    document_kind,
     steady_document,
 )
 
@@ -48,6 +49,7 @@ __all__ = [
     "audit_file",
     "audit_steady",
     "certified_optimum",
+    "document_kind",
     "judge",
     "made_for",
     "parse_claim",

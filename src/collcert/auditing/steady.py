@@ -152,6 +152,20 @@ def steady_document(path: str | os.PathLike[str] | None) -> dict[str, Any] | Non
     return doc if isinstance(doc, dict) and doc.get("format") in FORMATS else None
 
 
+_KINDS = {
+    STEADY_FORMAT: "a steady-state broadcast schedule (collcert broadcast-steady -o)",
+    PIPE_FORMAT: "a pipelined-broadcast (PIPE) schedule (collcert broadcast-steady --size L -o)",
+    SERIES_FORMAT: "a schedule of a series of broadcasts (collcert broadcast-steady "
+                   "--messages N -o)",
+}
+
+
+def document_kind(doc: Mapping[str, Any]) -> str:
+    """What a steady-state, PIPE or series document is, in words, with the command that
+    writes it: for messages that say a file is one of them and not a platform."""
+    return _KINDS.get(str(doc.get("format")), _KINDS[STEADY_FORMAT])
+
+
 def steady_schedule(schedule: Mapping[str, Any] | str) -> Mapping[str, Any] | None:
     """``schedule`` (a dict, or the text of a file) as a steady-state broadcast
     document, or None when it is another kind of schedule."""

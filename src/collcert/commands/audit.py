@@ -122,6 +122,7 @@ def _audit_steady(args: argparse.Namespace, doc: dict[str, Any]) -> int:
     (a file, or fig1, fig5, random:P: those of ``collcert broadcast-steady``)."""
     from .broadcast_steady import load_platform
 
-    report = audit_steady(load_platform(args.topology), doc, name=args.schedule)
+    report = audit_steady(load_platform(args.topology, doc, args.schedule), doc,
+                          name=args.schedule)
     print_result(args, report)
     return 0 if report.valid else 1

@@ -15,7 +15,7 @@ import re
 import time
 from typing import Any
 
-from collcert.auditing import STEADY_FORMAT, steady_document
+from collcert.auditing import STEADY_FORMAT, document_kind, steady_document
 from collcert.reference.model import ScheduleError, TopologyError
 
 from ._common import (
@@ -84,8 +84,53 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=run)
 
 
-def load_platform(spec: str) -> Any:
-    """A one-port platform from a file, stdin ('-') or a built-in name."""
+def load_platform(spec: str, doc: dict[str, Any] | None = None, name: str = "") -> Any:
+    """A one-port platform from a file, stdin ('-') or a built-in name. ``doc``: the
+    schedule (file ``name``) it is for, so that a refusal says which platform that wants;
+    a schedule given where the platform goes is refused saying what it is."""
+    try:
+        return _load_platform(spec)
+    except _IsSchedule:
+        raise
+    except TopologyError as exc:
+        if doc is None:
+            raise
+        raise TopologyError(f"{exc}. {name or 'The schedule'} is {document_kind(doc)}: "
+                            f"{wanted_platform(doc, name)}") from None
+
+
+class _IsSchedule(TopologyError):
+    """The platform argument is a schedule file: its message says what it is."""
+
+
+def wanted_platform(doc: dict[str, Any], name: str) -> str:
+    """Which platform argument a schedule wants: a built-in whose hash is the one the
+    document carries, or the platform file it was made for (its name)."""
+    got = doc.get("topology_name")
+    label = repr(got[:80]) if isinstance(got, str) and got else "its platform"
+    for spec in _candidates(got):
+        try:
+            if _load_platform(spec).content_hash() == doc.get("topology"):
+                return f"it was made for {label}: run 'collcert audit {spec} {name or 'FILE'}'"
+        except (TopologyError, ValueError):
+            continue
+    return (f"it was made for {label} (a platform file, 'topology' "
+            f"{str(doc.get('topology'))[:19]}…): give that file as the platform")
+
+
+def _candidates(name: object) -> list[str]:
+    """Built-in platform arguments that could have the name ``name``."""
+    if not isinstance(name, str):
+        return []
+    m = re.fullmatch(r"Legrand et al\. 2003, Fig\. ([15])(?:, start-up (.+) on every link)?",
+                     name)
+    if m:
+        return [f"fig{m.group(1)}" + (f":startup={m.group(2)}" if m.group(2) else "")]
+    m = re.fullmatch(r"random:(\d{1,4}),(\d{1,20})", name)
+    return [f"random:{m.group(1)},{m.group(2)}"] if m and int(m.group(1)) <= 2000 else []
+
+
+def _load_platform(spec: str) -> Any:
     from collcert.reference.broadcast import (
         OnePortPlatform,
         paper_fig1,
@@ -122,6 +167,10 @@ def load_platform(spec: str) -> Any:
     if not os.path.exists(spec) and not spec.endswith(".json") and "/" not in spec:
         raise TopologyError(f"{spec!r} is neither a platform file nor a built-in platform "
                             f"({BUILTINS})")
+    doc = steady_document(spec)
+    if doc is not None:  # a schedule where the platform goes
+        raise _IsSchedule(f"{spec} is {document_kind(doc)}, not a platform; "
+                            f"{wanted_platform(doc, spec)}")
     return OnePortPlatform.from_json(spec)
 
 
@@ -202,7 +251,7 @@ def draw_hook(args: argparse.Namespace) -> bool:
         return False
     from collcert.drawing import draw_steady
 
-    platform = load_platform(args.topology)
+    platform = load_platform(args.topology, doc, args.schedule)
     draw_steady(platform, doc, args.output)
     print(f"Drew the trees and one period of {args.schedule} to {args.output}.")
     return True
