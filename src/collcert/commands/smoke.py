@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="run a schedule on real devices (gloo CPU processes, NCCL/RCCL GPUs, or one GPU) "
         "and check every element of the result",
         description="Execute a schedule (collcert JSON of any collective, ForestColl tree XML "
-        "with --topology, or an MSCCL algorithm XML) on real devices with integer data, and "
+        "with --topology, an MSCCL algorithm XML or an MSCCL++ execution plan) on real devices "
+        "with integer data, and "
         "compare every element of every rank's output with the collective's definition "
         "computed on the host. Each tree's share of each shard travels along the tree's edges "
         "in dependency order (reductions on the way for reduce-scatter, reduce, allreduce). "
@@ -44,7 +45,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "Exit codes: 0 PASS, 1 FAIL, 2 bad input (or no torch, or no such device).",
     )
     p.add_argument("schedule", metavar="SCHEDULE", help="schedule file: collcert JSON, "
-                   "ForestColl XML or MSCCL XML (detected from the content)")
+                   "ForestColl XML, MSCCL XML or an MSCCL++ plan (JSON) (detected from the "
+                   "content)")
     p.add_argument("--topology", "-t", metavar="TOPO",
                    help="topology file or platform (e.g. dgx_a100:2): the model algbw is then "
                    "computed exactly by 'collcert audit'; required for ForestColl XML")
@@ -62,7 +64,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--iters", type=bounded_int(1, MAX_ITERS), default=5, metavar="N",
                    help="timed iterations after a checked warm-up (default: 5, at most "
                    f"{MAX_ITERS}); the last one is checked too")
-    p.add_argument("--format", choices=("json", "forestcoll-xml", "msccl-xml"),
+    p.add_argument("--format", choices=("json", "forestcoll-xml", "msccl-xml", "mscclpp-json"),
                    help="schedule format (default: detected)")
     p.add_argument("--device", metavar="DEV",
                    help="single-gpu backend: the device, e.g. cuda:1 or cpu (default: cuda:0 "
@@ -113,10 +115,12 @@ def check_structure(path: str, fmt: str | None, topology: Any) -> list[str]:
     the audit's reasons. With ``--topology`` the schedule is checked on it, as
     ``collcert audit`` would, certificates aside; without, on the links its own paths
     name (the shapes and multiplicities, not the times or figures it states). An MSCCL
-    program is checked by its simulator when it is loaded (its own reasons). A k too
+    program is checked by its simulator when it is loaded (its own reasons); an MSCCL++
+    plan by the audit's simulator (:func:`_mscclpp_reasons`). A k too
     large for any memory is refused (ScheduleError), as is unreadable input."""
     from collcert.certify.forestcoll import check_schedule, forestcoll_xml, schedule_json
     from collcert.certify.model import InputError, read_text
+    from collcert.smoke import is_mscclpp
 
     try:
         text = read_text(path, 512 * 1024 * 1024)  # gzip by its magic bytes, size capped
@@ -125,6 +129,8 @@ def check_structure(path: str, fmt: str | None, topology: Any) -> list[str]:
                 fmt is None and head.startswith("<")
                 and re.search(r"<algo\b[^>]*\b(ngpus|nchunksperloop)=", head)):
             return []
+        if fmt == "mscclpp-json" or (fmt is None and is_mscclpp(head)):
+            return _mscclpp_reasons(text, path)
         if fmt == "forestcoll-xml" or head.startswith("<"):
             if topology is None:
                 return []  # the harness asks for --topology
@@ -146,6 +152,17 @@ def check_structure(path: str, fmt: str | None, topology: Any) -> list[str]:
     return [] if verdict.ok else list(dict.fromkeys(verdict.all_reasons()))
 
 
+def _mscclpp_reasons(text: str, path: str) -> list[str]:
+    """Why the audit's simulator finds an MSCCL++ plan INVALID (none: it may run): what
+    its executor refuses to load, deadlocks, races, a wrong postcondition, what a call
+    leaves behind for the next (docs/mscclpp.md). What it does not simulate (NVLS,
+    ``pipeline``) or cannot read is refused (InputError)."""
+    from collcert.certify.execution import mscclpp, mscclpp_sim
+
+    verdict = mscclpp_sim.run(mscclpp.read(text, path)).verdict
+    return [] if verdict.ok else list(dict.fromkeys(verdict.all_reasons()))
+
+
 def _refuse_other_json(text: str, path: str) -> None:
     """A JSON file that is not a tree schedule (an MSCCL++ plan, a certificate, ...):
     refused by what it is, not by the first key a schedule reader misses."""
@@ -160,9 +177,9 @@ def _refuse_other_json(text: str, path: str) -> None:
                             "schedule says \"format\": \"collcert-schedule/1\"; 'collcert "
                             "schedule' writes one)")
     if not fmt:
-        raise ScheduleError(f"{path}: an MSCCL++ plan, which smoke does not run (collcert "
-                            "JSON schedules, ForestColl XML, MSCCL XML); 'collcert audit "
-                            f"TOPOLOGY {path}' checks it")
+        raise ScheduleError(f"{path}: not an MSCCL++ plan: it has \"gpus\" but no "
+                            "\"threadblocks\" in its first 4096 characters (pass --format "
+                            "mscclpp-json if it is one)")
 
 
 MAX_K_BITS = 64

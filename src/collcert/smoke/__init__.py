@@ -5,7 +5,7 @@
 >>> report.passed, report.measured_algbw_gbps(), report.model_algbw
 
 The schedule (collcert JSON of any collective, ForestColl tree XML with a
-topology, or an MSCCL algorithm XML) becomes an execution plan
+topology, an MSCCL algorithm XML, or an MSCCL++ execution plan) becomes an execution plan
 (:mod:`collcert.reference.execution.execplan`), which a backend runs on integer data:
 
 * ``gloo``: one process per rank on the CPU (torch.distributed); runs in CI;
@@ -30,11 +30,14 @@ Modules:
 ``dist``        the gloo and nccl backends: one process per rank (torch.distributed)
 ``single``      the single-gpu backend: every rank on one device, a stream per link
 ``mscclplan``   execution plans from MSCCL programs, run step by step as the executor would
+``mscclppplan`` execution plans from MSCCL++ plans (JSON), run op by op as its executor would;
+                :func:`is_mscclpp` tells such a plan from a collcert JSON schedule
 """
 
 from .harness import BACKENDS, MAX_ITERS, load_plan, smoke
+from .mscclppplan import is_mscclpp
 from .report import SmokeReport
 from .runtime import INSTALL_HINT, SmokeError, require_torch
 
-__all__ = ["BACKENDS", "INSTALL_HINT", "MAX_ITERS", "SmokeError", "SmokeReport", "load_plan",
-           "require_torch", "smoke"]
+__all__ = ["BACKENDS", "INSTALL_HINT", "MAX_ITERS", "SmokeError", "SmokeReport", "is_mscclpp",
+           "load_plan", "require_torch", "smoke"]

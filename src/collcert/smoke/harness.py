@@ -18,7 +18,7 @@ from .report import SmokeReport
 from .runtime import RankResult, SmokeError, gpu_kind, require_torch
 
 BACKENDS = ("auto", "gloo", "nccl", "single-gpu")
-FORMATS = ("json", "forestcoll-xml", "msccl-xml")
+FORMATS = ("json", "forestcoll-xml", "msccl-xml", "mscclpp-json")
 ELEM_BYTES = 8  # int64
 MAX_ITERS = 10_000
 MAX_GLOO_RANKS = 64
@@ -42,7 +42,9 @@ def _read(source: str | os.PathLike[str]) -> tuple[str, str]:
 def _detect(text: str) -> str:
     head = text.lstrip()[:4096]
     if head.startswith(("{", "[")):
-        return "json"
+        from .mscclppplan import is_mscclpp
+
+        return "mscclpp-json" if is_mscclpp(head) else "json"
     if head.startswith("<"):
         import re
 
@@ -70,6 +72,13 @@ def load_plan(text: str, fmt: str | None = None, topology: Any = None,
 
             prog = msccl.read(text, origin)
             return plan_from_program(prog), fmt, prog
+        if fmt == "mscclpp-json":
+            from collcert.certify.execution import mscclpp
+
+            from .mscclppplan import plan_from_mscclpp
+
+            pp = mscclpp.read(text, origin)
+            return plan_from_mscclpp(pp), fmt, pp
         from collcert.certify.forestcoll import forestcoll_xml, schedule_json
 
         if fmt == "json":
@@ -252,11 +261,15 @@ def _explain_run(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce:
 
 
 def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:
-    from collcert.certify.execution import Program, msccl
+    from collcert.certify.execution import Program, msccl, mscclpp, mscclpp_sim
 
-    if isinstance(parsed, Program):
-        res = msccl.simulate(parsed)
-        for reason in res.verdict.reasons[:4]:
-            line = f"  the MSCCL simulator says: {reason}"
-            if line not in report.failures:  # once, when both modes of a program fail
+    if isinstance(parsed, Program | mscclpp.Plan):
+        if isinstance(parsed, Program):
+            reasons, who = msccl.simulate(parsed).verdict.reasons, "MSCCL"
+        else:
+            reasons, who = mscclpp_sim.run(parsed).verdict.reasons, "MSCCL++"
+        for reason in reasons[:4]:
+            line = f"  the {who} simulator says: {reason}"
+            # once, when both modes of a program fail; not again when the run said it
+            if line not in report.failures and reason not in report.failures:
                 report.failures.append(line)

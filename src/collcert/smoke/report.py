@@ -84,7 +84,8 @@ class SmokeReport:
                  + verdict]
         for f in self.failures:
             lines.append(f"  {f}")
-        lines.append(f"  backend : {self.backend} on {', '.join(dict.fromkeys(self.devices))}")
+        where = ', '.join(dict.fromkeys(self.devices)) or "nothing (not run)"
+        lines.append(f"  backend : {self.backend} on {where}")
         lines.append(f"  data    : M = {self.size_bytes} bytes of int64 ({self.cells} cells of "
                      f"{self.cell_elems} elements), {self.messages} messages per iteration")
         t = self.median_time()
