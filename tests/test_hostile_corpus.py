@@ -416,6 +416,18 @@ CASES = [
      None, ["--save-schedules", "this is a file"]),
     ("compare-plot-missing-folder", ["compare", "ring:4", "--plot", "{nope/x.png}"], None,
      ["--plot", "does not exist"]),
+    # red team, second round (helper P): --routes runtime, schedule options, MSCCL++ plans
+    ("routes-runtime-ring-2000", ["schedule", "ring:2000", "--routes", "runtime", "-o",
+                                  "{rr.json}"], None,
+     ["ForestColl's own schedule is not built", "runtime-routes LP of ring(2000)", "columns"]),
+    ("schedule-in-place-json", ["schedule", "ring:4", "--in-place", "-o", "{ip.json}"], None,
+     ["--in-place applies to --format mscclpp-json only, not json"]),
+    ("schedule-mscclpp-channel-json", ["schedule", "ring:4", "--mscclpp-channel", "port", "-o",
+                                       "{mc.json}"], None,
+     ["--mscclpp-channel applies to --format mscclpp-json only"]),
+    ("schedule-msccl-channels-json", ["schedule", "ring:4", "--msccl-channels", "2", "-o",
+                                      "{mch.json}"], None,
+     ["--msccl-channels applies to --format msccl-xml only"]),
     # smoke (torch is imported once, in the last group)
     ("smoke-size-memory", ["smoke", "{ring4_chains.json}", "--size", "100G"], None,
      ["--size", "of memory"]),

@@ -86,7 +86,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--in-place", action="store_true",
                    help="mscclpp-json: a plan for in-place calls (the input inside the output, "
                    "as the executor's callers pass it); default: out-of-place")
-    p.add_argument("--mscclpp-channel", choices=("memory", "port"), default="memory",
+    p.add_argument("--mscclpp-channel", choices=("memory", "port"), default=None,
                    help="mscclpp-json: memory channels (GPUs that share memory, CUDA IPC; the "
                    "default) or port channels (through the proxy: any GPUs, InfiniBand between "
                    "machines)")
@@ -130,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
     if args.strict and args.format not in ("msccl-xml", "mscclpp-json"):  # never ignored
         raise TopologyError(f"--strict refuses a runtime program slower than its schedule; it "
                             f"applies to --format msccl-xml and mscclpp-json, not {args.format}")
+    _check_export_options(args)
     if _whatif.wanted(args) and args.method in ("lp", "rsag-weighted"):  # never ignored
         raise ScheduleError(f"--degrade/--fail build on the changed machine with the default "
                             f"--method, not with --method {args.method}; drop one of them "
@@ -189,6 +190,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(s, args, stages, out)
     return 0
+
+
+def _check_export_options(args: argparse.Namespace) -> None:
+    """Options of one export format are refused with another (never silently ignored,
+    as --strict): exit 2 before any work."""
+    wants = {"--in-place": ("mscclpp-json", args.in_place),
+             "--mscclpp-channel": ("mscclpp-json", args.mscclpp_channel is not None),
+             "--msccl-channels": ("msccl-xml", args.msccl_channels is not None)}
+    for flag, (fmt, given) in wants.items():
+        if given and args.format != fmt:
+            raise ScheduleError(f"{flag} applies to --format {fmt} only, not {args.format}: "
+                                f"add --format {fmt}, or drop {flag}")
+    args.mscclpp_channel = args.mscclpp_channel or "memory"
 
 
 def _alltoall(args: argparse.Namespace, topo: Any) -> int:
