@@ -34,6 +34,9 @@ Resolution, as ``execution_plan.cc`` and ``executor.cc`` do it:
   (output / ``output_chunks`` when the input has none; ``getOffset``); a
   thread-block-group op (``tbg_info``) handles part ``tb_id`` of
   ``tbg_size`` equal parts of each range (``calcOffset``);
+* the kernel is launched with ``num_threads_per_block`` threads per block (default
+  1024, at most 1024 in CUDA); ``min_message_size``/``max_message_size`` are
+  unsigned 64-bit;
 * the executor refuses more than 64 ops in a threadblock (MAX_OPERATION), and a
   threadblock holds at most 16 channels and remote buffers of a type
   (MAX_CHANNEL, ``execution_common.hpp``).
@@ -50,6 +53,7 @@ from typing import Any
 from ..model import InputError, load_json
 
 MAX_OPERATION = 64
+MAX_THREADS_PER_BLOCK = 1024  # CUDA's limit on a block (the executor's kernel launch)
 MAX_CHANNEL = 16
 MAX_CHANNEL_PER_OPERATION = 8
 MAX_RANKS = 4096
@@ -172,6 +176,7 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
     plan = Plan(str(doc.get("name", ""))[:200], coll, proto, doc["inplace"], n, [], {}, {},
                 {}, {}, root=_root(doc, coll, n, origin),
                 double_scratch=doc.get("use_double_scratch_buffer") is True)
+    _launch_fields(plan, doc)
     for r, g in enumerate(gpus):
         where = f"gpus[{r}]"
         if _int(g, "id", where, 0, n - 1) != r:
@@ -196,10 +201,32 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
     for r, g in enumerate(gpus):
         remote = _remote_buffers(g, r, n, origin)
         for t in _list(g, "threadblocks", f"gpus[{r}]"):
-            _threadblock(plan, t, r, remote, sizes, origin)
+            if not _threadblock(plan, t, r, remote, sizes, origin):
+                return plan  # refused at its first threadblock over MAX_OPERATION
     plan.grain = lcm(*sizes) if sizes else 1
     _check_sizes(plan)
     return plan
+
+
+def _launch_fields(plan: Plan, doc: dict[str, Any]) -> None:
+    """The executor's launch settings (``execution_plan.cc``: ``num_threads_per_block``,
+    default 1024, the block size of its kernel launch; ``min_message_size`` and
+    ``max_message_size``, unsigned 64-bit): a value it cannot use is a refusal."""
+    v = doc.get("num_threads_per_block", MAX_THREADS_PER_BLOCK)
+    if type(v) is not int or not 1 <= v <= MAX_THREADS_PER_BLOCK:
+        plan.refusals.append(f"num_threads_per_block = {_short(v)}: the executor launches "
+                             f"its kernel with that many threads per block, and a CUDA "
+                             f"block has 1 to {MAX_THREADS_PER_BLOCK}")
+    for key in ("min_message_size", "max_message_size"):
+        v = doc.get(key, 0)
+        if type(v) is not int or not 0 <= v < 1 << 64:
+            plan.refusals.append(f"{key} = {_short(v)}: the executor reads an unsigned 64-bit "
+                                 "integer")
+
+
+def _short(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 30 else f"{text[:12]}… ({len(text)} characters)"
 
 
 def _pair(plan: Plan) -> None:
@@ -243,11 +270,19 @@ def _remote_buffers(g: Any, r: int, n: int, origin: str) -> list[tuple[int, str]
 
 
 def _threadblock(plan: Plan, t: Any, r: int, flat: list[tuple[int, str]],
-                 sizes: set[int], origin: str) -> None:
+                 sizes: set[int], origin: str) -> bool:
+    """Read one threadblock into ``plan``; False (a refusal, nothing more read) when it
+    holds more ops than the executor loads: the plan is INVALID whatever the rest says."""
     tid = _int(t, "id", f"gpus[{r}] threadblocks", 0, 100_000)
     where = f"rank {r} tb {tid}"
     if (r, tid) in plan.tbs:
         raise InputError(f"{origin}: {where} appears twice")
+    count = len(_list(t, "ops", where))
+    if count > MAX_OPERATION:
+        plan.refusals.append(f"{where} has {count} ops; the executor loads at most "
+                             f"{MAX_OPERATION} per threadblock (MAX_OPERATION); the rest of "
+                             "the plan is not read")
+        return False
     if len(plan.tbs) >= MAX_THREADBLOCKS:
         raise InputError(f"{origin}: more than {MAX_THREADBLOCKS} threadblocks in all: too many "
                          "to simulate")
@@ -278,10 +313,8 @@ def _threadblock(plan: Plan, t: Any, r: int, flat: list[tuple[int, str]],
         if len(ops) + sum(map(len, plan.tbs.values())) > MAX_OPS:
             raise InputError(f"{origin}: more than {MAX_OPS} ops in all: too many to simulate "
                              "(the executor runs at most 64 per threadblock)")
-    if len(ops) > MAX_OPERATION:
-        plan.refusals.append(f"{where} has {len(ops)} ops; the executor loads at most "
-                             f"{MAX_OPERATION} per threadblock (MAX_OPERATION)")
     plan.tbs[(r, tid)] = ops
+    return True
 
 
 def _op(plan: Plan, o: Any, r: int, tid: int, pos: int, chans: dict[str, list[int]],

@@ -414,7 +414,8 @@ def _timed(topology: Topology, demands: dict[Any, Fraction], verdict: Verdict,
     """Route a program's (or plan's) traffic between ranks on ``topology`` and put its
     exact time per unit into ``verdict``: (routing, proven lower bound, bottleneck)."""
     if not demands:
-        verdict.fail(f"the {what} moves no data between ranks")
+        if verdict.ok:  # else it was not run (refused by the executor) or its run failed
+            verdict.fail(f"the {what} moves no data between ranks")
         return "none", None, ""
     time, lower, routing, lp_verdict, bottleneck = route(topology, demands)
     if lp_verdict is not None:
