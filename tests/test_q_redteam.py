@@ -106,3 +106,32 @@ def test_the_platform_wanted_is_found_by_its_hash(tmp_path: Any, capsys: Any) ->
     assert main(["broadcast-steady", str(path)]) == 2
     err = capsys.readouterr().err
     assert "made for 'my machine' (a platform file" in err and "collcert audit" not in err
+
+
+@pytest.mark.parametrize("extra", [[], ["--size", "10"], ["--messages", "3"]])
+def test_broadcast_steady_long_estimate_comes_first(
+        extra: list[str], capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """O.5.6: random:2000 ran minutes silently; a solve predicted long says its estimate
+    before the work and shows the rounds of cuts (here fig1 counts as long)."""
+    from collcert.commands import _pipe
+
+    monkeypatch.setattr(_pipe, "ESTIMATE_SHOWN_FROM", 0.0)
+    assert main(["broadcast-steady", "fig1", *extra]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("note: SSB by cut generation (Legrand et al. 2003, §5.2) on 5 nodes "
+                          "and 6 links: estimated about")
+    assert "broadcast-steady LP (rounds of cuts)" in err and "T* ≥ 1" in err
+    monkeypatch.setattr(_pipe, "ESTIMATE_SHOWN_FROM", 10.0**9)
+    assert main(["broadcast-steady", "fig1", *extra]) == 0
+    assert capsys.readouterr().err == ""  # a short solve stays quiet
+
+
+def test_broadcast_steady_refusal_comes_before_the_estimate(
+        capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from collcert.commands import _pipe
+
+    monkeypatch.setattr(_pipe, "ESTIMATE_SHOWN_FROM", 0.0)
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "1000")
+    assert main(["broadcast-steady", "fig1"]) == 2
+    err = capsys.readouterr().err
+    assert "SSB by cut generation on 5 nodes and 6 links" in err and "estimated" not in err

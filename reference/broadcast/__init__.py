@@ -22,7 +22,7 @@ from .steady import (
     random_platform,
     steady_broadcast,
 )
-from .steady_lp import SSBSolution, solve_ssb, solve_ssbpdag
+from .steady_lp import SSBSolution, check_ssb_size, solve_ssb, solve_ssbpdag, ssb_seconds
 from .steady_search import MAX_DAG_NODES, best_dag, best_tree
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "SteadyBroadcast",
     "best_dag",
     "best_tree",
+    "check_ssb_size",
     "finite_series",
     "paper_fig1",
     "paper_fig5",
@@ -41,5 +42,6 @@ __all__ = [
     "random_platform",
     "solve_ssb",
     "solve_ssbpdag",
+    "ssb_seconds",
     "steady_broadcast",
 ]

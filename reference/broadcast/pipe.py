@@ -48,6 +48,8 @@ CLIMB = 64
 """At most this many ±1 steps refine the best packet count of the grid."""
 Node = Hashable
 Progress = Callable[[int, int], None]
+LPProgress = Callable[[int, int, str], None]
+"""The SSB LP's rounds (:func:`.steady.steady_broadcast`'s ``progress``)."""
 
 
 @dataclass
@@ -133,10 +135,11 @@ def slack(cost: dict[Any, Fraction], startup: dict[Any, Fraction]) -> Fraction:
     return max((b / cost[e] for e, b in startup.items()), default=Fraction(0))
 
 
-def finite_series(platform: OnePortPlatform, source: object, n: int) -> FiniteRun:
+def finite_series(platform: OnePortPlatform, source: object, n: int, *,
+                  lp_progress: LPProgress | None = None) -> FiniteRun:
     """Broadcast n unit messages (β ignored: §5's series problem) with the optimal
-    periodic schedule; its exact makespan."""
-    sb = steady_broadcast(platform, source)
+    periodic schedule; its exact makespan. ``lp_progress``: the SSB LP's rounds."""
+    sb = steady_broadcast(platform, source, progress=lp_progress)
     return FiniteRun(sb, n, finite_makespan(sb, n), compact(sb, n))
 
 
@@ -239,17 +242,19 @@ def candidates(nu: int, limit: int = MAX_PACKETS) -> list[int]:
 
 def pipe_broadcast(platform: OnePortPlatform, source: object, size: object, *,
                    packets: int | None = None, search: bool = True,
-                   progress: Progress | None = None) -> PipeBroadcast:
+                   progress: Progress | None = None,
+                   lp_progress: LPProgress | None = None) -> PipeBroadcast:
     """PIPE of a message of ``size`` L from ``source`` (module doc).
 
     ``packets``: try this count too. ``search``: try the candidate counts and refine
     around the best (±1 until no neighbour improves, at most ``CLIMB`` steps); the best
     of every run (the paper's included) is ``best``: the best *found*, not a proven
-    optimum over all counts.
+    optimum over all counts. ``progress``: the packet counts tried; ``lp_progress``:
+    the rounds of the SSB LP before them.
     """
     L = check_size(size)
     src = platform.check_source(source)
-    unit = steady_broadcast(platform, src)
+    unit = steady_broadcast(platform, src, progress=lp_progress)
     nu = paper_packets(L)
     paper = pipe_run(unit, nu, Fraction(nu))
     runs: dict[int, PipeRun] = {}

@@ -72,11 +72,18 @@ def check_ssb_size(p: OnePortPlatform) -> None:
     check_ssb_counts(len(p.nodes), len(p.cost), p.name or "the platform")
 
 
+def ssb_seconds(v: int, e: int) -> float:
+    """Predicted time of SSB by cut generation on ``v`` nodes and ``e`` links (a planning
+    figure from :data:`SECONDS_PER_NODE2_LINK`; it varies several-fold between platforms
+    of one size with the number of rounds the cuts need)."""
+    return SECONDS_PER_NODE2_LINK * v * v * e
+
+
 def check_ssb_counts(v: int, e: int, name: str) -> None:
     """:func:`check_ssb_size` from the counts alone (before building a platform)."""
     check_budget(name, BYTES_PER_NODE_LINK * v * e,
                  f"SSB by cut generation on {v} nodes and {e} links",
-                 seconds=SECONDS_PER_NODE2_LINK * v * v * e,
+                 seconds=ssb_seconds(v, e),
                  action="try a smaller platform (or --dag on a DAG: one LP, no cuts)")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from collcert.reference.model import TopologyError, show
 
-from ._common import Progress, print_json, write_output
+from ._common import Progress, duration_text, print_json, write_output
 
 
 def _checked(verdict: Any, what: str) -> None:
@@ -43,7 +43,7 @@ def _series(args: argparse.Namespace, platform: Any, source: Any) -> int:
     if n < 1:
         raise TopologyError(f"--messages {n}: broadcast at least one message")
     started = time.monotonic()
-    run = finite_series(platform, source, n)
+    run = finite_series(platform, source, n, lp_progress=_lp_bar(args, platform))
     doc = run.to_json()
     _checked(check_series_doc(platform.to_json(), json.loads(json.dumps(doc))),
              "finite series")
@@ -71,6 +71,36 @@ def _series(args: argparse.Namespace, platform: Any, source: Any) -> int:
     return 0
 
 
+ESTIMATE_SHOWN_FROM = 5.0
+"""Predicted seconds of SSB from which the estimate is printed and the rounds shown."""
+
+
+def lp_progress(args: argparse.Namespace, platform: Any) -> Progress:
+    """The SSB LP's round bar; before a long solve (or with --progress), its estimate
+    from the platform's size on stderr, and the bar shown even when stderr is a file."""
+    import sys
+
+    from collcert.reference.broadcast import check_ssb_size, ssb_seconds
+
+    seconds = ssb_seconds(len(platform.nodes), len(platform.cost))
+    long = not getattr(args, "dag", False) and seconds >= ESTIMATE_SHOWN_FROM
+    if long:
+        check_ssb_size(platform)  # a refusal (memory, time) before the estimate
+    if long or args.progress:
+        print(f"note: SSB by cut generation (Legrand et al. 2003, §5.2) on "
+              f"{len(platform.nodes)} nodes and {len(platform.cost)} links: estimated "
+              f"{duration_text(seconds)} from its size (measured on random platforms; the "
+              "rounds of cuts a platform needs can make it several times longer); "
+              "rounds follow", file=sys.stderr, flush=True)
+    return Progress("broadcast-steady LP (rounds of cuts)", force=long or args.progress)
+
+
+def _lp_bar(args: argparse.Namespace, platform: Any) -> Any:
+    """The SSB LP's estimate and rounds (:func:`lp_progress`)."""
+    bar = lp_progress(args, platform)
+    return lambda d, t, note: bar(d, t, note)
+
+
 def _pipe(args: argparse.Namespace, platform: Any, source: Any) -> int:
     from collcert.certify.broadcast import check_pipe
     from collcert.reference.broadcast import pipe_broadcast
@@ -78,7 +108,7 @@ def _pipe(args: argparse.Namespace, platform: Any, source: Any) -> int:
     started = time.monotonic()
     bar = Progress("PIPE packet counts", force=args.progress)
     res = pipe_broadcast(platform, source, args.size, packets=args.packets,
-                         progress=lambda d, t: bar(d, t))
+                         progress=lambda d, t: bar(d, t), lp_progress=_lp_bar(args, platform))
     doc = res.to_json()
     verdict = check_pipe(platform.to_json(), json.loads(json.dumps(doc)))
     _checked(verdict, "PIPE result")

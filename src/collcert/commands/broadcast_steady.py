@@ -186,7 +186,9 @@ def run(args: argparse.Namespace) -> int:
         from ._pipe import run_finite
 
         return run_finite(args, platform, source)
-    progress = Progress("broadcast-steady LP", force=args.progress)
+    from ._pipe import lp_progress
+
+    progress = lp_progress(args, platform)
     started = time.monotonic()
     result = steady_broadcast(platform, source, dag=args.dag,
                               progress=lambda d, t, note: progress(d, t, note))
