@@ -59,11 +59,11 @@ def runtime_schedule(t: Topology, collective: str = "allgather", progress: Any =
         if fits is not None:
             return fits
     if collective == "allreduce":
-        return _allreduce(t, progress, notice, why)
+        return _allreduce(t, progress, notice, why, stages, estimate)
     rs = collective == "reduce-scatter"
     opt = runtime_optimum(t, constrained=True, collective=collective, progress=progress,
                           notice=notice, why=why)
-    doc = _trees(t, opt, rs)
+    doc = _trees(t, opt, rs, stages, estimate)
     doc["certificates"] = {"runtime_routes": opt.certificate()}
     doc["generator"]["target_time_per_unit"] = fraction_str(1 / opt.algbw)
     return doc
@@ -94,7 +94,7 @@ def _forestcoll_fits(t: Topology, collective: str, stages: Any = None, estimate:
 
 
 def _allreduce(t: Topology, progress: Any, notice: Any = None, why: str = "",
-               ) -> dict[str, Any]:
+               stages: Any = None, estimate: Any = None) -> dict[str, Any]:
     """Reduce-scatter then allgather, each on the runtime's routes at its own certified
     optimum (:func:`.runtime_routes.allreduce_certificate` says what that proves)."""
     def tell(phase: str) -> Any:
@@ -105,7 +105,7 @@ def _allreduce(t: Topology, progress: Any, notice: Any = None, why: str = "",
     if min(o.x for o in opts) <= 0:
         raise ScheduleError("under the runtime's routes some GPU cannot reach another: no "
                             "schedule exists")
-    rs, ag = (_trees(t, o, o.collective == "reduce-scatter") for o in opts)
+    rs, ag = (_trees(t, o, o.collective == "reduce-scatter", stages, estimate) for o in opts)
     cert = allreduce_certificate(*opts)
     doc = dict(ag, collective="allreduce", phases=rs["phases"] + ag["phases"])
     doc["claimed"] = {"algbw": cert["algbw"], "time_per_unit": cert["time_per_unit"]}
@@ -114,8 +114,10 @@ def _allreduce(t: Topology, progress: Any, notice: Any = None, why: str = "",
     return doc
 
 
-def _trees(t: Topology, opt: RuntimeOptimum, rs: bool) -> dict[str, Any]:
-    """ForestColl's trees on the logical graph y, every edge on its real path."""
+def _trees(t: Topology, opt: RuntimeOptimum, rs: bool, stages: Any = None,
+           estimate: Any = None) -> dict[str, Any]:
+    """ForestColl's trees on the logical graph y, every edge on its real path (``stages``,
+    ``estimate``: schedule()'s bars and general-path estimate)."""
     from ..forestcoll import schedule
 
     if opt.x <= 0:
@@ -130,8 +132,8 @@ def _trees(t: Topology, opt: RuntimeOptimum, rs: bool) -> dict[str, Any]:
     # checked by collcert.certify all the same. Reduce-scatter: the allgather of the
     # transposed machine, every tree reversed into an in-tree (App. B).
     logical.forestcoll_problem = None
-    doc = schedule(logical, "allgather", multicast=False).to_json(certificates=False,
-                                                                  compact=False)
+    doc = schedule(logical, "allgather", multicast=False, progress=stages,
+                   estimate=estimate).to_json(certificates=False, compact=False)
     if rs:
         doc["collective"] = "reduce-scatter"
         for phase in doc["phases"]:
