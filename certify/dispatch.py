@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from .model import InputError, Verdict, frac_str, number
+from .model import InputError, Topo, Verdict, frac_str, number, other_topology
 
 Checker = Callable[[Mapping[str, Any], Mapping[str, Any]], Verdict]
 
@@ -176,6 +176,12 @@ def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdic
     level repeats from ``rsag``) is the one its certificate proves; every other field is
     compared by :mod:`.bundle_fields` (an unknown one fails)."""
     v = Verdict("certificates")
+    wrong = other_topology(Topo(topology), cert)
+    if wrong:  # first: another machine's figures would fail every check with no hint why
+        v.fail(wrong if not wrong.startswith("the certificate is for") else
+               f"{wrong}: check it on the topology it was made for (a bundle of a machine "
+               "changed by --degrade/--fail: give the same options to collcert check)")
+        return v
     subs = cert["certificates"]
     proven: dict[str, Any] = {}
     for name, sub in subs.items():

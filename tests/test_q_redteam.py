@@ -135,3 +135,26 @@ def test_broadcast_steady_refusal_comes_before_the_estimate(
     assert main(["broadcast-steady", "fig1"]) == 2
     err = capsys.readouterr().err
     assert "SSB by cut generation on 5 nodes and 6 links" in err and "estimated" not in err
+
+
+def test_an_allreduce_bundle_of_another_topology_says_so_first(tmp_path: Any,
+                                                              capsys: Any) -> None:
+    """O.5.10: a bundle of a changed ring:12, checked on ring:12, failed with 'the cut has
+    B⁺(S) = 2, not the claimed 3/2' and a dozen more; now one reason: the hash."""
+    import json
+
+    path = tmp_path / "c.json"
+    assert main(["optimum", "-c", "allreduce", "ring:6", "--degrade", "0<>1=1/2",
+                 "--certificate"]) == 0
+    path.write_text(capsys.readouterr().out)
+    assert main(["check", "ring:6", str(path)]) == 1
+    out = capsys.readouterr().out
+    reasons = [line for line in out.splitlines() if line.startswith("  - ")]
+    assert len(reasons) == 1 and "the certificate is for topology sha256:" in reasons[0]
+    assert "give the same options to collcert check" in reasons[0]
+    assert main(["check", "ring:6", str(path), "--degrade", "0<>1=1/2"]) == 0
+    capsys.readouterr()
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps({**doc, "topology": "garbage"}))
+    assert main(["check", "ring:6", str(path), "--degrade", "0<>1=1/2"]) == 1
+    assert "'garbage' is not a topology fingerprint" in capsys.readouterr().out
