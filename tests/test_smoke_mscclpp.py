@@ -281,3 +281,14 @@ def test_cli_dropped_signal_refused_as_a_deadlock(tmp_path: Path, capsys: Any) -
                  "--run-invalid"]) == 1
     out = capsys.readouterr().out
     assert out.startswith("FAIL") and "deadlock" in out and "not run" in out
+
+
+def test_cli_format_mistakes_are_named(tmp_path: Path, capsys: Any) -> None:
+    _torch()
+    path = tmp_path / "ag.json"
+    path.write_text(_export("allgather", None, True))
+    assert main(["smoke", str(path), "--format", "json"]) == 2
+    assert "an MSCCL++ plan, not a collcert JSON schedule" in capsys.readouterr().err
+    path.write_text('{"gpus": []}')
+    assert main(["smoke", str(path)]) == 2
+    assert "pass --format mscclpp-json if it is one" in capsys.readouterr().err

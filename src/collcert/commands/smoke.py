@@ -177,9 +177,14 @@ def _refuse_other_json(text: str, path: str) -> None:
                             "schedule says \"format\": \"collcert-schedule/1\"; 'collcert "
                             "schedule' writes one)")
     if not fmt:
-        raise ScheduleError(f"{path}: not an MSCCL++ plan: it has \"gpus\" but no "
-                            "\"threadblocks\" in its first 4096 characters (pass --format "
-                            "mscclpp-json if it is one)")
+        from collcert.smoke import is_mscclpp
+
+        if is_mscclpp(head):
+            raise ScheduleError(f"{path}: an MSCCL++ plan, not a collcert JSON schedule: leave "
+                                "out --format json (or pass --format mscclpp-json)")
+        raise ScheduleError(f"{path}: an MSCCL++ plan? It has \"gpus\" but no "
+                            "\"threadblocks\" in its first 4096 characters: pass --format "
+                            "mscclpp-json if it is one")
 
 
 MAX_K_BITS = 64
