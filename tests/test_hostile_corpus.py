@@ -395,6 +395,14 @@ CASES = [
                                 "2"], None, ["1 compute node(s) would be left"]),
     ("whatif-compare-disconnected", ["compare", "ring:4", "--fail", "0<>1", "--fail", "2<>3"],
      None, ["disconnected", "cut off", "collcert optimum"]),
+    ("whatif-schedule-disconnected", ["schedule", "ring:4", "--fail", "0<>1", "--fail",
+                                      "2<>3"], None,
+     ["the machine is disconnected (link 0 ↔ 1: failed; link 2 ↔ 3: failed): 2 compute "
+      "nodes are cut off (0, 3), so the rate is 0"]),
+    ("whatif-check-disconnected", ["check", "ring:4", "{pipe.json}", "--fail", "0<>1",
+                                   "--fail", "2<>3"], None,
+     ["the machine is disconnected (link 0 ↔ 1: failed; link 2 ↔ 3: failed): 2 compute "
+      "nodes are cut off (0, 3), so every rate is 0"]),
     ("whatif-compare-one-way", ["compare", "ring:4", "--degrade", "0>1=1/2"], None,
      ["different amount", "SRC<>DST"]),
     ("whatif-compare-huge", ["compare", "ring:4", "--degrade", "0<>1=1e999999"], None,

@@ -158,3 +158,25 @@ def test_an_allreduce_bundle_of_another_topology_says_so_first(tmp_path: Any,
     path.write_text(json.dumps({**doc, "topology": "garbage"}))
     assert main(["check", "ring:6", str(path), "--degrade", "0<>1=1/2"]) == 1
     assert "'garbage' is not a topology fingerprint" in capsys.readouterr().out
+
+
+def test_one_disconnected_sentence_for_every_command(capsys: Any) -> None:
+    """The lead's 09:30 item: 'after link h0.0.0 ↔ edge0.0: failed the machine is
+    disconnected' was written three times; now one WhatIf method words it."""
+    from collcert.reference.model import what_if
+
+    w = what_if(platforms.ring(4), [], ["0<>1", "2<>3"], strict=False)
+    assert w.disconnected_text("X") == ("the machine is disconnected (link 0 ↔ 1: failed; "
+                                        "link 2 ↔ 3: failed): 2 compute nodes are cut off "
+                                        "(0, 3), so X")
+    fail = ["--fail", "0<>1", "--fail", "2<>3"]
+    for argv in (["schedule", "ring:4", *fail], ["compare", "ring:4", *fail],
+                 ["optimum", "ring:4", *fail, "--certificate"],
+                 ["optimum", "-c", "alltoall", "ring:4", *fail, "--certificate"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "the machine is disconnected (link 0 ↔ 1: failed; link 2 ↔ 3: failed): 2 " \
+               "compute nodes are cut off (0, 3), so " in err, argv
+    assert main(["schedule", "fat_tree:4", "--fail", "h0.0.0<>edge0.0"]) == 2
+    assert "(link h0.0.0 ↔ edge0.0: failed): 1 compute node is cut off (h0.0.0), so the " \
+           "rate is 0" in capsys.readouterr().err

@@ -54,6 +54,15 @@ class WhatIf:
     def disconnected(self) -> bool:
         return self.topology is None
 
+    def disconnected_text(self, consequence: str) -> str:
+        """Why a disconnected machine has nothing to compute, one sentence for every
+        command: ``the machine is disconnected (link 0 ↔ 1: failed): 2 compute nodes are
+        cut off (0, 3), so <consequence>``; at most 16 nodes are named."""
+        n = len(self.cut_off)
+        names = ", ".join(str(v) for v in self.cut_off[:16]) + (", …" if n > 16 else "")
+        return (f"the machine is disconnected ({'; '.join(self.changes)}): {n} compute "
+                f"node{'s are' if n != 1 else ' is'} cut off ({names}), so {consequence}")
+
 
 def _node(t: Topology, text: str, option: str) -> Node:
     node = t.lookup(text.strip())

@@ -134,10 +134,10 @@ def print_report(w: WhatIf, healthy: Fraction, now: Fraction, cut: frozenset[Any
             print(line)
 
 
-def print_certificate(cert: dict[str, Any] | None, block: Any) -> int:
+def print_certificate(cert: dict[str, Any] | None, block: Any, w: WhatIf) -> int:
     """``--certificate`` with --degrade/--fail: the changed machine's certificate alone on
     stdout (what 'collcert check TOPOLOGY CERT --degrade/--fail ...' proves), the what-if
-    block (``block()`` prints it) on stderr; a disconnected machine has none (exit 2)."""
+    block (``block()`` prints it) on stderr; a disconnected machine ``w`` has none (exit 2)."""
     import sys
 
     from collcert.reference.model import TopologyError
@@ -151,9 +151,9 @@ def print_certificate(cert: dict[str, Any] | None, block: Any) -> int:
     finally:
         sys.stdout = stdout
     if cert is None:
-        raise TopologyError("the changed machine is disconnected: its rate 0 is proven by the "
-                            "set S that no link leaves (above), and there is no certificate to "
-                            "write; drop --certificate")
+        raise TopologyError(w.disconnected_text(
+            "the rate is 0, proven by the set S that no link leaves (above), and there is no "
+            "certificate to write; drop --certificate"))
     cert.pop("whatif", None)
     print_json(cert)
     return 0
@@ -170,12 +170,9 @@ def schedule_topology(args: argparse.Namespace, topo: Topology) -> Topology:
 
     w = apply(args, topo)
     if w.topology is None:
-        cut_off = ", ".join(str(v) for v in w.cut_off[:16]) + (" …" if len(w.cut_off) > 16
-                                                              else "")
-        raise ScheduleError(
-            f"after {'; '.join(w.changes)} the machine is disconnected: compute nodes "
-            f"{cut_off} ({len(w.cut_off)}) are cut off, so the rate is 0 and no schedule "
-            "exists; 'collcert optimum' with the same options names the cut")
+        raise ScheduleError(w.disconnected_text(
+            "the rate is 0 and no schedule exists; 'collcert optimum' with the same options "
+            "names the cut"))
     collective = "allgather" if args.collective == "allreduce" else args.collective
     root = None if args.root is None else topo.lookup(args.root)
     if root is not None and root not in w.topology.index:

@@ -61,7 +61,7 @@ def allreduce(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
                                           "checked_by_certify": checked,
                                           "topology_name": now.topology.name}
         return _whatif.print_certificate(cert, lambda: _print_allreduce(
-            w, h_best, n_best, h_cut, n_cut, cut, topo.unit))
+            w, h_best, n_best, h_cut, n_cut, cut, topo.unit), w)
     if args.json:
         out: dict[str, Any] = {}
         if now is not None:
@@ -108,7 +108,7 @@ def alltoall(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
         full = None if now is None or cert is None else {
             **cert, "topology_name": now.topology.name, "witness": now.witness()}
         return _whatif.print_certificate(full, lambda: _whatif.print_report(
-            w, healthy.algbw, n_algbw, cut))
+            w, healthy.algbw, n_algbw, cut), w)
     if args.json:
         out: dict[str, Any] = {}
         if now is not None and cert is not None:

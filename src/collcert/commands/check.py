@@ -60,10 +60,8 @@ def _changed(spec: str, degrade: list[str], fail: list[str]) -> dict[str, Any]:
 
     w = what_if(load_topology(spec, strict=False), degrade, fail, strict=False)
     if w.topology is None:
-        raise InputError(f"after {'; '.join(w.changes)} the machine is disconnected (compute "
-                         "nodes cut off: " + ", ".join(str(v) for v in w.cut_off[:8])
-                         + "): every rate is 0 and collcert optimum writes no certificate of "
-                         "it to check")
+        raise InputError(w.disconnected_text(
+            "every rate is 0 and collcert optimum writes no certificate of it to check"))
     changed: dict[str, Any] = w.topology.to_json()
     return changed
 

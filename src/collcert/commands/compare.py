@@ -171,12 +171,9 @@ def _changed_machine(args: argparse.Namespace, topo: Any) -> Any:
 
     w = _whatif.apply(args, topo)
     if w.topology is None:
-        cut_off = ", ".join(str(v) for v in w.cut_off[:16]) + (" …" if len(w.cut_off) > 16
-                                                              else "")
-        raise CollcertError(
-            f"after {'; '.join(w.changes)} the machine is disconnected: compute nodes "
-            f"{cut_off} ({len(w.cut_off)}) are cut off, so every rate is 0 and no schedule "
-            "runs; 'collcert optimum' with the same options names the cut")
+        raise CollcertError(w.disconnected_text(
+            "every rate is 0 and no schedule runs; 'collcert optimum' with the same options "
+            "names the cut"))
     return w
 
 

@@ -131,7 +131,7 @@ def _run_whatif(args: argparse.Namespace, topo: Topology) -> int:
         cert = None if opt is None else {**opt.certificate(),
                                          "topology_name": opt.topology.name}
         return _whatif.print_certificate(cert, lambda: _whatif.print_report(
-            w, healthy.algbw, now, cut))
+            w, healthy.algbw, now, cut), w)
     if args.json:
         out: dict[str, Any] = {}
         if opt is not None:
