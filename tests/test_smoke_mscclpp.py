@@ -179,6 +179,33 @@ def test_smoke_agrees_with_the_audit_on_mutated_plans() -> None:
     assert valid >= 30  # dropped nops, swapped independent ops, relaxed signals …
 
 
+def test_exports_on_random_machines_run_right() -> None:
+    """Every exported collective, in both call modes, on random switch topologies
+    (collcert.fuzz): the execution plan smoke runs gives the collective's result."""
+    from collcert.fuzz.generators import RandomSource, random_topology
+    from collcert.reference.model import ScheduleError
+
+    ran = 0
+    for seed in range(12):
+        t = random_topology(RandomSource(f"smoke-mscclpp:{seed}"), max_nodes=6,
+                            kinds=["switched_cycles", "switched", "boxes"], capacities="small")
+        for coll, root in CASES:
+            node = None if root is None else t.compute_nodes[root % t.num_compute]
+            try:
+                s = collcert.schedule(t, coll, root=node)
+            except ScheduleError:
+                continue
+            if max(p.k for p in s.phases) * t.num_compute > 40:
+                continue  # thousands of ops: slow here
+            for inplace in (False, True):
+                plan = plan_from_mscclpp(mscclpp.read(mscclpp_json(s, inplace=inplace,
+                                                                   strict=False)))
+                assert plan.runnable, plan.problems
+                assert _outputs_right(plan, run_host(plan, 1), 1) == [], (seed, coll, inplace)
+                ran += 1
+    assert ran >= 60, ran
+
+
 # -- torch: gloo processes and the single-gpu backend -------------------------------------
 
 def test_gloo_runs_every_export_and_the_dsl_plans() -> None:
