@@ -27,6 +27,7 @@ from .alphabeta import (
     latency_lower_bound,
     link_alphas,
     msccl_latency,
+    mscclpp_latency,
     tree_schedule_latency,
 )
 from .execplan import (
@@ -79,6 +80,7 @@ __all__ = [
     "lp_msccl_xml",
     "lp_plan",
     "msccl_latency",
+    "mscclpp_latency",
     "msccl_xml",
     "mscclpp_json",
     "plan_from_schedule",

@@ -24,6 +24,11 @@ the α-β model adds it:
     of any route from p to q in the topology (the direct link's α when they
     are linked). Steps themselves cost nothing: their data is in ``M · T``.
 
+  - **MSCCL++ plans**: the longest chain of remote hops the plan waits on
+    (``collcert.certify.execution.mscclpp_latency``: a signal to its wait, an LL
+    packet to its reader, a remote read, the last put landing), each hop from
+    rank p to rank q costing the same least α-latency of a route.
+
   With the same α on every link, L = α × the number of links on the critical
   route: the tree height in link hops, or the number of sequential transfers.
 
@@ -269,6 +274,28 @@ def msccl_latency(topology: Topology, program: Any, ranks: Sequence[Node],
         end = p
     return Latency(lat, transfers, route[::-1],
                    "the longest chain of dependent transfers")
+
+
+def mscclpp_latency(topology: Topology, plan: Any, ranks: Sequence[Node],
+                    alpha: Mapping[Link, Fraction]) -> Latency:
+    """Latency term of an MSCCL++ plan (``collcert.certify.execution.mscclpp.Plan``,
+    already found valid): :func:`collcert.certify.execution.mscclpp_latency.latency`
+    with each hop from rank p to rank q costing the least α-latency of a route."""
+    from collcert.certify.execution import mscclpp_latency
+
+    dist = {p: _dijkstra(topology, ranks[p], alpha)[0] for p in range(len(ranks))}
+
+    def cost(p: int, q: int) -> Fraction:
+        got = dist[p].get(ranks[q])
+        if got is None:
+            raise ScheduleError(f"rank {p} cannot reach rank {q} in the topology")
+        return got[0]
+
+    stamp = mscclpp_latency.latency(plan, cost)
+    if stamp is None:
+        raise ScheduleError("internal: the MSCCL++ plan audited VALID fails its timed run")
+    return Latency(stamp[0], stamp[1], [], "the longest chain of remote hops (signals, "
+                   "LL packets, remote reads, the last put)")
 
 
 def _step_graph(tbs: list[Any]) -> tuple[list[str], Preds, dict[int, tuple[int, int]]]:

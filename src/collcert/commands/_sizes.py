@@ -21,6 +21,7 @@ from collcert.reference.execution import (
     latency_lower_bound,
     link_alphas,
     msccl_latency,
+    mscclpp_latency,
     tree_schedule_latency,
 )
 from collcert.reference.model import Topology, fraction_str, parse_number, show
@@ -211,8 +212,7 @@ def audit_view(args: argparse.Namespace, topo: Topology, report: Any) -> dict[st
                 f"on {name}, {topo.num_compute} ranks",
                 f"time(M) = M / B + L: B = {show(1 / report.time_per_unit)} {topo.unit} "
                 f"(the audited algbw, exact); L = {_latency_line(lat)}",
-                (_alpha_note(topo, default) if report.format != "mscclpp-json" else
-                 "α = 0: bandwidth only (an MSCCL++ plan's latency is not modelled)"),
+                _alpha_note(topo, default),
                 f"%bound: algbw as a percentage of the best possible at that size (bound: "
                 f"{'?' if t_star is None else show(1 / t_star)} {topo.unit}, latency "
                 f"{show(lb.latency)} µs)"]
@@ -250,38 +250,17 @@ def schedule_latency(topo: Topology, path: str, fmt: str, ranks: Any,
     return tree_schedule_latency(topo, sched.phases, alpha), sched.root
 
 
-def check_format(args: argparse.Namespace, topo: Topology, fmt: str | None) -> None:
-    """Refuse (exit 2) --sizes/--plot with a latency for an MSCCL++ plan before anything
-    is printed (before the audit when --format names it): the α-β latency of a plan (its
-    signals, waits, barriers, LL packets) is not modelled; with α = 0 the table is the
-    audited bandwidth alone."""
-    if fmt != "mscclpp-json" or not wanted(args):
-        return
-    alpha = link_alphas(topo, _alpha(args))
-    if any(alpha.values()):
-        from collcert.reference.model import ScheduleError
-
-        where = ("--alpha " + fraction_str(_alpha(args)) if _alpha(args)
-                 else "the topology's per-link 'alpha'")
-        raise ScheduleError(
-            f"--sizes/--plot of an MSCCL++ plan: collcert does not model the latency of a "
-            f"plan (its signals, waits, barriers and LL packets), so it cannot use {where}; "
-            "drop it for the bandwidth-only table (α = 0), or audit the schedule's MSCCL "
-            "export (--format msccl-xml), whose latency is modelled (docs/alpha-beta.md)")
-
-
 def _mscclpp_latency(topo: Topology, text: str, ranks: Any,
                      alpha: dict[Any, Fraction]) -> tuple[Latency, Any]:
-    """α = 0 only (:func:`check_format`): no latency; the root of a broadcast/reduce
-    plan, for the table's root column and the latency bound."""
+    """The latency term of an MSCCL++ plan (already audited VALID) and its root (broadcast,
+    reduce): the longest chain of remote hops (docs/alpha-beta.md)."""
     from collcert.auditing import rank_nodes
     from collcert.certify.execution import mscclpp
 
-    if any(alpha.values()):
-        raise AssertionError("internal: check_format lets no MSCCL++ latency through")
     plan = mscclpp.read(text)
-    root = None if plan.root is None else rank_nodes(topo, ranks)[plan.root]
-    return Latency(Fraction(0), 0, [], "α = 0: an MSCCL++ plan's latency is not modelled"), root
+    nodes = rank_nodes(topo, ranks)
+    root = None if plan.root is None else nodes[plan.root]
+    return mscclpp_latency(topo, plan, nodes, alpha), root
 
 
 def read_tree_schedule(topo: Topology, data: Any) -> Any:

@@ -88,7 +88,6 @@ def run(args: argparse.Namespace) -> int:
                             "them as a file")
     topo = load_topology(args.topology, strict=False)  # allreduce: any directed graph
     _sizes.check_unit(args, topo)
-    _sizes.check_format(args, topo, args.format)  # --format mscclpp-json: before the audit
     claim = parse_claim(args.claim_algbw, args.claim_time, args.claim_size, topo.unit)
     ranks = None if args.ranks is None else read_ranks(args.ranks)  # missing file: exit 2
     if args.schedule == "-":
@@ -98,7 +97,6 @@ def run(args: argparse.Namespace) -> int:
             raise ScheduleError(f"stdin: {exc}") from None
     else:
         report = audit_file(topo, args.schedule, args.format, ranks)
-    _sizes.check_format(args, topo, report.format)  # detected: refused before printing
     verdict = None if claim is None else judge(report, *claim)
     if args.json:
         out = report.to_json()
