@@ -187,3 +187,15 @@ def schedule_topology(args: argparse.Namespace, topo: Topology) -> Topology:
     finally:
         sys.stdout = stdout
     return w.topology
+
+
+def print_json_result(doc: dict[str, Any] | None, block: dict[str, Any],
+                      elapsed: float) -> int:
+    """``--json`` with --degrade/--fail: the changed machine's result ``doc`` (None when
+    the machine is disconnected), its ``whatif`` block, and the wall time."""
+    from ._common import print_json
+
+    out = {**(doc or {}), "whatif": block,
+           "seconds": round(elapsed, 3)}  # wall time: informative, not a result
+    print_json(out)
+    return 0

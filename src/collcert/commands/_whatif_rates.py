@@ -27,7 +27,6 @@ from typing import Any
 from collcert.reference.model import Topology, decimal_str, fraction_str, show
 
 from . import _whatif
-from ._common import print_json
 
 ACHIEVED = ("forestcoll_lp", "mac_bc_lp", "rsag_weighted", "rsag")
 
@@ -63,15 +62,9 @@ def allreduce(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
         return _whatif.print_certificate(cert, lambda: _print_allreduce(
             w, h_best, n_best, h_cut, n_cut, cut, topo.unit), w)
     if args.json:
-        out: dict[str, Any] = {}
-        if now is not None:
-            out = now.to_json()
-            out["checked_by_certify"] = checked
-            out["topology_name"] = now.topology.name
-        out["whatif"] = block
-        out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
-        print_json(out)
-        return 0
+        return _whatif.print_json_result(None if now is None else {
+            **now.to_json(), "checked_by_certify": checked,
+            "topology_name": now.topology.name}, block, elapsed)
     if now is not None:
         print(now.summary())
     _print_allreduce(w, h_best, n_best, h_cut, n_cut, cut, topo.unit)
@@ -110,15 +103,10 @@ def alltoall(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
         return _whatif.print_certificate(full, lambda: _whatif.print_report(
             w, healthy.algbw, n_algbw, cut), w)
     if args.json:
-        out: dict[str, Any] = {}
-        if now is not None and cert is not None:
-            out = {k: v for k, v in cert.items()
-                   if k not in ("lp", "primal", "dual", "flows", "lengths", "automorphisms")}
-            out["topology_name"] = now.topology.name
-        out["whatif"] = block
-        out["seconds"] = round(elapsed, 3)
-        print_json(out)
-        return 0
+        return _whatif.print_json_result(None if now is None or cert is None else {
+            **{k: v for k, v in cert.items()
+               if k not in ("lp", "primal", "dual", "flows", "lengths", "automorphisms")},
+            "topology_name": now.topology.name}, block, elapsed)
     if now is not None:
         print(f"alltoall on {now.topology.name} ({now.topology.num_compute} compute nodes): "
               f"algbw {show(now.algbw)} {topo.unit}; certificate checked by "

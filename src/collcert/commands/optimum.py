@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import time
 from fractions import Fraction
-from typing import Any
 
 from collcert.reference.forestcoll import COLLECTIVES, Optimum, optimum
 from collcert.reference.model import Topology, TopologyError
@@ -133,14 +132,8 @@ def _run_whatif(args: argparse.Namespace, topo: Topology) -> int:
         return _whatif.print_certificate(cert, lambda: _whatif.print_report(
             w, healthy.algbw, now, cut), w)
     if args.json:
-        out: dict[str, Any] = {}
-        if opt is not None:
-            out = opt.to_json()
-            out["topology_name"] = w.topology.name if w.topology else topo.name
-        out["whatif"] = report
-        out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
-        print_json(out)
-        return 0
+        return _whatif.print_json_result(None if opt is None else {
+            **opt.to_json(), "topology_name": opt.topology.name}, report, elapsed)
     if opt is not None:
         print(opt.summary())
     _whatif.print_report(w, healthy.algbw, now, cut)

@@ -57,12 +57,18 @@ def plan_from_program(prog: Program, inplace: bool | None = None) -> Plan:
         plan.notes.append("run in place, as the program declares (inplace=\"1\")"
                           if prog.inplace else "run in place")
     _run(prog, plan, alias)
+    return finish(plan, prog.refusals, "MSCCL")
+
+
+def finish(plan: Plan, refusals: list[str], runtime: str) -> Plan:
+    """A plan built from a runtime's program: not runnable when building it found
+    problems, else validated; the runtime's own refusals come first among its problems."""
     if plan.problems:
         plan.runnable = False
     else:
         plan.validate()
-    plan.problems = [f"the MSCCL executor would refuse to load it: {r}"
-                     for r in prog.refusals] + plan.problems
+    plan.problems = [f"the {runtime} executor would refuse to load it: {r}"
+                     for r in refusals] + plan.problems
     return plan
 
 

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from collcert.certify.execution import mscclpp
 from collcert.reference.execution import Op, Plan, Region, Spec
 
+from .mscclplan import finish
+
 WAITS_FOR_PACKETS = ("rppkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")
 REDUCTIONS = ("re", "res", "rre", "rres")
 
@@ -87,13 +89,7 @@ def plan_from_mscclpp(pp: mscclpp.Plan) -> Plan:
     for r, bufs in run.packets.items():
         for b in bufs:  # an LL packet area: as large as its (aliased) buffer
             buffers[r]["P" + b] = pp.chunks[r][b] * g
-    if plan.problems:
-        plan.runnable = False
-    else:
-        plan.validate()
-    plan.problems = [f"the MSCCL++ executor would refuse to load it: {r}"
-                     for r in pp.refusals] + plan.problems
-    return plan
+    return finish(plan, pp.refusals, "MSCCL++")
 
 
 def _check_shape(pp: mscclpp.Plan) -> None:
