@@ -9,14 +9,15 @@ Modules:
 ``mscclpp_sim`` an MSCCL++ plan run op by op as its executor runs it, its postcondition checked
 ``mscclpp_cells`` what that simulation tracks per cell (contents, clocks) and how it names cells
 ``mscclpp_latency`` a valid plan's α-β latency term: its longest chain of remote hops
+``runtimes``   runtime profiles by name (MSCCL executors, MSCCL++): how each judges a file
 ``runtime_routes`` the best allgather/reduce-scatter rate when every GPU pair uses the
                 runtime's route (an LP, or a master LP with cut rows and sink flows), and
                 allreduce as the two phases
 """
 
-from . import msccl, msccl_sim, mscclpp, mscclpp_latency, mscclpp_sim
+from . import msccl, msccl_sim, mscclpp, mscclpp_latency, mscclpp_sim, runtimes
 from .program import Program, Threadblock
 from .runtime_routes import check_runtime_routes
 
 __all__ = ["Program", "Threadblock", "check_runtime_routes", "msccl", "msccl_sim", "mscclpp",
-           "mscclpp_latency", "mscclpp_sim"]
+           "mscclpp_latency", "mscclpp_sim", "runtimes"]
