@@ -243,3 +243,37 @@ def test_exact_column_generation_when_floats_give_up(monkeypatch: Any) -> None:
                     (3, 0): 4, (3, 1): 1, (3, 2): 3})
     r = ar.mac_bc_lp(t, passes=0)
     assert r.value == 4 and check_mac_bc_lp(t.to_json(), r.certificate(t)).ok
+
+
+def test_a_wrong_float_basis_over_pool_columns_is_repaired_exactly() -> None:
+    """Issue 33 row 1: capacities 10^16 apart (38309034514815479 beside 1) fool GLOP's
+    basis; the exact pricing then finds networks already in the pool but left out of the
+    exact master. They go into it (they were dropped as 'already generated', and the
+    result's y was not dual feasible: exit 3); the answer is R_LP, certified."""
+    big = 38309034514815479
+    t = Topology(["c0", "c1", "c2", "c3"],
+                 [("c0", "c1", big), ("c1", "c2", big), ("c2", "c0", 1),
+                  ("c2", "c3", big - 1), ("c3", "c0", big - 1)])
+    r = mac_bc_lp(t)
+    assert check_mac_bc_lp(Graph(t.to_json()), r.certificate(t)).ok
+    assert r.value == Fraction(4 * big - 1, 6) == mac_bc_lp_enumerated(t)
+
+
+def test_any_float_basis_is_repaired(monkeypatch: Any) -> None:
+    """The float master's basis and values only seed the exact master: a basis with a
+    single column and no positive value still ends at R_LP with a certificate."""
+    import collcert.reference.allreduce.rate as ar
+
+    real = ar._FloatMaster.basis
+
+    def one_column(self: Any) -> tuple[set[int], set[int], list[float], list[float]]:
+        cols, rows, xf, yf = real(self)
+        m = len(self.rows)
+        return {0}, set(range(1, m)), [0.0] * len(xf), [0.0] * m
+
+    monkeypatch.setattr(ar._FloatMaster, "basis", one_column)
+    rng = random.Random(33)
+    for t in [platforms.complete(4), *(random_digraph(rng, 4) for _ in range(3))]:
+        r = ar.mac_bc_lp(t, passes=0)
+        assert r.value == lp_by_z3(t)
+        assert check_mac_bc_lp(Graph(t.to_json()), r.certificate(t)).ok

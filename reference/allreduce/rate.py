@@ -132,15 +132,19 @@ def _column(sup: _Support, net: MacBcNetwork) -> dict[int, int]:
 
 
 def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
-                  ) -> tuple[Any, list[Fraction], list[tuple[MacBcNetwork, Fraction]]]:
-    """Solve the restricted master exactly: (LPResult, y per link, weighted columns).
+                  forced: frozenset[int] = frozenset(),
+                  ) -> tuple[Any, list[Fraction], list[tuple[MacBcNetwork, Fraction]], set[int]]:
+    """Solve the restricted master exactly: (LPResult, y per link, weighted columns,
+    the pool indices it held).
 
     ``master`` (the float master holding ``nets`` in the same order, just
-    solved) supplies its optimal basis: only the basic columns go into the
-    exact LP, and that basis seeds the exact proof
-    (:mod:`collcert.reference.solvers.lp_exact`), so no second float solve is needed.
-    Leaving out the other columns is safe: the exact pricing that follows
-    looks at every MAC-BC network again.
+    solved) supplies its optimal basis: only the basic columns, the columns
+    with a positive float value and ``forced`` (columns an earlier exact
+    pricing found cheaper than 1) go into the exact LP, and that basis seeds
+    the exact proof (:mod:`collcert.reference.solvers.lp_exact`), so no second
+    float solve is needed. Leaving out the other columns is safe: the exact
+    pricing that follows looks at every MAC-BC network again, those already in
+    the pool included (a float basis can be wrong: capacities 10^16 apart).
     """
     t0 = time.perf_counter()
     cols: set[int]
@@ -151,7 +155,7 @@ def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
         cols, rows, xf, yf = set(), set(range(len(sup.cap))), [1.0] * len(nets), []
     else:
         cols, rows, xf, yf = master.basis()
-    keep = sorted(cols | {j for j, v in enumerate(xf) if v > FLOAT_TOL})
+    keep = sorted(cols | forced | {j for j, v in enumerate(xf) if v > FLOAT_TOL})
     lp = LinearProgram(sense="max")
     for i, c in enumerate(sup.cap):
         lp.add_row(f"cap{i}", {}, "<=", c)
@@ -173,7 +177,7 @@ def _exact_master(sup: _Support, nets: list[MacBcNetwork], master: _FloatMaster,
                     "proof": proof, "exact_seconds": time.perf_counter() - t0})
     y = [Fraction(res.y.get(f"cap{i}", 0)) for i in range(len(sup.cap))]
     weighted = [(nets[j], sol.x[position[j]]) for j in keep if sol.x[position[j]]]
-    return res, y, weighted
+    return res, y, weighted, set(keep)
 
 
 class _FloatMaster:
@@ -279,15 +283,20 @@ def mac_bc_lp(t: Topology, *, progress: Progress | None = None, passes: int = 8,
         pool.add(net)
     rounds = exact_rounds = 0
     exact_seconds = 0.0
+    forced: set[int] = set()
     while True:
         rounds = _float_rounds(pool, rounds, progress)
         exact_rounds += 1
         t0 = time.perf_counter()
-        res, y, columns = _exact_master(sup, pool.nets, pool.master)
-        added = _price_exactly(pool, y)
+        res, y, columns, held = _exact_master(sup, pool.nets, pool.master, frozenset(forced))
+        cheaper = _price_exactly(pool, y)
         exact_seconds += time.perf_counter() - t0
-        if not added:
+        if not cheaper:
             break
+        if cheaper & held:  # an exact optimum's y prices its own columns at >= 1
+            raise RuntimeError("internal: the exact MAC-BC master is not dual feasible "
+                               "on its own columns")
+        forced |= cheaper  # new or left out of the exact master: in it next round
     value = Fraction(res.objective)
     stats.update(columns=len(pool.nets), rounds=rounds, exact_rounds=exact_rounds,
                  seconds=time.perf_counter() - started, exact_seconds=exact_seconds,
@@ -302,14 +311,14 @@ class _Pool:
     def __init__(self, sup: _Support) -> None:
         self.sup = sup
         self.nets: list[MacBcNetwork] = []
-        self.seen: set[MacBcNetwork] = set()
+        self.seen: dict[MacBcNetwork, int] = {}  # network -> its index in nets
         self.master = _FloatMaster(sup)
 
     def add(self, net: MacBcNetwork) -> bool:
         """Add a network unless it is already a column; whether it was added."""
         if net in self.seen:
             return False
-        self.seen.add(net)
+        self.seen[net] = len(self.nets)
         self.nets.append(net)
         self.master.add(_column(self.sup, net))
         return True
@@ -346,19 +355,22 @@ def _float_rounds(pool: _Pool, rounds: int, progress: Progress | None) -> int:
     return rounds
 
 
-def _price_exactly(pool: _Pool, y: list[Fraction]) -> int:
-    """Add, for every root, its cheapest MAC-BC network under the exact duals ``y`` when
-    it costs less than 1 (in integers: y scaled by the lcm of its denominators); how
-    many were added. None proves the master's optimum is R_LP."""
+def _price_exactly(pool: _Pool, y: list[Fraction]) -> set[int]:
+    """For every root, its cheapest MAC-BC network under the exact duals ``y`` when it
+    costs less than 1 (in integers: y scaled by the lcm of its denominators), added to
+    the pool if new: the pool indices of those networks. None proves the master's
+    optimum is R_LP."""
     den = math.lcm(*(v.denominator for v in y))
     yi = [int(v * den) for v in y]
-    added = 0
+    cheaper: set[int] = set()
     for r in range(pool.sup.n):
         got = pool.sup.cheapest(yi, r)
         assert got is not None
-        if got[0] < den and pool.add(pool.sup.network(r, got[1], got[2])):
-            added += 1
-    return added
+        if got[0] < den:
+            net = pool.sup.network(r, got[1], got[2])
+            pool.add(net)
+            cheaper.add(pool.seen[net])
+    return cheaper
 
 
 # --------------------------------------------------------------------------- #
@@ -420,5 +432,5 @@ def mac_bc_lp_enumerated(t: Topology) -> Fraction:
     for net in nets:
         master.add(_column(sup, net))
     master.solve()
-    res, _, _ = _exact_master(sup, nets, master)
+    res, _, _, _ = _exact_master(sup, nets, master)
     return Fraction(res.objective)
