@@ -300,6 +300,7 @@ class Topo:
         for w in self.multicast:
             if w not in self.switch_set:
                 raise InputError(f"multicast switch {w!r} is not a switch node")
+        self.reducing, self.reduction_rate = self._reducing(data)
         cap = read_links(data, TOPOLOGY, self.node)
         self.cap: dict[Link, Fraction] = cap
         scale = 1
@@ -321,6 +322,26 @@ class Topo:
         self.out_links: dict[Node, list[Node]] = {v: [] for v in self.nodes}
         for u, v in cap:
             self.out_links[u].append(v)
+
+    def _reducing(self, data: Mapping[str, Any]) -> tuple[frozenset[Node], dict[Node, Fraction]]:
+        """The switches that add (and copy), and their reduction rates (docs/topology.md)."""
+        entries = data.get("reducing_switches", [])
+        rates = data.get("reduction_rates", {})
+        if not isinstance(entries, list) or not isinstance(rates, Mapping):
+            raise InputError("reducing_switches must be an array and reduction_rates an object")
+        reducing = frozenset(self.node(v, "reducing_switches entry") for v in entries)
+        for w in reducing:
+            if w not in self.switch_set:
+                raise InputError(f"reducing switch {w!r} is not a switch node")
+        out: dict[Node, Fraction] = {}
+        for key, value in rates.items():
+            w = self.node(key, "reduction_rates key")
+            if w not in reducing:
+                raise InputError(f"{w!r} has a reduction rate but is not a reducing switch")
+            out[w] = number(value, f"the reduction rate of {w!r}")
+            if out[w] <= 0:
+                raise InputError(f"the reduction rate of {w!r} is not positive")
+        return reducing, out
 
     @property
     def n(self) -> int:
@@ -373,6 +394,8 @@ class Topo:
             "compute_nodes": self.compute,
             "switch_nodes": self.switches,
             "multicast_switches": sorted(self.multicast, key=str),
+            "reducing_switches": sorted(self.reducing, key=str),
+            "reduction_rates": {str(w): frac_str(r) for w, r in self.reduction_rate.items()},
             "links": [[v, u, frac_str(c)] for (u, v), c in self.cap.items()],
         }
         return Topo(data)

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sized
 from fractions import Fraction
 from typing import Any
 
+from .capabilities import check_reducing, in_network_text
 from .errors import TopologyError
 from .exact import fraction_str, parse_number
 from .json_document import read_json_document
@@ -42,6 +43,7 @@ from .topology_checks import (
 from .topology_io import (
     document_arguments,
     networkx_arguments,
+    networkx_capabilities,
     networkx_graph,
     topology_document,
 )
@@ -68,6 +70,12 @@ class Topology:
         capacities (``"GB/s"``).
     multicast_switches:
         Switches that can replicate data (in-network multicast, Zhao et al. 2026, §5.6).
+    reducing_switches, reduction_rates:
+        Switches that add streams in the network and copy their sums (NVLink SHARP,
+        InfiniBand SHARP), and the most reduced data each may output per unit of time
+        (``{switch: rate}``, optional): :mod:`collcert.reference.model.capabilities`.
+        They open the in-network model (:mod:`collcert.reference.innetwork`) and change
+        nothing else.
     alpha:
         Optional latency α of links, in microseconds, ``{(src, dst): value}``
         (a link mapping may also carry an ``alpha`` key). Used only by the
@@ -94,6 +102,8 @@ class Topology:
         "nodes",
         "index",
         "multicast_switches",
+        "reducing_switches",
+        "reduction_rates",
         "capacity",
         "int_capacity",
         "scale",
@@ -111,6 +121,8 @@ class Topology:
         name: str = "",
         unit: str = "GB/s",
         multicast_switches: Iterable[Node] = (),
+        reducing_switches: Iterable[Node] = (),
+        reduction_rates: Mapping[Any, Any] | None = None,
         alpha: Mapping[Link, Any] | None = None,
         strict: bool = True,
         _where: Mapping[int, str] | None = None,
@@ -139,6 +151,9 @@ class Topology:
         latency = with_alpha(latency, alpha, capacity)
         self.alpha: dict[Link, Fraction] = dict(sorted(latency.items(), key=self._link_key))
         self.multicast_switches: frozenset[Node] = check_multicast(multicast_switches, kinds)
+        reducing, rates = check_reducing(reducing_switches, reduction_rates, kinds)
+        self.reducing_switches: frozenset[Node] = reducing
+        self.reduction_rates: dict[Node, Fraction] = rates
 
         tot_in, tot_out = link_totals(self.nodes, capacity)
         self._forestcoll_needs(eulerian_problem(self.nodes, tot_in, tot_out, self.unit), strict)
@@ -181,6 +196,22 @@ class Topology:
             )
 
     @property
+    def in_network(self) -> bool:
+        """Whether some switch adds (a reducing switch): the in-network model differs from
+        ForestColl's for allreduce."""
+        return bool(self.reducing_switches)
+
+    def in_network_model(self) -> str:
+        """The switches' capabilities in words (``"b0.nvswitch adds and copies"``)."""
+        return in_network_text(self.reducing_switches, self.multicast_switches,
+                               self.reduction_rates)
+
+    def _capabilities(self) -> dict[str, Any]:
+        return {"multicast_switches": self.multicast_switches,
+                "reducing_switches": self.reducing_switches,
+                "reduction_rates": self.reduction_rates}
+
+    @property
     def num_compute(self) -> int:
         """N = |V_c|."""
         return len(self.compute_nodes)
@@ -217,7 +248,7 @@ class Topology:
             self.switch_nodes,
             name=f"{self.name} (transposed)" if self.name else "transposed",
             unit=self.unit,
-            multicast_switches=self.multicast_switches,
+            **self._capabilities(),
             alpha={(v, u): a for (u, v), a in self.alpha.items()},
             strict=self.forestcoll_problem is None,
         )
@@ -232,6 +263,8 @@ class Topology:
             name=self.name,
             unit=self.unit,
             multicast_switches=self.multicast_switches,
+            reducing_switches=self.reducing_switches,
+            reduction_rates={w: r * f for w, r in self.reduction_rates.items()},
             alpha=self.alpha,
             strict=self.forestcoll_problem is None,
         )
@@ -251,6 +284,8 @@ class Topology:
             and set(self.switch_nodes) == set(other.switch_nodes)
             and self.capacity == other.capacity
             and self.multicast_switches == other.multicast_switches
+            and self.reducing_switches == other.reducing_switches
+            and self.reduction_rates == other.reduction_rates
         )
 
     def __hash__(self) -> int:
@@ -263,7 +298,9 @@ class Topology:
                                  compute_nodes=self.compute_nodes,
                                  switch_nodes=self.switch_nodes,
                                  multicast_switches=self.multicast_switches,
-                                 capacity=self.capacity, alpha=self.alpha)
+                                 capacity=self.capacity, alpha=self.alpha,
+                                 reducing_switches=self.reducing_switches,
+                                 reduction_rates=self.reduction_rates)
 
     def content_hash(self) -> str:
         """``sha256:<hex>`` of the canonical topology (node order, links, capacities)."""
@@ -318,15 +355,20 @@ class Topology:
 
         All nodes are compute nodes when ``compute_nodes`` is None; otherwise the
         remaining nodes are switches. Node ids are kept as given. Every edge
-        needs the ``capacity`` attribute.
+        needs the ``capacity`` attribute. A switch node with the attribute
+        ``multicast=True`` copies, one with ``reduce=True`` adds (and copies), and
+        ``reduction_rate`` limits it (as :meth:`to_networkx` writes them).
         """
         compute, links, switches, name = networkx_arguments(graph, compute_nodes, capacity,
                                                             name)
-        return cls(compute, links, switches, name=name, unit=unit)
+        return cls(compute, links, switches, name=name, unit=unit,
+                   **networkx_capabilities(graph, switches))
 
     def to_networkx(self) -> Any:
         """A networkx DiGraph with exact ``capacity`` and node attribute ``kind``."""
         return networkx_graph(name=self.name, compute_nodes=self.compute_nodes,
                               switch_nodes=self.switch_nodes,
                               multicast_switches=self.multicast_switches,
-                              capacity=self.capacity)
+                              capacity=self.capacity,
+                              reducing_switches=self.reducing_switches,
+                              reduction_rates=self.reduction_rates)

@@ -24,7 +24,7 @@ from .links import Link, Node
 TOPOLOGY_FORMAT = "collcert-topology/1"
 
 _KEYS = {"format", "name", "unit", "compute_nodes", "switch_nodes", "multicast_switches",
-         "links", "description", "source"}
+         "reducing_switches", "reduction_rates", "links", "description", "source"}
 
 
 _OTHER_FORMATS = {
@@ -53,7 +53,7 @@ def document_arguments(data: Any, origin: str, where: dict[int, str], *,
     num_compute = len(data["compute_nodes"])
     check_size(Size(num_compute, num_compute + len(data.get("switch_nodes", [])), num_links),
                origin, solve=solve)
-    for key in ("compute_nodes", "switch_nodes", "multicast_switches"):
+    for key in ("compute_nodes", "switch_nodes", "multicast_switches", "reducing_switches"):
         for v in data.get(key, []):
             if not isinstance(v, str | int) or isinstance(v, bool):
                 raise TopologyError(
@@ -78,6 +78,8 @@ def document_arguments(data: Any, origin: str, where: dict[int, str], *,
         "name": str(data.get("name", "")),
         "unit": str(data.get("unit", "GB/s")),
         "multicast_switches": data.get("multicast_switches", []),
+        "reducing_switches": data.get("reducing_switches", []),
+        "reduction_rates": data.get("reduction_rates", {}),
         "_where": where,
     }
 
@@ -112,15 +114,22 @@ def _check_keys(data: Any, origin: str) -> None:
     for key in ("compute_nodes", "links"):
         if key not in data:
             raise TopologyError(f"{origin}: missing {key!r} (see docs/topology.md)")
-    for key in ("compute_nodes", "switch_nodes", "multicast_switches", "links"):
+    for key in ("compute_nodes", "switch_nodes", "multicast_switches", "reducing_switches",
+                "links"):
         if key in data and not isinstance(data[key], list):
             raise TopologyError(f"{origin}: {key!r} must be a JSON array")
+    if "reduction_rates" in data and not isinstance(data["reduction_rates"], Mapping):
+        raise TopologyError(f"{origin}: 'reduction_rates' must be a JSON object mapping a "
+                            "reducing switch to its rate, e.g. {\"sw\": \"900\"}")
 
 
 def topology_document(*, name: str, unit: str, compute_nodes: Sequence[Node],
                       switch_nodes: Sequence[Node], multicast_switches: Iterable[Node],
                       capacity: Mapping[Link, Fraction],
-                      alpha: Mapping[Link, Fraction]) -> dict[str, Any]:
+                      alpha: Mapping[Link, Fraction],
+                      reducing_switches: Iterable[Node] = (),
+                      reduction_rates: Mapping[Node, Fraction] | None = None,
+                      ) -> dict[str, Any]:
     """The JSON-ready document of a topology with these fields (ids must be strings
     or integers)."""
     for v in (*compute_nodes, *switch_nodes):
@@ -138,6 +147,12 @@ def topology_document(*, name: str, unit: str, compute_nodes: Sequence[Node],
     out["switch_nodes"] = list(switch_nodes)
     if multicast:
         out["multicast_switches"] = [w for w in switch_nodes if w in multicast]
+    reducing = set(reducing_switches)
+    if reducing:
+        out["reducing_switches"] = [w for w in switch_nodes if w in reducing]
+    if reduction_rates:
+        out["reduction_rates"] = {str(w): fraction_str(reduction_rates[w])
+                                  for w in switch_nodes if w in reduction_rates}
     out["links"] = [
         {"src": u, "dst": v, "capacity": fraction_str(c)} for (u, v), c in capacity.items()
     ]
@@ -183,17 +198,40 @@ def networkx_arguments(graph: Any, compute_nodes: Iterable[Node] | None = None,
     return compute, links, switches, name or str(graph.graph.get("name", ""))
 
 
+def networkx_capabilities(graph: Any, switches: Iterable[Node]) -> dict[str, Any]:
+    """The switch capabilities a networkx graph's node attributes declare: ``multicast``
+    and ``reduce`` (true or false), ``reduction_rate`` (a number), on switch nodes."""
+    multicast, reducing, rates = [], [], {}
+    for v in switches:
+        attrs = graph.nodes[v]
+        if attrs.get("multicast") is True:
+            multicast.append(v)
+        if attrs.get("reduce") is True:
+            reducing.append(v)
+        if attrs.get("reduction_rate") is not None:
+            rates[v] = attrs["reduction_rate"]
+    return {"multicast_switches": multicast, "reducing_switches": reducing,
+            "reduction_rates": rates}
+
+
 def networkx_graph(*, name: str, compute_nodes: Iterable[Node], switch_nodes: Iterable[Node],
                    multicast_switches: frozenset[Node],
-                   capacity: Mapping[Link, Fraction]) -> Any:
-    """A networkx DiGraph with exact ``capacity`` and node attribute ``kind``."""
+                   capacity: Mapping[Link, Fraction],
+                   reducing_switches: frozenset[Node] = frozenset(),
+                   reduction_rates: Mapping[Node, Fraction] | None = None) -> Any:
+    """A networkx DiGraph with exact ``capacity``, node attribute ``kind``, and on switches
+    ``multicast``, ``reduce`` and (where one is set) ``reduction_rate``."""
     import networkx as nx
 
+    rates = reduction_rates or {}
     g = nx.DiGraph(name=name)
     for v in compute_nodes:
         g.add_node(v, kind="compute")
     for v in switch_nodes:
-        g.add_node(v, kind="switch", multicast=v in multicast_switches)
+        g.add_node(v, kind="switch", multicast=v in multicast_switches,
+                   reduce=v in reducing_switches)
+        if v in rates:
+            g.nodes[v]["reduction_rate"] = rates[v]
     for (u, v), c in capacity.items():
         g.add_edge(u, v, capacity=c)
     return g

@@ -3,8 +3,16 @@
 Bandwidths are in GB/s per direction unless a builder says otherwise; the
 hardware facts are those of ForestColl's evaluation (Zhao et al. 2026, §6.2-6.3, Fig. 9), the
 DGX-1's NVLink cube-mesh follows NVIDIA's DGX-1 V100 white paper (Zhao et al. 2026, ref. [51]), the
-2-box example from Zhao & Krishnamurthy 2023, Fig. 1. Node ids are readable strings:
-``"b0.gpu3"``, ``"b0.nvswitch"``, ``"b1.nic5"``, ``"ib0"``.
+2-box example from Zhao & Krishnamurthy 2023, Fig. 1. DGX B200 and GB200 NVL72 follow
+NVIDIA's public specifications (each builder says which figure comes from where). Node ids
+are readable strings: ``"b0.gpu3"``, ``"b0.nvswitch"``, ``"b1.nic5"``, ``"ib0"``,
+``"r1.gpu70"``.
+
+Switches that add (:mod:`collcert.reference.model.capabilities`): the NVSwitches of
+``dgx_h100``, ``dgx_b200`` and ``gb200_nvl72`` reduce and multicast (NVLink SHARP, which
+NCCL uses as its NVLS algorithm) unless ``in_network="none"``; the InfiniBand switch ``ib``
+between boxes forwards only, unless ``in_network="sharp"`` (SHARP on Quantum InfiniBand
+switches, NCCL's CollNet, which needs NVIDIA's SHARP plugin: off by default).
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ __all__ = [
     "DGX1_LINKS",
     "dgx_a100",
     "dgx_h100",
+    "dgx_b200",
+    "gb200_nvl72",
     "mi250",
     "dgx1",
     "two_box_example",
@@ -75,8 +85,8 @@ def _check_count(name: str, value: int, least: int = 1) -> None:
         raise TopologyError(f"{name} must be an integer ≥ {least}, got {shown}")
 
 
-def _boxes_size(gpus: int, ib_switches: int) -> Callable[..., Size]:
-    def size(boxes: int = 2) -> Size:
+def _boxes_size(gpus: int, ib_switches: int, default: int = 2) -> Callable[..., Size]:
+    def size(boxes: int = default, *rest: object) -> Size:
         if boxes == 1:
             return Size(gpus, gpus + 1, 2 * gpus)
         return Size(gpus * boxes, (2 * gpus + 1) * boxes + ib_switches, 6 * gpus * boxes)
@@ -103,6 +113,8 @@ def _fat_tree_size(k: int = 4, capacity: object = 1) -> Size:
 _SIZES: dict[str, Callable[..., Size]] = {
     "dgx_a100": _boxes_size(8, 2),
     "dgx_h100": _boxes_size(8, 1),
+    "dgx_b200": _boxes_size(8, 1),
+    "gb200_nvl72": _boxes_size(72, 1, default=1),
     "mi250": _mi250_size,
     "dgx1": lambda *a: Size(8, 8, 2 * sum(1 for r in DGX1_LINKS for c in r if c) // 2),
     "two_box_example": lambda *a: Size(8, 11, 32),
@@ -139,29 +151,51 @@ def _guard(name: str, *args: object, **kwargs: object) -> None:
         check_size(size, f"{name}({', '.join(map(repr, args))})")
 
 
+IN_NETWORK = ("nvls", "sharp", "none")
+"""What the switches of ``dgx_h100``, ``dgx_b200`` and ``gb200_nvl72`` may add: ``"nvls"``
+(the default) the NVSwitches, ``"sharp"`` also the InfiniBand switch, ``"none"`` nothing
+(ForestColl's model, every switch forwards)."""
+
+
+def _in_network(platform: str, value: object) -> str:
+    if value not in IN_NETWORK:
+        shown = repr(value) if len(repr(value)) <= 30 else repr(value)[:30] + "…"
+        raise TopologyError(f"{platform}: in_network must be one of {', '.join(IN_NETWORK)} "
+                            f"(nvls: the NVSwitches add and copy, NVLink SHARP; sharp: the "
+                            f"InfiniBand switch too; none: switches forward only), got {shown}")
+    return str(value)
+
+
 def _nvswitch_boxes(
-    name: str, boxes: int, nvswitch_bw: int, nic_bw: int, ib_switch_of: Sequence[str]
+    name: str, boxes: int, nvswitch_bw: int, nic_bw: int, ib_switch_of: Sequence[str], *,
+    platform: str = "", in_network: str = "none", gpus: int = 8, box: str = "b",
+    label: str = "box",
 ) -> Topology:
-    _check_count("boxes", boxes)
-    _guard("dgx_h100" if nvswitch_bw == 450 else "dgx_a100", boxes)
+    _check_count(f"{label}es" if label == "box" else f"{label}s", boxes)
+    _guard(platform or ("dgx_h100" if nvswitch_bw == 450 else "dgx_a100"), boxes)
     compute: list[str] = []
     switches: list[str] = []
     links: list[tuple[object, object, object]] = []
     ib_switches = sorted(set(ib_switch_of)) if boxes > 1 else []
     for b in range(boxes):
-        nvs = f"b{b}.nvswitch"
+        nvs = f"{box}{b}.nvswitch"
         switches.append(nvs)
-        for g in range(8):
-            gpu = f"b{b}.gpu{g}"
+        for g in range(gpus):
+            gpu = f"{box}{b}.gpu{g}"
             compute.append(gpu)
             _both(links, gpu, nvs, nvswitch_bw)
             if boxes > 1:
-                nic = f"b{b}.nic{g}"
+                nic = f"{box}{b}.nic{g}"
                 switches.append(nic)
                 _both(links, gpu, nic, nic_bw)
                 _both(links, nic, ib_switch_of[g], nic_bw)
     switches += ib_switches
-    return Topology(compute, links, switches, name=f"{boxes}-box {name}", unit="GB/s")
+    reducing = [w for w in switches if w.endswith(".nvswitch")] if in_network != "none" else []
+    if in_network == "sharp":
+        reducing += ib_switches
+    suffix = {"none": "", "nvls": "", "sharp": ", SHARP"}[in_network] if boxes > 1 else ""
+    return Topology(compute, links, switches, name=f"{boxes}-{label} {name}{suffix}",
+                    unit="GB/s", reducing_switches=reducing)
 
 
 def dgx_a100(boxes: int = 2) -> Topology:
@@ -171,10 +205,52 @@ def dgx_a100(boxes: int = 2) -> Topology:
     return _nvswitch_boxes("DGX A100", boxes, 300, 25, ["ib0", "ib1"] * 4)
 
 
-def dgx_h100(boxes: int = 2) -> Topology:
+def dgx_h100(boxes: int = 2, in_network: str = "nvls") -> Topology:
     """DGX H100 boxes (Zhao et al. 2026, §6.3): NVSwitch at 450 GB/s each way per GPU, one
-    50 GB/s NIC per GPU, all NICs on one IB fabric switch ``ib``."""
-    return _nvswitch_boxes("DGX H100", boxes, 450, 50, ["ib"] * 8)
+    50 GB/s NIC per GPU, all NICs on one IB fabric switch ``ib``.
+
+    The four NVSwitch 3 chips of a box are one node ``b{i}.nvswitch`` (each GPU's 18
+    NVLink 4 links, 25 GB/s each way, 450 in all: NVIDIA DGX H100 datasheet, "900 GB/s
+    GPU-to-GPU bidirectional"); NVSwitch 3 adds and multicasts in the switch (NVLink SHARP:
+    NVIDIA, "Upgrading Multi-GPU Interconnectivity with the Third-Generation NVIDIA
+    NVSwitch", 2022), so it is a reducing switch unless ``in_network="none"``. NICs:
+    ConnectX-7 at 400 Gb/s = 50 GB/s each way. ``in_network="sharp"``: the IB switch
+    (Quantum-2, SHARPv3) adds too; off by default, as NCCL's CollNet needs the SHARP
+    plugin. An H200 box has the same NVLink and NICs (the same topology)."""
+    return _nvswitch_boxes("DGX H100", boxes, 450, 50, ["ib"] * 8, platform="dgx_h100",
+                           in_network=_in_network("dgx_h100", in_network))
+
+
+def dgx_b200(boxes: int = 2, in_network: str = "nvls") -> Topology:
+    """DGX B200 boxes: 8 B200 GPUs on NVLink 5 switches at 900 GB/s each way per GPU, one
+    50 GB/s NIC per GPU, all NICs on one IB fabric switch ``ib``.
+
+    Figures from NVIDIA's DGX B200 datasheet and user guide: 18 NVLink 5 links per GPU,
+    1.8 TB/s bidirectional (900 GB/s each way), two NVLink switch chips (here one node
+    ``b{i}.nvswitch``, 14.4 TB/s aggregate = 8 × 1.8 TB/s), which add and multicast (NVLink
+    SHARP) unless ``in_network="none"``; 8 single-port ConnectX-7 at 400 Gb/s = 50 GB/s
+    each way, one per GPU. ``in_network="sharp"``: the IB switch adds too (off by
+    default, as for dgx_h100)."""
+    return _nvswitch_boxes("DGX B200", boxes, 900, 50, ["ib"] * 8, platform="dgx_b200",
+                           in_network=_in_network("dgx_b200", in_network))
+
+
+def gb200_nvl72(racks: int = 1, in_network: str = "nvls") -> Topology:
+    """GB200 NVL72 racks: 72 Blackwell GPUs per rack on one NVLink 5 domain at 900 GB/s
+    each way per GPU; with several racks, one 50 GB/s NIC per GPU, all NICs on one IB
+    fabric switch ``ib`` (a non-blocking fabric; rail-optimized fabrics are other builders).
+
+    Figures from NVIDIA's GB200 NVL72 specifications: 72 GPUs, 18 NVLink 5 links per GPU,
+    1.8 TB/s bidirectional per GPU (900 GB/s each way), 130 TB/s in the rack (72 × 1.8);
+    nine NVLink switch trays of two NVLink switch chips, each GPU linked once to each of the
+    18 chips: here one node ``r{i}.nvswitch`` (per GPU the same 900 GB/s), which adds and
+    multicasts (NVLink SHARP) unless ``in_network="none"``. Each compute tray (2 Grace
+    CPUs, 4 GPUs) has 4 ConnectX-7 NICs at 400 Gb/s: one per GPU, 50 GB/s each way. One
+    rack has no NICs (as one DGX box). GPUs ``r{i}.gpu{0..71}``, NICs ``r{i}.nic{g}``.
+    ``in_network="sharp"``: the IB switch adds too (off by default)."""
+    return _nvswitch_boxes("GB200 NVL72", racks, 900, 50, ["ib"] * 72, platform="gb200_nvl72",
+                           in_network=_in_network("gb200_nvl72", in_network), gpus=72,
+                           box="r", label="rack")
 
 
 def mi250(boxes: int = 2, gpus_per_box: int = 16) -> Topology:

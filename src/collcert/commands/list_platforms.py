@@ -17,7 +17,13 @@ ABOUT: dict[str, tuple[str, str]] = {
     "dgx_a100": ("DGX A100 boxes: 8 GPUs on an NVSwitch at 300 GB/s each, one 25 GB/s NIC per "
                  "GPU on two InfiniBand rails (one box: no NICs)", "dgx_a100:2"),
     "dgx_h100": ("DGX H100 boxes: 8 GPUs on an NVSwitch at 450 GB/s each, one 50 GB/s NIC per "
-                 "GPU on one InfiniBand switch", "dgx_h100:2"),
+                 "GPU on one InfiniBand switch; the NVSwitch adds (NVLS; in_network=sharp: the "
+                 "IB switch too, none: neither)", "dgx_h100:2"),
+    "dgx_b200": ("DGX B200 boxes: 8 GPUs on NVLink 5 switches at 900 GB/s each, one 50 GB/s "
+                 "NIC per GPU on one InfiniBand switch; the NVSwitch adds (NVLS)", "dgx_b200:2"),
+    "gb200_nvl72": ("GB200 NVL72 racks: 72 GPUs on one NVLink 5 domain at 900 GB/s each; "
+                    "several racks: one 50 GB/s NIC per GPU on one InfiniBand switch; the "
+                    "NVLink switches add (NVLS)", "gb200_nvl72:2"),
     "mi250": ("AMD MI250 boxes: 16 (or 8) GPUs joined by direct Infinity Fabric links of 50 GB/s, "
               "16 GB/s per GPU to one InfiniBand switch", "mi250:2"),
     "dgx1": ("DGX-1 (V100): 8 GPUs with direct NVLinks in a hybrid cube-mesh; capacities in "
