@@ -578,6 +578,7 @@ ONTO_INPUT = [  # (argv, the input file that the output names; files made by _on
     (["import", "{t.json}", "-o", "{t-hardlink.json}"], "t.json"),
     (["import", "{t.json}", "--nvidia-smi", "{s.json}", "-o", "{s.json}"], "s.json"),
     (["compare", "{t.png}", "--plot", "{t-symlink.png}"], "t.png"),
+    (["optimum", "{t.json}", "--certificate", "-o", "{t-symlink.json}"], "t.json"),
 ]
 
 

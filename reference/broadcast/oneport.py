@@ -32,6 +32,7 @@ from ..model import (
     check_size,
     fraction_str,
     lcm_of_denominators,
+    output_file,
     parse_number,
     read_json_document,
     unpack_link,
@@ -272,7 +273,7 @@ class OnePortPlatform:
         return self._hash
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
+        with output_file(path) as fh:  # all or nothing
             json.dump(self.to_json(), fh, indent=1)
             fh.write("\n")
 

@@ -27,6 +27,8 @@ import re
 from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
+from ..model import output_file
+
 if TYPE_CHECKING:
     from .schedule_result import Schedule
 
@@ -128,14 +130,15 @@ def write_schedule(schedule: Schedule, path: str | os.PathLike[str], fmt: str = 
     elif symmetric and not schedule.symmetric:
         raise ScheduleError(schedule.why_not_symmetric())
     try:
-        raw: Any = (gzip.open(p, "wb", compresslevel=1) if p.endswith(".gz")
-                    else open(p, "wb"))
-        with raw, io.TextIOWrapper(raw, encoding="utf-8", write_through=False) as fh:
-            if fmt == "json":
-                dump_json(schedule.to_json(certificates=certificates, compact=compact,
-                                           symmetric=symmetric), fh)
-            else:
-                fh.write(forestcoll_xml(schedule))
+        with output_file(p, "wb") as whole:  # all or nothing: the old file stays till then
+            raw: Any = gzip.GzipFile(fileobj=whole, mode="wb", compresslevel=1,
+                                     filename="") if p.endswith(".gz") else whole
+            with io.TextIOWrapper(raw, encoding="utf-8", write_through=False) as fh:
+                if fmt == "json":
+                    dump_json(schedule.to_json(certificates=certificates, compact=compact,
+                                               symmetric=symmetric), fh)
+                else:
+                    fh.write(forestcoll_xml(schedule))
     except OSError as exc:
         raise ScheduleError(f"cannot write {p}: {exc.strerror or exc}") from None
 

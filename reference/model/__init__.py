@@ -17,6 +17,7 @@ Modules:
 ``limits``           refuse what this machine cannot read or solve, before building it
 ``errors``           the exception types, and how their messages name a node
 ``whatif``           a topology with links degraded and links or nodes failed
+``output_files``     writing an output file all or nothing (temporary file, then rename)
 """
 
 from .errors import CollcertError, ScheduleError, TopologyError, node_name
@@ -40,6 +41,7 @@ from .limits import (
     schedule_transfers,
 )
 from .links import Link, Node, unpack_link
+from .output_files import output_file
 from .topology import Topology
 from .topology_io import TOPOLOGY_FORMAT
 from .whatif import WhatIf, what_if
@@ -65,6 +67,7 @@ __all__ = [
     "fraction_str",
     "lcm_of_denominators",
     "node_name",
+    "output_file",
     "parse_number",
     "read_json_document",
     "read_text",

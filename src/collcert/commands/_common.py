@@ -20,6 +20,7 @@ from collcert.reference.model import (
     Topology,
     TopologyError,
     check_size,
+    output_file,
     parse_number,
     read_text,
 )
@@ -436,7 +437,7 @@ def write_output(path: str, text: str, *, dash_is_stdout: bool = False,
         raise CollcertError(f"{option} {path!r}: an empty file name; name the file to write")
     _refuse_input(path, option)
     try:
-        with open(path, "w", encoding="utf-8") as fh:
+        with output_file(path) as fh:  # all or nothing: the old file stays until then
             fh.write(text)
     except OSError as exc:
         raise ScheduleError(f"cannot write {path}: {exc.strerror}") from None

@@ -14,6 +14,7 @@ from typing import Any
 
 from collcert.reference.reduction import ReductionError
 
+from ..drawing import save
 from ._reduction_file import read_reduction_file
 
 MAX_DRAWN = 256
@@ -134,8 +135,7 @@ def _draw(sim: Any, data: dict[str, Any], output: str, ok: bool, reasons: list[s
         width = max(60, int(12 * min(4 + 0.35 * n, 30)))
         title += "\n" + "\n".join(textwrap.wrap("INVALID: " + "; ".join(reasons[:2]), width))
     fig.suptitle(title, fontsize=10, color="black" if ok else "tab:red")
-    fig.savefig(output, dpi=110)
-    plt.close(fig)
+    save(fig, output, dpi=110)  # all or nothing
 
 
 def _preorder(sim: Any) -> list[int]:
@@ -213,5 +213,4 @@ def draw_figure2(output: str, N: int, marks: tuple[Fraction, Fraction] | None = 
                  "Tie-break: Algorithm 1's argmin takes the smallest index among equal s_j; "
                  "trees measured with Prop 2", fontsize=9)
     fig.tight_layout()
-    fig.savefig(output, dpi=110)
-    plt.close(fig)
+    save(fig, output, dpi=110)  # all or nothing

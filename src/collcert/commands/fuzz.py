@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from collcert.reference.forestcoll import COLLECTIVES
-from collcert.reference.model import Topology, TopologyError
+from collcert.reference.model import Topology, TopologyError, output_file
 
 from ._common import (
     Progress,
@@ -178,7 +178,7 @@ def run_generate(args: argparse.Namespace) -> int:
         data["source"] = (f"collcert fuzz generate --seed {args.seed} --max-nodes "
                           f"{args.max_nodes}{' --switches' if args.switches else ''} "
                           f"--capacities {args.capacities} (case seed {seed})")
-        with open(out / f"case-{i:04d}.json", "w", encoding="utf-8") as fh:
+        with output_file(out / f"case-{i:04d}.json") as fh:  # all or nothing
             json.dump(data, fh, indent=1)
             fh.write("\n")
     print(f"wrote {len(cases)} topologies to {out}/ (case-0000.json …)", file=sys.stderr)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import sys
 import time
 from fractions import Fraction
 
@@ -17,6 +20,7 @@ from ._common import (
     add_topology_argument,
     load_topology,
     print_json,
+    write_output,
 )
 
 
@@ -40,6 +44,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_json_option(p)
     p.add_argument("--certificate", action="store_true",
                    help="print the JSON object with the flow witnesses (large; implies --json)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the --json (or --certificate) document to FILE instead of "
+                   "standard output, once the command has succeeded: a failure leaves FILE "
+                   "as it was (a shell's '> FILE' empties it first); implies --json")
     p.add_argument("--engine", default="auto", choices=("auto", "ortools", "exact"),
                    help="max-flow engine (default: ortools when capacities fit in int64)")
     add_progress_option(p)
@@ -61,6 +69,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.output is None:
+        return _run(args)
+    if args.output == "-":
+        raise TopologyError("-o -: leave -o out to print the document on standard output")
+    args.json = True
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        code = _run(args)
+    if code == 0:
+        write_output(args.output, text.getvalue())
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text.getvalue())
+    return code
+
+
+def _run(args: argparse.Namespace) -> int:
     if _whatif.wanted(args) and _sizes.wanted(args) and args.collective != "allreduce":
         raise TopologyError("--degrade/--fail compare the changed machine's optimum with the "
                             "healthy one; the α-β view (--sizes, --plot, --alpha) is not drawn "

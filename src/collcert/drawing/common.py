@@ -42,9 +42,15 @@ def check_output(path: str) -> str:
 
 def save(fig: Any, path: str, dpi: int = 150) -> None:
     """Write ``fig`` to ``path`` and close it; an unwritable path is a DrawError."""
+    import os
+
+    from collcert.reference.model import output_file
+
     plt = require_matplotlib()
+    fmt = os.path.splitext(path)[1].lower()[1:] or None
     try:
-        fig.savefig(path, dpi=dpi)
+        with output_file(path, "wb") as fh:  # all or nothing: the old picture stays till then
+            fig.savefig(fh, dpi=dpi, format=fmt)
     except OSError as exc:
         raise DrawError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
