@@ -16,6 +16,7 @@ Subcommands:
                      ``_reduction_draw``)
 ``audit``            check a schedule, its exact time, the ratio to the optimum
 ``compare``          the optimum beside NCCL's ring and tree and the classic algorithms
+``measured``         nccl-tests results beside the certified optimum (``_measured_text``)
 ``fuzz``             random topologies, properties, a differential driver
 ``prove``            Z3 proofs of an optimum on a small topology
 ``check``            a certificate file checked by ``collcert.certify`` alone
@@ -37,8 +38,8 @@ import argparse
 import importlib
 from types import ModuleType
 
-COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "compare", "fuzz", "prove", "check",
-                   "broadcast_steady", "reduce_tree", "smoke", "import_topology",
+COMMAND_MODULES = ("optimum", "schedule", "draw", "audit", "compare", "measured", "fuzz", "prove",
+                   "check", "broadcast_steady", "reduce_tree", "smoke", "import_topology",
                    "list_platforms", "completion")
 
 

@@ -20,10 +20,13 @@ Modules:
                       2003), its trees and one period
 ``sizeplot``          :func:`plot_algbw`: algbw against message size (``--plot``)
 ``compare``           :func:`plot_comparison`: every schedule of ``collcert compare``
+``measured``          :func:`plot_measured`: an nccl-tests measurement beside the optimum
+                      and the baselines (``collcert measured --plot``)
 """
 
 from .common import DrawError, check_output, require_matplotlib, save
 from .compare import CompareSeries, plot_comparison
+from .measured import MeasuredLine, ModelLine, plot_measured
 from .model import CutInfo, DrawnSchedule, DrawnTree, cut_info, read_schedule_for_drawing
 from .network import draw_network
 from .sizeplot import Series, plot_algbw
@@ -35,6 +38,8 @@ __all__ = [
     "DrawError",
     "DrawnSchedule",
     "DrawnTree",
+    "MeasuredLine",
+    "ModelLine",
     "Series",
     "check_output",
     "cut_info",
@@ -42,6 +47,7 @@ __all__ = [
     "draw_steady",
     "plot_algbw",
     "plot_comparison",
+    "plot_measured",
     "read_schedule_for_drawing",
     "require_matplotlib",
     "save",
