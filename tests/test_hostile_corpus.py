@@ -165,6 +165,20 @@ FILES["pipe.json"] = json.dumps({"format": "collcert-pipe-broadcast/1", "source"
 FILES["not_eulerian.json"] = json.dumps({"compute_nodes": [0, 1, 2], "links": [
     [0, 1, 1], [1, 2, 1], [2, 0, 1], [0, 2, 1]]})
 
+# issue 32: nccl-tests logs (collcert measured), broken as logs break; row on line 3
+_NCCL_HEAD = ("#       size         count      type   redop    root     time   algbw   busbw "
+              "#wrong     time   algbw   busbw #wrong\n#        (B)    (elements)\n")
+_NCCL_ROW = ("     1048576        262144     float     sum      -1    {t}    {a}    1.57      0"
+             "    10.00  104.86  157.29      0\n")
+FILES.update({
+    "nccl_cut.log": _NCCL_HEAD + _NCCL_ROW.format(t="10.00", a="104.86")[:60] + "\n",
+    "nccl_nan.log": _NCCL_HEAD + _NCCL_ROW.format(t="10.00", a="nan"),
+    "nccl_negative.log": _NCCL_HEAD + _NCCL_ROW.format(t="-10.00", a="104.86"),
+    "nccl_huge.log": _NCCL_HEAD + _NCCL_ROW.format(t="10.00", a="104.86").replace(
+        "     1048576", "1" + "0" * 400, 1),
+    "nccl_binary.log": _NCCL_HEAD.encode() + bytes(range(256)) * 8,
+})
+
 # (id, argv, stdin: None | file name in FILES | a device path, words stderr must contain)
 CASES = [
     # numbers in topology files
@@ -436,6 +450,18 @@ CASES = [
     ("schedule-msccl-channels-json", ["schedule", "ring:4", "--msccl-channels", "2", "-o",
                                       "{mch.json}"], None,
      ["--msccl-channels applies to --format msccl-xml only"]),
+    # issue 32: collcert measured on hostile nccl-tests logs: exit 2 naming the line
+    ("measured-cut-row", ["measured", "ring:4", "{nccl_cut.log}"], None,
+     ["nccl_cut.log: line 3", "cut short"]),
+    ("measured-nan", ["measured", "ring:4", "{nccl_nan.log}"], None,
+     ["nccl_nan.log: line 3", "'nan'"]),
+    ("measured-negative-time", ["measured", "ring:4", "{nccl_negative.log}"], None,
+     ["line 3", "negative"]),
+    ("measured-10e400-bytes", ["measured", "ring:4", "{nccl_huge.log}"], None,
+     ["line 3", "401 digits"]),
+    ("measured-binary", ["measured", "ring:4", "{nccl_binary.log}"], None,
+     ["line 3", "NUL byte", "binary"]),
+    ("measured-dev-zero", ["measured", "ring:4", "/dev/zero"], None, ["/dev/zero"]),
     # smoke (torch is imported once, in the last group)
     ("smoke-size-memory", ["smoke", "{ring4_chains.json}", "--size", "100G"], None,
      ["--size", "of memory"]),

@@ -79,8 +79,11 @@ def _series(m: Any, s: Any) -> list[str]:
                    f"{peak.line})" + ("" if model is None else
                                       f": {float(peak.algbw / model.ceiling):.3f} of the optimum"))
     if half is not None:
-        out.append(f"  bandwidth dominates from {_size(half.size)} (measured: the first size "
-                   f"at half the peak algbw)" + _model_half(model))
+        first = half is next(r for r in s.rows if r.size > 0)
+        where = (f"at or below {_size(half.size)} (the log's smallest size already has half "
+                 "the peak algbw)" if first else f"from {_size(half.size)} (measured: the first "
+                 "size at half the peak algbw)")
+        out.append(f"  bandwidth dominates {where}" + _model_half(model))
     return out
 
 

@@ -21,10 +21,11 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from .nccl_tests_run import RankLine, Run
-from .nccl_tests_table import LogError, number, parse_layout, parse_row
+from .nccl_tests_table import LogError, Row, consistent_algbw, number, parse_layout, parse_row
 
 MAX_LOG_BYTES = 256 * 1024 * 1024
 MAX_LINE = 100_000
@@ -69,8 +70,21 @@ def read_nccl_tests(path: str) -> NcclTestsLog:
             raise LogError(f"{path}: {size} bytes; an nccl-tests log of more than "
                            f"{MAX_LOG_BYTES // 2**20} MiB is not read (split it, or keep the "
                            "runs you want)")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_LOG_BYTES + 1)
+        chunks: list[bytes] = []
+        total = 0
+        with open(path, "rb") as fh:  # in pieces: a device (/dev/zero) has no size
+            while total <= MAX_LOG_BYTES:
+                piece = fh.read(1 << 20)
+                if not piece:
+                    break
+                if b"\0" in piece:  # refused at once, naming its line
+                    _decode(b"".join(chunks) + piece, path)
+                chunks.append(piece)
+                total += len(piece)
+        if total > MAX_LOG_BYTES:
+            raise LogError(f"{path}: more than {MAX_LOG_BYTES // 2**20} MiB; an nccl-tests "
+                           "log that large is not read (split it, or keep the runs you want)")
+        data = b"".join(chunks)
     except IsADirectoryError:
         raise LogError(f"{path}: a directory, not an nccl-tests log") from None
     except OSError as exc:
@@ -85,6 +99,20 @@ def parse_nccl_tests(data: bytes | str, source: str = "log") -> NcclTestsLog:
     for number_, raw in enumerate(text.splitlines(), 1):
         reader.feed(raw, number_)
     return reader.finish()
+
+
+def _check_times(row: Row, time_name: str, where: str) -> None:
+    """algbw is size / time (both from one measured time, each test's ``GetBw``); a row
+    where it is not, beyond the printed rounding, was altered or corrupted."""
+    if time_name != "time":  # -C: CPU time, not the time the bandwidth came from
+        return
+    for name, r in (("out-of-place", row.out_of_place), ("in-place", row.in_place)):
+        if r is not None and not consistent_algbw(row, r):
+            implied = Fraction(row.size, 1000) / r.time.value if r.time.value else None
+            said = f"{float(implied):.4g}" if implied is not None else "infinite"
+            raise LogError(f"{where}: {name} algbw {r.algbw.text} GB/s is not size / time = "
+                           f"{row.size} B / {r.time.text} µs = {said} GB/s, as nccl-tests "
+                           "computes both: the row was altered or corrupted")
 
 
 def _decode(data: bytes, source: str) -> str:
@@ -111,6 +139,7 @@ class _Reader:
         self.pending_line = 0
         self.tagged = False  # the launcher tags lines: strip its tags inside lines too
         self.trailer_seen = False
+        self.carried_version: str | None = None  # NCCL's version line before the next run
 
     def where(self, line: int) -> str:
         return f"{self.log.source}: line {line}"
@@ -142,19 +171,27 @@ class _Reader:
     def _nccl(self, message: str) -> None:
         self.log.nccl_lines += 1
         v = re.search(r"NCCL INFO NCCL version (\S+)", message)
-        if v and self.run is not None:
-            self.run.nccl_version = v.group(1)
+        if v:
+            self._version(v.group(1))
         if " NCCL WARN " in message and len(self.log.warnings) < 10:
             self.log.warnings.append(message.strip()[:300])
 
+    def _version(self, version: str) -> None:
+        """NCCL prints its version when a communicator starts: after a run's trailer, that
+        is the next run's."""
+        if self.run is not None and not self.trailer_seen:
+            self.run.nccl_version = version
+        else:
+            self.carried_version = version
+
     def _line(self, payload: str, line: int, interrupted: bool) -> None:
-        if payload.startswith("#") or _HEADER.match(payload):
+        if payload.startswith("#") or _HEADER.match(payload) or payload.startswith(
+                ("Out of bounds values", "Avg bus bandwidth")):  # 2017: no '#' (b188a15)
             self._comment(payload, line)
             return
         v = _NCCL_VERSION.match(payload)
         if v:
-            if self.run is not None:
-                self.run.nccl_version = v.group(1)
+            self._version(v.group(1))
             return
         if self._known_other(payload, line):
             return
@@ -179,8 +216,10 @@ class _Reader:
             raise LogError(f"{self.where(self.pending_line)}: a table row with "
                            f"{len(self.pending)} fields where the column header has {need}")
         if len(self.pending) == need:
-            self.run.rows.append(parse_row(self.pending, self.run.layout, self.pending_line,
-                                           self.where(self.pending_line)))
+            row = parse_row(self.pending, self.run.layout, self.pending_line,
+                            self.where(self.pending_line))
+            _check_times(row, self.run.layout.time_name, self.where(self.pending_line))
+            self.run.rows.append(row)
             self.pending = []
         elif not interrupted:  # only NCCL's own lines may split a row
             raise LogError(f"{self.where(self.pending_line)}: a table row cut short "
@@ -218,7 +257,8 @@ class _Reader:
         if self.run is not None and (self.run.rows or self.run.layout is not None):
             self._close()
         if self.run is None:
-            self.run = Run(self.log.source, line)
+            self.run = Run(self.log.source, line, nccl_version=self.carried_version)
+            self.carried_version = None
             self.trailer_seen = False
 
     def _close(self) -> None:

@@ -10,7 +10,8 @@ a0b82b2 (``src/util.cu``) and in its history:
   at 51af557~1: ``size count type redop``; ``all_gather.cu``, ``sendrecv.cu``:
   ``size count type``; ``broadcast.cu``: ``size count type root``;
   ``reduce.cu``: ``size count type redop root``); the first version (b188a15,
-  2017) named them ``bytes N type op ... res``;
+  2017) named them ``bytes N type op ... res`` and printed the time in milliseconds
+  (``%7.3f`` of ``deltaSec * 1.0E3``, common.cu:573 there);
 * a row: ``writeBenchmarkLinePreamble`` prints ``%12li  %12li  %8s  %6s  %6s``
   (util.cu:454-457), ``writeBenchmarkLineBody`` ``  %7s  %6s  %6s  %6g`` or
   ``    N/A`` (util.cu:497-511; the numbers by ``getFloatStr``, util.cu:487-492:
@@ -121,6 +122,7 @@ class Layout:
     time_name: str  # "time" or "cputime"
     per_iteration: bool
     timestamp: bool
+    time_scale: int = 1  # µs per printed time unit: 1000 in the 2017 format (ms, %7.3f)
 
     @property
     def fields(self) -> int:
@@ -161,7 +163,8 @@ def parse_layout(words: list[str], where: str) -> Layout:
     if groups not in (1, 2) or len(checks) != 1 or len(time_names) != 1:
         raise LogError(f"{where}: the column header has {groups} groups of 'time algbw busbw'; "
                        "nccl-tests prints two (out-of-place, in-place)")
-    return Layout(tuple(prefix), groups, checks.pop(), time_names.pop(), iters, timestamp)
+    scale = 1000 if low[0] == "bytes" else 1  # b188a15 common.cu:573: deltaSec * 1.0E3
+    return Layout(tuple(prefix), groups, checks.pop(), time_names.pop(), iters, timestamp, scale)
 
 
 @dataclass(frozen=True)
@@ -210,8 +213,8 @@ def parse_row(tokens: list[str], layout: Layout, line: int, where: str) -> Row:
     root = integer(values["root"], "root", where, least=-1) if "root" in values else None
     step = 4 + (4 if layout.per_iteration else 0)
     start = len(layout.prefix)
-    results = [_result(tokens[start + g * step:start + g * step + 4], where, layout.check)
-               for g in range(layout.groups)]
+    results = [_result(tokens[start + g * step:start + g * step + 4], where, layout.check,
+                       layout.time_scale) for g in range(layout.groups)]
     if layout.per_iteration:
         for g in range(layout.groups):
             for k, text in enumerate(tokens[start + g * step + 4:start + (g + 1) * step]):
@@ -220,8 +223,10 @@ def parse_row(tokens: list[str], layout: Layout, line: int, where: str) -> Row:
                results[1] if len(results) > 1 else None)
 
 
-def _result(words: list[str], where: str, check: str) -> Result:
+def _result(words: list[str], where: str, check: str, scale: int = 1) -> Result:
     time = number(words[0], "time", where)
+    if scale != 1:  # kept in µs, as every later version prints it
+        time = Number(time.text, time.value * scale, time.slack * scale)
     algbw = number(words[1], "algbw", where)
     busbw = number(words[2], "busbw", where)
     wrong = None if words[3] == "N/A" else number(

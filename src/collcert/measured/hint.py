@@ -56,8 +56,9 @@ def families(topology: Topology) -> list[tuple[str, str, list[tuple[Any, Any]]]]
         out.append(("one box's NICs", f"every link of box {box_of[first]}'s {len(box0)} NICs "
                     f"({', '.join(map(str, box0[:3]))}{', …' if len(box0) > 3 else ''})",
                     [e for e in topology.capacity if e[0] in box0 or e[1] in box0]))
-    out.append(("every link between boxes", f"the {len(between)} links between boxes",
-                between))
+    cables = len({frozenset(e) for e in between})
+    out.append(("every link between boxes", f"the {cables} links between boxes (both "
+                "directions)", between))
     return out
 
 
