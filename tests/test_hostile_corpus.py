@@ -127,6 +127,13 @@ RING4 = {"format": "collcert-schedule/1", "collective": "allgather",
                          "path": [(r + i) % 4, (r + i + 1) % 4]} for i in range(3)]}
              for r in range(4)]}]}
 FILES["ring4_chains.json"] = json.dumps(RING4)  # a valid (not optimal) ring:4 allgather
+FILES["sym_order_string.json"] = json.dumps({  # issue 33 row 11: the schema says integer
+    **RING4, "symmetry": {"generators": [[[0, 1], [1, 2], [2, 3], [3, 0]]], "order": "4",
+                          "representatives": [0]},
+    "phases": [{**RING4["phases"][0], "trees": RING4["phases"][0]["trees"][:1]}]})
+FILES["reduction_n_string.json"] = json.dumps({"format": "collcert-reduction/1", "n": "2",
+                                               "transfer": "1", "compute": "1",
+                                               "parent": [None, 0]})
 FILES["chain100.json"] = json.dumps({  # a broadcast down a chain of 100 ranks
     "format": "collcert-schedule/1", "collective": "broadcast", "root": 0,
     "compute_nodes": list(range(100)),
@@ -480,6 +487,13 @@ CASES = [
      ["not run", "INVALID", "lists the edge 0 -> 1 twice", "--run-invalid"]),
     ("smoke-gloo-100-ranks", ["smoke", "{chain100.json}", "--backend", "gloo"], None,
      ["100 ranks", "--backend single-gpu"]),
+    # issue 33 row 11: integers written as strings, refused as the schemas say
+    ("audit-symmetric-order-string", ["audit", "ring:4", "{sym_order_string.json}"], None,
+     ["symmetry.order is '4', a string", "JSON integer"]),
+    ("check-symmetric-order-string", ["check", "ring:4", "{sym_order_string.json}"], None,
+     ["symmetry.order is '4', a string"]),
+    ("reduce-tree-n-string", ["reduce-tree", "--check", "{reduction_n_string.json}"], None,
+     ["n is '2', a string"]),
 ]
 
 

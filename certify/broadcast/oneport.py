@@ -284,7 +284,7 @@ def check_packing(topo: OnePortTopo, source: Node, doc: Mapping[str, Any], T: Fr
     packing = doc.get("packing")
     if not isinstance(packing, Mapping):
         raise InputError("'packing' must be an object")
-    N = integer(packing.get("N"), "packing N", 1)
+    N = integer(packing.get("N"), "packing N", 1, strict=True)
     loads_raw = _link_values(topo, packing.get("loads", []), "packing loads")
     loads: dict[Link, int] = {}
     for e, raw_m in loads_raw.items():
@@ -320,7 +320,7 @@ def _check_trees(topo: OnePortTopo, s: Node, doc: Mapping[str, Any], N: int,
     for k, tree in enumerate(entries(doc.get("trees"), "trees")):
         if not isinstance(tree, Mapping):
             raise InputError(f"trees[{k}] is not an object with weight and edges")
-        lam = integer(tree.get("weight"), f"trees[{k}] weight", 1)
+        lam = integer(tree.get("weight"), f"trees[{k}] weight", 1, strict=True)
         edges = [topo.link(p, f"trees[{k}] edge") for p in entries(tree.get("edges"),
                                                                  f"trees[{k}] edges")]
         _check_arborescence(topo, s, edges, f"trees[{k}]", v)
@@ -339,7 +339,7 @@ def _check_heights(topo: OnePortTopo, s: Node, packing: Mapping[str, Any],
     hs = packing.get("heights")
     if not isinstance(hs, Mapping):
         raise InputError("packing heights must be an object node -> height")
-    h = {topo.node(key, "packing heights key"): integer(hv, f"height of {key}", 0)
+    h = {topo.node(key, "packing heights key"): integer(hv, f"height of {key}", 0, strict=True)
          for key, hv in hs.items()}
     if h.get(s) != 0:
         v.fail("the source's height must be 0")

@@ -80,9 +80,9 @@ def read_period(topo: OnePortTopo, doc: Mapping[str, Any], v: Verdict) -> tuple[
             for q, bl in enumerate(entries(tr.get("blocks"), f"{where} blocks")):
                 if not isinstance(bl, Mapping):
                     raise InputError(f"{where} blocks[{q}] is not an object")
-                lag = integer(bl.get("lag"), f"{where} blocks[{q}] lag", 0)
-                first = integer(bl.get("first"), f"{where} blocks[{q}] first", 0)
-                count = integer(bl.get("count"), f"{where} blocks[{q}] count", 1)
+                lag = integer(bl.get("lag"), f"{where} blocks[{q}] lag", 0, strict=True)
+                first = integer(bl.get("first"), f"{where} blocks[{q}] first", 0, strict=True)
+                count = integer(bl.get("count"), f"{where} blocks[{q}] count", 1, strict=True)
                 if lag > MAX_LAG:
                     raise InputError(f"{where} blocks[{q}] lag {lag}: at most {MAX_LAG}")
                 if first + count > M:
@@ -274,7 +274,8 @@ def check_steady_broadcast(topology: Mapping[str, Any], doc: Mapping[str, Any]) 
     v.absorb(pk, "packing: ")
     ev = check_events(topo, s, doc)
     v.absorb(ev, "events: ")
-    stretch = integer(doc.get("packing", {}).get("stretch", 1), "packing stretch", 1)
+    stretch = integer(doc.get("packing", {}).get("stretch", 1), "packing stretch", 1,
+                      strict=True)
     N = pk.facts["N"]
     if ev.facts.get("messages_per_period") != stretch * N:
         v.fail(f"messages_per_period is {ev.facts.get('messages_per_period')}, not stretch·N "

@@ -43,7 +43,7 @@ from .optimum import check_optimum
 from .schedule_orbits import Orbits, read_orbits
 from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
 from .schedule_stated import check_schedule_stated
-from .splitting import check_splitting, gstar_capacities
+from .splitting import check_routing, check_splitting, gstar_capacities
 from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
 
 MAX_BITS = 4000  # k × Σ weights: times stay far below Python's 4300-digit printing limit
@@ -443,22 +443,29 @@ def _check_gstar(topo: Topo, phase: Phase, certs: Mapping[str, Any], root: Node 
         for item in items:
             if not isinstance(item, list | tuple) or len(item) != 2:
                 raise InputError("gstar supply entries must be [node, int]")
-            supply[on.compute_node(item[0], "gstar supply")] = integer(item[1], "supply", 0)
+            supply[on.compute_node(item[0], "gstar supply")] = integer(item[1], "supply", 0,
+                                                                   strict=True)
     elif root is not None:
         supply = {root: phase.k}
-    gk = integer(gstar.get("k"), "gstar k", 1)
+    gk = integer(gstar.get("k"), "gstar k", 1, strict=True)
     weight = supply if supply is not None else {c: gk for c in topo.compute}
     if orb is not None:
-        if certs.get("routing") is not None or certs.get("flows") is not None:
+        if certs.get("flows") is not None:
             raise InputError(f"{phase.label}: a symmetric file's G* certificate lists one arc "
-                             "per orbit and no 'routing' or 'flows' (docs/schedules.md)")
+                             "per orbit, their routing and no 'flows' (docs/schedules.md)")
         check_gstar_load(orb.canon_trees(phase.trees), orb.canon_caps(caps, pv), pv, weight,
                          phase.k)
-        return
-    check_gstar_load(phase.trees, caps, pv, weight, phase.k)
-    if certs.get("routing") is None or certs.get("flows") is None:
-        return
-    pv.absorb(check_splitting(on, certs, supply), "G* certificate: ")
+    else:
+        check_gstar_load(phase.trees, caps, pv, weight, phase.k)
+    if certs.get("routing") is None:  # G*'s capacities would be figures nothing proves
+        pv.fail("G* certificate: 'certificates.gstar' states capacities but no 'routing' "
+                "shows them carried by the topology's links; add the routing (collcert "
+                "schedule writes it) or leave 'gstar' out")
+    elif orb is not None or certs.get("flows") is None:
+        canon, spread = (None, None) if orb is None else (orb.canon, orb.spread)
+        pv.absorb(check_routing(on, certs, canon, spread), "G* certificate: ")
+    else:
+        pv.absorb(check_splitting(on, certs, supply), "G* certificate: ")
 
 
 def _gstar_caps(topo: Topo, certs: Mapping[str, Any]) -> dict[Link, int]:

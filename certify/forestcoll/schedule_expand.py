@@ -71,7 +71,7 @@ def expand_symmetric(doc: Mapping[str, Any], origin: str = "schedule",
             sym["generators"]) != 1:
         raise InputError(f"{origin}: 'symmetry' must be an object with exactly one generator "
                          "(docs/schedules.md, symmetric schedule files)")
-    order = integer(sym.get("order"), "symmetry.order", 1)
+    order = integer(sym.get("order"), "symmetry.order", 1, strict=True)
     power = _Power(sym["generators"][0])
     phases = doc.get("phases")
     trees = edges = 0
@@ -140,7 +140,8 @@ def _walk(w: Any, power: _Power, j: int) -> Any:
 
 
 def _certificates(certs: Mapping[str, Any], power: _Power, order: int) -> dict[str, Any]:
-    """G*'s arcs, one per orbit in a symmetric file, mapped to all of their orbit."""
+    """G*'s arcs and their routing, one arc per orbit in a symmetric file, mapped to all
+    of their orbit."""
     out = dict(certs)
     gstar = certs.get("gstar")
     if isinstance(gstar, Mapping) and isinstance(gstar.get("capacities"), list):
@@ -149,4 +150,18 @@ def _certificates(certs: Mapping[str, Any], power: _Power, order: int) -> dict[s
                            if isinstance(a, list) and len(a) == 3 else a
                            for a in gstar["capacities"] for j in range(order)]
         out["gstar"] = g
+    routing = certs.get("routing")
+    if isinstance(routing, list):  # the walks of each listed arc, mapped with it
+        out["routing"] = [_route(r, power, j) for r in routing for j in range(order)]
+    return out
+
+
+def _route(r: Any, power: _Power, j: int) -> Any:
+    """A routing entry {src, dst, paths: [[walk, count], …]} mapped by σ^j."""
+    if not isinstance(r, Mapping) or not isinstance(r.get("paths"), list):
+        return r
+    out = {**r, "src": power(r.get("src"), j), "dst": power(r.get("dst"), j)}
+    out["paths"] = [[[power(x, j) for x in p[0]], p[1]]
+                    if isinstance(p, list) and len(p) == 2 and isinstance(p[0], list) else p
+                    for p in r["paths"]]
     return out

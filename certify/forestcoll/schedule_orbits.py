@@ -117,7 +117,7 @@ def read_orbits(topo: Topo, raw: Any, weights: Mapping[Node, int] | None,
     if len(gens) != 1:
         raise InputError(f"symmetry.generators lists {len(gens)} permutations; a symmetric "
                          "file has exactly one generator σ (the group is <σ>)")
-    order = integer(raw.get("order"), "symmetry.order", 1)
+    order = integer(raw.get("order"), "symmetry.order", 1, strict=True)
     sigma = gens[0]
     gv = automorphisms.verify(topo, sigma, weights, "symmetry.generators[0]")
     if not gv.ok:

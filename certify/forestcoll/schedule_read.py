@@ -201,7 +201,7 @@ def _read_phase(reader: _Reader, raw: Any, i: int) -> Phase:
     if not isinstance(coll, str) or coll not in DIRECTION:
         raise InputError(f"{label}: collective {coll!r} is not one of {', '.join(DIRECTION)}")
     label = f"phase {i} ({coll})"
-    k = integer(raw.get("k"), f"{label} k", 1)
+    k = integer(raw.get("k"), f"{label} k", 1, strict=True)
     u = None if raw.get("U") is None else number(raw["U"], f"{label} U")
     trees_raw = raw.get("trees")
     if not isinstance(trees_raw, list):
@@ -211,7 +211,8 @@ def _read_phase(reader: _Reader, raw: Any, i: int) -> Phase:
     trees = [_read_tree(reader, t, f"{label} tree {j}", DIRECTION[coll], walks)
              for j, t in enumerate(trees_raw)]
     for tree, t in zip(trees, trees_raw):  # stated figures, compared by schedule_stated
-        tree.extra.update({key: t[key] for key in ("height", "index") if key in t})
+        tree.extra.update({key: integer(t[key], f"{tree.label} {key}", 0, strict=True)
+                           for key in ("height", "index") if key in t})
     certs = raw.get("certificates") or {}
     if not isinstance(certs, Mapping):
         raise InputError(f"{label}: 'certificates' must be an object")
@@ -231,7 +232,7 @@ def _read_tree(reader: _Reader, t: Any, where: str, direction_of_phase: str,
         raise InputError(f"{where} root {root!r} is a switch, not a compute node")
     where += f" (root {root!r}" + (
         f", index {t['index']})" if isinstance(t.get("index"), int) else ")")
-    mult = integer(t.get("multiplicity", 1), f"{where} multiplicity", 1)
+    mult = integer(t.get("multiplicity", 1), f"{where} multiplicity", 1, strict=True)
     direction = t.get("direction", direction_of_phase)
     if direction not in ("out", "in"):
         raise InputError(f"{where}: direction {direction!r} is not 'out' or 'in'")

@@ -19,7 +19,7 @@ and ``flows`` (docs/schedule-format.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer, number
@@ -45,7 +45,7 @@ def check_splitting(
     if not isinstance(raw, Mapping) or not isinstance(raw.get("capacities"), list):
         raise InputError("certificates.gstar must be {U, k, capacities: [[u, v, int], …]}")
     u_factor = number(raw.get("U"), "gstar U")
-    k = integer(raw.get("k"), "gstar k", 1)
+    k = integer(raw.get("k"), "gstar k", 1, strict=True)
     caps = gstar_capacities(topo, raw["capacities"], "gstar capacities")
     v.facts["gstar_edges"] = len(caps)
     _routing(topo, certificates.get("routing"), caps, u_factor, v)
@@ -79,6 +79,24 @@ def check_splitting(
     return v
 
 
+def check_routing(topology: Topo, certificates: Mapping[str, Any],
+                  canon: Callable[[Node, Node], Link] | None = None,
+                  spread: Callable[[Mapping[Link, int]], dict[Link, int]] | None = None,
+                  ) -> Verdict:
+    """The routing half of checker 3 alone: every unit of every G* edge a walk in G
+    through switches, and every link's units ≤ ⌊U·c⌋. A symmetric file (one G* arc per
+    orbit) gives ``canon`` (an arc's orbit's listed arc) and ``spread`` (the whole
+    schedule's link loads from the listed arcs' walks)."""
+    v = Verdict("G* routing")
+    raw = certificates.get("gstar")
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("capacities"), list):
+        raise InputError("certificates.gstar must be {U, k, capacities: [[u, v, int], …]}")
+    caps = gstar_capacities(topology, raw["capacities"], "gstar capacities")
+    _routing(topology, certificates.get("routing"), caps, number(raw.get("U"), "gstar U"), v,
+             canon, spread)
+    return v
+
+
 def gstar_capacities(topo: Topo, items: list[Any], label: str) -> dict[Link, int]:
     """G*'s edges ``[[u, v, units], …]`` as {(u, v): units} (parallel entries summed);
     ``label`` names the list in the message for an entry that is not a triple."""
@@ -88,12 +106,15 @@ def gstar_capacities(topo: Topo, items: list[Any], label: str) -> dict[Link, int
             raise InputError(f"{label}[{i}] is not [u, v, int]")
         a = topo.compute_node(item[0], f"gstar capacities[{i}]")
         b = topo.compute_node(item[1], f"gstar capacities[{i}]")
-        caps[(a, b)] = caps.get((a, b), 0) + integer(item[2], f"gstar capacities[{i}]", 0)
+        caps[(a, b)] = caps.get((a, b), 0) + integer(item[2], f"{label}[{i}] units", 0,
+                                                     strict=True)
     return caps
 
 
 def _routing(
-    topo: Topo, raw: Any, caps: Mapping[Link, int], u_factor: Any, v: Verdict
+    topo: Topo, raw: Any, caps: Mapping[Link, int], u_factor: Any, v: Verdict,
+    canon: Callable[[Node, Node], Link] | None = None,
+    spread: Callable[[Mapping[Link, int]], dict[Link, int]] | None = None,
 ) -> None:
     if not isinstance(raw, list):
         raise InputError("certificates.routing must be an array of {src, dst, paths}")
@@ -108,7 +129,7 @@ def _routing(
             if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], list):
                 raise InputError(f"routing[{i}].paths[{j}] is not [[u, …, v], count]")
             walk = [topo.node(x, f"routing[{i}].paths[{j}]") for x in entry[0]]
-            count = integer(entry[1], f"routing[{i}].paths[{j}] count", 0)
+            count = integer(entry[1], f"routing[{i}].paths[{j}] count", 0, strict=True)
             where = f"routing of G* edge {a!r} -> {b!r}, walk {j}"
             if len(walk) < 2 or walk[0] != a or walk[-1] != b:
                 v.fail(f"{where} does not run from {a!r} to {b!r}")
@@ -122,9 +143,14 @@ def _routing(
             if missing:
                 v.fail(f"{where}: hop {missing[0][0]!r} -> {missing[0][1]!r} is not a link")
                 continue
-            covered[(a, b)] = covered.get((a, b), 0) + count
+            key = (a, b) if canon is None else canon(a, b)
+            covered[key] = covered.get(key, 0) + count
             for h in hops:
                 load[h] = load.get(h, 0) + count
+    if canon is not None:  # one arc per orbit: G*'s capacities keyed by their orbit
+        caps = {canon(*e): c for e, c in caps.items()}
+    if spread is not None:
+        load = spread(load)
     for e, c in caps.items():
         if covered.get(e, 0) < c:
             v.fail(f"G* edge {e[0]!r} -> {e[1]!r} has {c} units but only {covered.get(e, 0)} "

@@ -95,10 +95,15 @@ def number(value: object, what: str) -> Fraction:
     )
 
 
-def integer(value: object, what: str, least: int | None = None) -> int:
-    """A JSON integer (or an integral exact number) ≥ ``least``."""
+def integer(value: object, what: str, least: int | None = None, *,
+            strict: bool = False) -> int:
+    """A JSON integer (or an integral exact number) ≥ ``least``; ``strict``: a JSON
+    integer only, as a schema's ``"type": "integer"`` says (a string "4" is refused)."""
     if isinstance(value, bool) or not isinstance(value, int | str):
         raise InputError(f"{what} is {value!r}: expected an integer")
+    if strict and isinstance(value, str):
+        raise InputError(f"{what} is {value!r}, a string: expected a JSON integer, without "
+                         "quotes (the file's schema says integer)")
     f = number(value, what)
     if f.denominator != 1:
         raise InputError(f"{what} is {frac_str(f)}: expected an integer")

@@ -150,7 +150,7 @@ def read(data: Mapping[str, Any]) -> Simulation:
         raise InputError(f"a reduction schedule is a JSON object ({FORMAT})")
     if data.get("format", FORMAT) != FORMAT:
         raise InputError(f"format {data.get('format')!r} is not {FORMAT!r}")
-    n = integer(data.get("n"), "n", least=1)
+    n = integer(data.get("n"), "n", least=1, strict=True)
     if n > MAX_MACHINES:
         raise InputError(f"n = {n}: more than {MAX_MACHINES} machines")
     d = number(data.get("transfer"), "transfer (d)")
@@ -377,7 +377,7 @@ def check_reduction(data: Mapping[str, Any]) -> tuple[Verdict, Simulation | None
         limits = {}
         for key in ("max_transfers", "max_reducers"):
             if data.get(key) is not None:
-                limits[key] = integer(data[key], key, least=1)
+                limits[key] = integer(data[key], key, least=1, strict=True)
     except InputError as exc:
         verdict.fail(str(exc))
         return verdict, None

@@ -97,13 +97,15 @@ class Phase:
 
     def certificates(self, symmetric: bool = False) -> dict[str, Any]:
         """G*, its routing and flows; ``symmetric``: G*'s arcs out of the representatives
-        only (one per orbit), no routing or flows (docs/schedules.md)."""
+        only (one per orbit) and their routing, no flows (docs/schedules.md)."""
         sp = self.split
         caps = sp.capacity.items()
+        routes = sp.paths.items()
         if symmetric:
             assert self.orbits is not None
             reps = set(self.orbits.representatives())
             caps = {e: c for e, c in caps if e[0] in reps}.items()
+            routes = {e: ps for e, ps in routes if e[0] in reps}.items()
         out: dict[str, Any] = {
             "gstar": {
                 "U": fraction_str(self.U),
@@ -113,7 +115,7 @@ class Phase:
             "routing": [
                 {"src": u, "dst": v,
                  "paths": [[list(p), x] for p, x in sorted(ps.items(), key=lambda i: -i[1])]}
-                for (u, v), ps in sp.paths.items()
+                for (u, v), ps in routes
             ],
             "flows": [
                 {"sink": v, "flow": [[a, b, x] for (a, b), x in fl.items()]}
@@ -122,8 +124,6 @@ class Phase:
         }
         if not sp.flows or symmetric:  # too large to be worth it (symmetric splitting)
             del out["flows"]
-        if symmetric:
-            del out["routing"]
         if any(x != self.k for x in sp.supply.values()):
             out["gstar"]["supply"] = [[u, x] for u, x in sp.supply.items()]
         if self.transposed:
