@@ -1,26 +1,28 @@
 """MSCCL++ plans the executor cannot launch (red team O.5.8, O.5.9): a block size beyond
 CUDA's, message sizes that are not unsigned 64-bit, and a threadblock over the executor's
-64 ops, refused at that threadblock without reading the rest."""
+64 ops, refused at that threadblock without reading the rest; and a block too small for
+the channels its ops list (thread i handles channel i: the rest are never signalled)."""
 
 from __future__ import annotations
 
 import copy
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from collcert.certify.execution import mscclpp, mscclpp_sim
 from collcert.cli import main
-from collcert.platforms import ring
-from collcert.reference.execution import mscclpp_json
-from collcert.reference.forestcoll import schedule
+
+DATA = Path(__file__).parent / "data" / "mscclpp"
 
 
 @pytest.fixture(scope="module")
 def plan() -> dict[str, Any]:
-    doc: dict[str, Any] = json.loads(mscclpp_json(schedule(ring(4), "allgather")))
+    """MSCCL++'s own 2-GPU allgather (tests/data/mscclpp): one channel per op."""
+    doc: dict[str, Any] = json.loads((DATA / "allgather_2gpu.json").read_text())
     return doc
 
 
@@ -32,6 +34,17 @@ def _reasons(doc: dict[str, Any]) -> list[str]:
 @pytest.mark.parametrize("value", [1, 256, 1024])
 def test_a_block_size_cuda_launches_is_valid(plan: dict[str, Any], value: int) -> None:
     assert _reasons({**plan, "num_threads_per_block": value}) == []
+
+
+def test_a_block_smaller_than_an_ops_channels_leaves_channels_unsignalled() -> None:
+    # allreduce_4gpu signals and waits on 3 channels per op: with 2 threads per block,
+    # channel 3 of each op has no thread (handleSignal/handleWait: tid < nChannels)
+    doc = json.loads((DATA / "allreduce_4gpu.json").read_text())
+    reasons = _reasons({**doc, "num_threads_per_block": 2})
+    assert reasons[0] == ("rank 0 tb 0 op 1 (rlxsignal): acts on 3 channels, semaphores or "
+                          "outputs, but its block has 2 thread(s) and thread i handles the "
+                          "i-th: the rest are never handled (execution_kernel.hpp: tid < n)")
+    assert _reasons({**doc, "num_threads_per_block": 3}) == []
 
 
 @pytest.mark.parametrize("value", [10**50, 0, -3, 1025, 2048, "1024", 512.0, None, True])
@@ -71,7 +84,7 @@ def test_cli_refuses_half_a_million_ops_quickly(plan: dict[str, Any], tmp_path: 
     path = tmp_path / "big.json"
     path.write_text(json.dumps(doc))
     started = time.monotonic()
-    assert main(["audit", "ring:4", str(path)]) == 1
+    assert main(["audit", "complete:2", str(path)]) == 1
     assert time.monotonic() - started < 15
     out = capsys.readouterr().out
     assert "INVALID" in out and "100001 ops" in out and "moves no data" not in out

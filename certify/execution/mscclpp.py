@@ -120,6 +120,7 @@ class Plan:
     grain: int = 1  # cells per chunk (lcm of tbg sizes)
     root: int | None = None  # broadcast, reduce: the rank whose input (output) is whole
     double_scratch: bool = False  # use_double_scratch_buffer: calls alternate halves
+    threads: int = MAX_THREADS_PER_BLOCK  # num_threads_per_block: the block size launched
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -213,7 +214,9 @@ def _launch_fields(plan: Plan, doc: dict[str, Any]) -> None:
     default 1024, the block size of its kernel launch; ``min_message_size`` and
     ``max_message_size``, unsigned 64-bit): a value it cannot use is a refusal."""
     v = doc.get("num_threads_per_block", MAX_THREADS_PER_BLOCK)
-    if type(v) is not int or not 1 <= v <= MAX_THREADS_PER_BLOCK:
+    if type(v) is int and 1 <= v <= MAX_THREADS_PER_BLOCK:
+        plan.threads = v
+    else:
         plan.refusals.append(f"num_threads_per_block = {_short(v)}: the executor launches "
                              f"its kernel with that many threads per block, and a CUDA "
                              f"block has 1 to {MAX_THREADS_PER_BLOCK}")

@@ -27,8 +27,10 @@ from fractions import Fraction
 
 from ..model import Verdict
 from .mscclpp import Op, Plan, Ref
-from .mscclpp_cells import Key, Loc
+from .mscclpp_cells import Content, Key, Loc
+from .mscclpp_ops import Actor
 from .mscclpp_sim import _Run
+from .mscclpp_threads import Know
 
 Stamp = tuple[Fraction, int]  # (α-latency, remote hops)
 ZERO: Stamp = (Fraction(0), 0)
@@ -52,15 +54,13 @@ class _Timed(_Run):
         self.ptime: dict[Loc, Stamp] = {}
         self.end: Stamp = ZERO
 
-    def signal(self, op: Op) -> None:
-        me = self.t[(op.rank, op.tb)]
-        for k in op.channels:
-            other = self.plan.pair.get((op.rank, op.chan_type, k))
-            if other is not None:
-                peer = self.plan.peers[(op.rank, op.chan_type)][k]
-                self.inbox_t.setdefault(other, deque()).append(
-                    _after(me, self.cost(op.rank, peer)))
-        super().signal(op)
+    def send(self, op: Op, k: int, msg: Know, strong: bool) -> None:
+        other = self.plan.pair.get((op.rank, op.chan_type, k))
+        if other is not None:
+            peer = self.plan.peers[(op.rank, op.chan_type)][k]
+            self.inbox_t.setdefault(other, deque()).append(
+                _after(self.t[(op.rank, op.tb)], self.cost(op.rank, peer)))
+        super().send(op, k, msg, strong)
 
     def blocked(self, op: Op) -> str | None:
         key = (op.rank, op.tb)
@@ -91,22 +91,23 @@ class _Timed(_Run):
                 if (op.rank, s) in self.sem_t:
                     self.sem_t[(op.rank, s)].append(self.t[key])
 
-    def read(self, op: Op, ref: Ref, wait: bool = False) -> list[frozenset[tuple[int, int]]] | None:
+    def read(self, op: Op, ref: Ref, wait: bool = False,
+             actor: Actor | None = None) -> list[Content] | None:
         key = (op.rank, op.tb)
         if wait:
             for j in self.cells(op, ref) or ():
                 self.t[key] = max(self.t[key], self.ptime.get(self.loc(ref.rank, ref.buf, j), ZERO))
-        return super().read(op, ref, wait)
+        return super().read(op, ref, wait, actor)
 
-    def fetch(self, op: Op, ref: Ref) -> list[frozenset[tuple[int, int]]] | None:
+    def fetch(self, op: Op, ref: Ref) -> list[Content] | None:
         data = super().fetch(op, ref)
         if ref.rank != op.rank:
             key = (op.rank, op.tb)
             self.t[key] = _after(self.t[key], self.cost(ref.rank, op.rank))
         return data
 
-    def write(self, op: Op, ref: Ref, data: list[frozenset[tuple[int, int]]]) -> None:
-        super().write(op, ref, data)
+    def write(self, op: Op, ref: Ref, data: list[Content], actor: Actor | None = None) -> None:
+        super().write(op, ref, data, actor)
         me = self.t[(op.rank, op.tb)]
         lands = me if ref.rank == op.rank else _after(me, self.cost(op.rank, ref.rank))
         self.end = max(self.end, lands)

@@ -1,40 +1,32 @@
 """Run an MSCCL++ execution plan as its executor would, and check its postcondition.
 
 The executor's kernel (microsoft/mscclpp ``src/core/include/execution_kernel.hpp``,
-``executionKernel``) runs every threadblock of a rank through its ops in order;
-the ops, as its ``handle*`` functions do them:
+``executionKernel``) runs every threadblock of a rank through its ops in order, on
+all the threads of its block; the data ops are :mod:`.mscclpp_ops`, the threads and
+what each knows :mod:`.mscclpp_threads` (docs/mscclpp.md, "The executor's threads"):
 
-* ``put`` / ``pws`` / ``pwsf``: copy each local source range into the remote
-  buffer of the matching destination (memory channels: direct stores; port
-  channels: the proxy's transfer on the op's channel, then for ``pws``/``pwsf``
-  a signal on it); ``get``: copy a remote range into a local one (as
-  ``handleGet`` indexes them: the local write at the source's index, the
-  remote read at the destination's);
-* ``copy``; ``re`` / ``res``: the first source plus the other (local) sources
-  into the first destination, ``res`` also storing the result into remote
-  destinations; ``rre`` / ``rres``: the same with remote sources;
 * ``signal`` / ``rlxsignal`` on a channel add one to the semaphore its other end
-  waits on; ``wait`` / ``rlxwait`` wait for one more signal than already
-  consumed (``MemoryDevice2DeviceSemaphore``; a port channel's through the proxy);
-* ``barrier``: the ``num_threadblocks`` threadblocks of the rank that reach
-  barrier ``barrier_id`` wait for each other (``DeviceSyncer``);
-  ``sem_release`` / ``sem_acquire``: a device semaphore of the rank
-  (``semaphores``' ``init_value``), acquire waiting while it is zero;
-* ``nop`` (``__syncthreads``) and ``flush`` move no data.
+  waits on; ``wait`` / ``rlxwait`` wait for one more signal than already consumed
+  (``MemoryDevice2DeviceSemaphore``; a port channel's through the proxy); thread i
+  handles the op's i-th channel;
+* ``barrier``: the ``num_threadblocks`` threadblocks of the rank that reach barrier
+  ``barrier_id`` wait for each other (``DeviceSyncer``); ``sem_release`` /
+  ``sem_acquire``: a device semaphore of the rank (``semaphores``' ``init_value``),
+  acquire waiting while it is zero;
+* ``nop`` (``__syncthreads``) joins the block's threads; ``flush`` waits for the
+  port channels it lists (as the DSL writes it, none: it has no ``dst_buff``).
 
 Model. Every cell (a chunk, or a part of one for thread block groups) holds the
-contributions ``(rank, input cell)`` it contains; a reduction is a union of
-disjoint sets. One interleaving is run (threadblocks in order, each as far as it
-can go); ordering is checked apart with vector clocks: an access to a cell
-another threadblock wrote (or a write to one it read) must be ordered after it by
-program order, signal→wait, barriers, device semaphores or an LL packet's flag,
-else it is a race. A port put lands when issued; a relaxed signal orders data
-like a signal (docs/mscclpp.md). Stuck ops: a deadlock, named. Then a second
-call runs on the state the first left (semaphores, channels, scratch; each
-rank's kernel after its previous one, the user's new inputs between them), so
-leftover signals and a rank running ahead into a peer's buffers show up.
-Buffers and postconditions are the user's (docs/mscclpp.md), as in
-:mod:`.msccl_sim`, plus broadcast and reduce.
+contributions ``(rank, input cell)`` it contains; a reduction is a union of disjoint
+sets. One interleaving is run (threadblocks in order, each as far as it can go, an
+op at a time); ordering is checked apart with vector clocks per thread: an access to
+a cell another actor (threadblock, proxy, user) wrote, or a write to one it read, must
+be ordered after it by what the executor guarantees, else it is a race, named with the
+rule it breaks. Stuck ops: a deadlock, named. Then a second call runs on the state the
+first left (semaphores, channels, scratch; each rank's kernel after its previous one,
+the user's new inputs between them), so leftover signals and a rank running ahead into
+a peer's buffers show up. Buffers and postconditions are the user's (docs/mscclpp.md),
+as in :mod:`.msccl_sim`, plus broadcast and reduce.
 """
 
 from __future__ import annotations
@@ -45,7 +37,18 @@ from dataclasses import dataclass, field
 from ..model import Verdict
 from . import mscclpp_cells as mc
 from .mscclpp import Op, Plan, Ref
-from .mscclpp_cells import Clock, Content, Key, Loc
+from .mscclpp_cells import Content, Key, Loc
+from .mscclpp_ops import Actor, DataOps
+from .mscclpp_threads import (
+    USER,
+    Know,
+    Threads,
+    is_proxy,
+    proxy_done,
+    proxy_push,
+    published_early,
+    rule,
+)
 
 
 @dataclass
@@ -55,28 +58,31 @@ class Result:
     plan: Plan | None = None
 
 
-class _Run:
+class _Run(DataOps):
     def __init__(self, plan: Plan, v: Verdict) -> None:
         self.plan, self.v = plan, v
         g = plan.grain
         # "Pi", "Po", "Ps": the LL packet areas of the buffers (data and flag, at twice the
         # offset), apart from their plain use
         self.size = [{p + b: c[b] * g for b in "ios" for p in ("", "P")} for c in plan.chunks]
-        self.pclock: dict[Loc, Clock] = {}  # a packet's writer's clock, joined by its reader
+        self.pknow: dict[Loc, Know] = {}  # a packet's writer's knowledge, its flag's
         self.per = plan.chunks[0]["i" if plan.collective == "allgather" else "o"] * g
         self.store: dict[Loc, Content] = {}
         self.writer: dict[Loc, tuple[Key, int, str]] = {}
         self.readers: dict[Loc, dict[Key, int]] = {}
-        self.clock: dict[Key, Clock] = {k: {} for k in plan.tbs}
+        self.threads = Threads(plan)
         self.pc: dict[Key, int] = {k: 0 for k in plan.tbs}
-        self.inbox: dict[tuple[int, str, int], deque[Clock]] = {}
-        self.sem: dict[tuple[int, int], deque[Clock]] = {
-            (r, s): deque({} for _ in range(init)) for r, inits in plan.semaphores.items()
+        self.inbox: dict[tuple[int, str, int], deque[tuple[Know, bool]]] = {}
+        self.sem: dict[tuple[int, int], deque[Know]] = {
+            (r, s): deque(Know() for _ in range(init)) for r, inits in plan.semaphores.items()
             for s, init in enumerate(inits)}
-        self.arrived: dict[tuple[int, int], dict[Key, Clock]] = {}
-        self.released: dict[Key, Clock] = {}
+        self.arrived: dict[tuple[int, int], dict[Key, Know]] = {}
+        self.released: dict[Key, Know] = {}
+        self.events: dict[tuple[Key, int], str] = {}  # a proxy's transfers, named
+        self.pushed: dict[Key, int] = {}
         self.traffic: dict[tuple[int, int], int] = {}
         self.lost: set[tuple[int, str, int]] = set()
+        self.narrow: set[tuple[int, int, int]] = set()
         for r in range(plan.ngpus):
             for j in range(self.size[r]["i"]):
                 self.store[self.loc(r, "i", j)] = frozenset({(r, j)})
@@ -84,6 +90,9 @@ class _Run:
         self.call, self.base, self.shift = 1, 0, 0
         self.stuck = False
         self.span = max((len(ops) for ops in plan.tbs.values()), default=0) + 2
+
+    def fail(self, text: str) -> None:
+        self.v.fail(text)
 
     def loc(self, r: int, buf: str, j: int) -> Loc:
         if buf in ("s", "Ps") and self.call == 2 and self.plan.double_scratch:
@@ -115,17 +124,45 @@ class _Run:
             return None
         return range(lo, lo + n)
 
-    # -- data ----------------------------------------------------------------------
-    def ordered(self, op: Op, who: Key, at: int, what: str) -> None:
-        me = (op.rank, op.tb)
-        if who != me and self.clock[me].get(who, 0) < at:
-            self.v.fail(f"{op.where()}: {what} rank {who[0]} tb {who[1]} op {at - 1}, and "
-                        "nothing orders the two (no signal/wait, barrier or semaphore "
-                        "between them): a race")
+    # -- who accesses, and whether it is ordered -------------------------------------
+    def name(self, who: Key, at: int) -> str:
+        if is_proxy(who):
+            return self.events.get((who, at), f"a transfer of rank {who[0]}'s proxy")
+        if who[1] == USER:
+            return f"the user of rank {who[0]} (between its calls)"
+        if self.call == 2 and at <= self.base:
+            return f"rank {who[0]} tb {who[1]} op {at - 1} of the previous call"
+        return f"rank {who[0]} tb {who[1]} op {at - self.base - 1}"
 
-    def read(self, op: Op, ref: Ref, wait: bool = False) -> list[Content] | None:
-        """The cells of ``ref``; ``wait``: packets read as LL does, waiting for their flag
-        (which orders the read after the packet's write)."""
+    def boundary(self, know: Know, who: Key, at: int) -> bool:
+        """Done before the kernel boundary that ``know`` is ordered after: a rank's new
+        kernel starts once its previous one (and the user's writes) completed."""
+        return (self.call == 2 and not is_proxy(who) and at <= self.base
+                and know.exe.get((who[0], USER), 0) >= self.base)
+
+    def check(self, op: Op, actor: Actor, who: Key, at: int, what: str,
+              war: bool = False) -> None:
+        """``actor``'s access after ``who``'s (stamp ``at``): a race unless ordered (data
+        visible for a read or a write after a write; execution for a write after a read)."""
+        if who == actor.who and at == actor.at:
+            return  # the same op
+        k = actor.know
+        if (k.exe if war else k.data).get(who, 0) >= at or self.boundary(k, who, at):
+            return
+        key = (op.rank, op.tb)
+        threads_know = not is_proxy(actor.who) and any(
+            (t.exe if war else t.data).get(who, 0) >= at or self.boundary(t, who, at)
+            for t in self.threads.threads(key))
+        exe = not war and k.exe.get(who, 0) >= at
+        tail = rule(self.plan, op, who, at, self.base, threads_know, exe, self.stamp(op))
+        self.v.fail(f"{actor.where}: {what} {self.name(who, at)}, and {tail}: a race")
+
+    # -- memory ----------------------------------------------------------------------
+    def read(self, op: Op, ref: Ref, wait: bool = False,
+             actor: Actor | None = None) -> list[Content] | None:
+        """The cells of ``ref``; ``wait``: packets read as LL does, each waiting for its
+        flag (which orders the read after the packet's write, and the execution after)."""
+        actor = actor or self.acting(op)
         span = self.cells(op, ref)
         if span is None:
             return None
@@ -138,15 +175,16 @@ class _Run:
                 self.v.fail(f"{op.where()}: reads {where} before it holds any data")
                 return None
             if wait:
-                mc.join(self.clock[(op.rank, op.tb)], self.pclock[loc])
-            if loc in self.writer:
+                actor.know.join(self.pknow[loc], strong=False)
+            elif loc in self.writer:
                 who, at, _ = self.writer[loc]
-                self.ordered(op, who, at, f"reads {where}, written by")
-            self.readers.setdefault(loc, {})[(op.rank, op.tb)] = self.base + op.pos + 1
+                self.check(op, actor, who, at, f"reads {where}, written by")
+            self.readers.setdefault(loc, {})[actor.who] = actor.at
             out.append(got)
         return out
 
-    def write(self, op: Op, ref: Ref, data: list[Content]) -> None:
+    def write(self, op: Op, ref: Ref, data: list[Content], actor: Actor | None = None) -> None:
+        actor = actor or self.acting(op)
         span = self.cells(op, ref)
         if span is None:
             return
@@ -154,18 +192,23 @@ class _Run:
             self.v.fail(f"{op.where()}: writes {len(data)} chunk cells into a range of "
                         f"{len(span)}")
             return
+        flag = None
+        if ref.buf.startswith("P"):
+            flag = actor.know.copy()
+            flag.stamp(actor.who, actor.at)
         for j, d in zip(span, data):
             loc = self.loc(ref.rank, ref.buf, j)
             where = f"{mc.buf_name(ref.buf)}[{mc.at(self.plan, j)}] of rank {ref.rank}"
             if loc in self.writer:
                 who, at, _ = self.writer[loc]
-                self.ordered(op, who, at, f"overwrites {where}, written by")
+                self.check(op, actor, who, at, f"overwrites {where}, written by")
             for who, at in self.readers.pop(loc, {}).items():
-                self.ordered(op, who, at, f"overwrites {where}, still to be read by")
-            self.writer[loc] = ((op.rank, op.tb), self.base + op.pos + 1, op.where())
+                self.check(op, actor, who, at, f"overwrites {where}, still to be read by",
+                           war=True)
+            self.writer[loc] = (actor.who, actor.at, actor.where)
             self.store[loc] = d
-            if ref.buf.startswith("P"):
-                self.pclock[loc] = dict(self.clock[(op.rank, op.tb)])
+            if flag is not None:
+                self.pknow[loc] = flag
         if ref.rank != op.rank:
             self.move(op.rank, ref.rank, len(data))
 
@@ -190,136 +233,46 @@ class _Run:
             self.move(ref.rank, op.rank, len(data))
         return data
 
-    def data_op(self, op: Op) -> None:
-        name = op.name
-        if name in mc.PACKET_OPS:
-            self.packet_op(op)
-        elif name in ("put", "pws", "pwsf"):
-            if len(op.src) != len(op.dst):
-                self.v.fail(f"{op.where()}: {len(op.src)} sources for {len(op.dst)} "
-                            "destinations")
-                return
-            for i, (s, d) in enumerate(zip(op.src, op.dst)):
-                if op.chan_type == "port" and not self.port_ok(op, i, d):
-                    continue
-                data = self.read(op, Ref(s.rank, s.buf, s.index, d.size, s.remote))
-                if data is not None:
-                    self.write(op, d, data)
-            if name != "put":
-                self.signal(op)
-        elif name == "get":
-            for s, d in zip(op.src, op.dst):  # handleGet: offsets as the kernel takes them
-                data = self.fetch(op, Ref(s.rank, s.buf, d.index, s.size, s.remote))
-                if data is not None:
-                    self.write(op, Ref(d.rank, d.buf, s.index, s.size, d.remote), data)
-        elif name == "copy" and op.src and op.dst:
-            data = self.read(op, op.src[0])
-            if data is not None:
-                self.write(op, op.dst[0], data)
-        elif name in ("re", "res", "rre", "rres") and op.src and op.dst:
-            acc = self.read(op, op.src[0])
-            for s in op.src[1:]:
-                more = self.fetch(op, Ref(s.rank, s.buf, s.index, op.src[0].size, s.remote))
-                acc = None if acc is None or more is None else self.reduce(op, acc, more)
-            if acc is None:
-                return
-            self.write(op, Ref(op.dst[0].rank, op.dst[0].buf, op.dst[0].index,
-                               op.src[0].size, op.dst[0].remote), acc)
-            if name in ("res", "rres"):
-                for d in op.dst[1:]:
-                    self.write(op, Ref(d.rank, d.buf, d.index, op.src[0].size, d.remote), acc)
-        elif name in ("copy", "re", "res", "rre", "rres"):
-            self.v.fail(f"{op.where()}: has no source or no destination buffer")
-
-    def packet_op(self, op: Op) -> None:
-        """LL ops (execution_kernel.hpp handle*Packets): packets carry a flag with the data,
-        so a read from the scratch's packets waits for them; where they go is a packet
-        area of the destination buffer."""
-        name, src, dst = op.name, op.src, op.dst
-        if not src or not dst:
-            self.v.fail(f"{op.where()}: has no source or no destination buffer")
-            return
-        if name == "ppkt":
-            for i, (s, d) in enumerate(zip(src, dst)):
-                if op.chan_type == "port" and not self.port_ok(op, i, d):
-                    continue
-                kind = mc.pk(s.buf) if op.chan_type == "port" else src[0].buf
-                data = self.read(op, Ref(s.rank, kind, s.index, s.size, False))
-                if data is not None:
-                    self.write(op, mc.packets(d), data)
-        elif name in ("rppkt", "upkt"):
-            data = self.read(op, mc.scratch_packets(src[0]), wait=True)
-            if data is None:
-                return
-            for i, d in enumerate(dst):
-                if name == "upkt":
-                    self.write(op, Ref(d.rank, d.buf, d.index, src[0].size, d.remote), data)
-                elif op.chan_type != "port" or self.port_ok(op, i, d):
-                    self.write(op, mc.packets(Ref(d.rank, d.buf, d.index, src[0].size, True)),
-                               data)
-        elif name == "cpkt":
-            data = self.read(op, src[0])
-            if data is not None:
-                self.write(op, mc.packets(dst[0]), data)
-        else:  # repkt, respkt, recpkt, recspkt
-            acc = self.read(op, src[0])
-            for s in src[1:]:
-                more = self.read(op, mc.scratch_packets(Ref(s.rank, s.buf, s.index, src[0].size,
-                                                          False)), wait=True)
-                acc = None if acc is None or more is None else self.reduce(op, acc, more)
-            if acc is None:
-                return
-            size = src[0].size
-            self.write(op, Ref(dst[0].rank, dst[0].buf, dst[0].index, size, False), acc)
-            local = 2 if name in ("recpkt", "recspkt") else 1
-            if local == 2 and len(dst) > 1:
-                self.write(op, mc.packets(Ref(dst[1].rank, dst[1].buf, dst[1].index, size,
-                                            False)), acc)
-            if name in ("respkt", "recspkt"):
-                for d in dst[local:]:
-                    self.write(op, mc.packets(Ref(d.rank, d.buf, d.index, size, True)), acc)
-
-    def port_ok(self, op: Op, i: int, d: Ref) -> bool:
-        if i >= len(op.channels):
-            self.v.fail(f"{op.where()}: port put {i} has no channel (channel_ids lists "
-                        f"{len(op.channels)})")
-            return False
-        peer = self.plan.peers[(op.rank, "port")][op.channels[i]]
-        if peer != d.rank:
-            self.v.fail(f"{op.where()}: puts into rank {d.rank}'s buffer over a port channel "
-                        f"to rank {peer}")
-            return False
-        return True
-
     # -- synchronisation -----------------------------------------------------------
-    def signal(self, op: Op) -> None:
+    def send(self, op: Op, k: int, msg: Know, strong: bool) -> None:
+        """A signal on ``op``'s channel ``k``, carrying ``msg``."""
         ty = op.chan_type
-        for k in op.channels:
-            other = self.plan.pair.get((op.rank, ty, k))
-            if other is None:
-                if (op.rank, ty, k) not in self.lost:
-                    self.lost.add((op.rank, ty, k))
-                    peer = self.plan.peers[(op.rank, ty)][k]
-                    self.v.fail(f"{op.where()}: signals on its {ty} channel {k} to rank "
-                                f"{peer}, which has no matching {ty} channel back: no wait "
-                                "can ever see the signal")
-                continue
-            self.inbox.setdefault(other, deque()).append(dict(self.clock[(op.rank, op.tb)]))
+        other = self.plan.pair.get((op.rank, ty, k))
+        if other is None:
+            if (op.rank, ty, k) not in self.lost:
+                self.lost.add((op.rank, ty, k))
+                peer = self.plan.peers[(op.rank, ty)][k]
+                self.v.fail(f"{op.where()}: signals on its {ty} channel {k} to rank "
+                            f"{peer}, which has no matching {ty} channel back: no wait "
+                            "can ever see the signal")
+            return
+        self.inbox.setdefault(other, deque()).append((msg, strong))
+
+    def signal(self, op: Op) -> None:
+        """``signal``/``rlxsignal``: thread i signals channel i with what it knows (a
+        relaxed signal on a memory channel: its execution only)."""
+        port = op.chan_type == "port"
+        for i, k in enumerate(op.channels[:self.width(op)]):
+            msg = self.threads.thread((op.rank, op.tb), i).copy()
+            if port:  # the proxy sends it after the requests pushed before it
+                msg.stamp(proxy_done(op.rank, k), msg.data.get(proxy_push(op.rank, k), 0))
+            self.send(op, k, msg, op.name == "signal" or port)
 
     def blocked(self, op: Op) -> str | None:
         """None when ``op`` can run now; else what it waits for."""
         key = (op.rank, op.tb)
         if op.name in ("wait", "rlxwait"):
-            for k in op.channels:
+            for k in op.channels[:self.width(op)]:
                 if not self.inbox.get((op.rank, op.chan_type, k)):
                     peer = self.plan.peers[(op.rank, op.chan_type)][k]
                     return f"waits for a signal from rank {peer} on {op.chan_type} channel {k}"
         elif op.name == "sem_acquire":
-            for s in set(op.sems):  # an id listed twice is acquired twice
+            sems = op.sems[:self.width(op)]
+            for s in set(sems):  # an id listed twice is acquired twice
                 if (op.rank, s) not in self.sem:
                     return (f"waits to acquire device semaphore {s}, which rank {op.rank} does "
                             "not declare")
-                if len(self.sem[(op.rank, s)]) < op.sems.count(s):
+                if len(self.sem[(op.rank, s)]) < sems.count(s):
                     return f"waits to acquire device semaphore {s}"
         elif op.name in mc.WAITING_PACKET_OPS:
             refs = op.src[:1] if op.name in ("rppkt", "upkt") else op.src[1:]
@@ -330,76 +283,107 @@ class _Run:
                         return (f"waits for the packets of s[{mc.at(self.plan, j)}] (LL: their "
                                 "flag), which no op has written yet")
         elif op.name == "barrier" and key not in self.released:
-            group = self.arrived.setdefault((op.rank, op.barrier), {})
-            group[key] = dict(self.clock[key])
-            if len(group) < max(op.nblocks, 1):
-                return (f"waits at barrier {op.barrier} for {op.nblocks} threadblocks "
-                        f"({len(group)} arrived)")
-            joined: Clock = {}
-            for c in group.values():
-                mc.join(joined, c)
-            for member in group:
-                self.released[member] = joined
-            del self.arrived[(op.rank, op.barrier)]
+            return self.arrive(op)
+        return None
+
+    def arrive(self, op: Op) -> str | None:
+        """A block at a barrier (all its threads: ``__syncthreads``); the last to come
+        releases the group with what all of them know."""
+        key = (op.rank, op.tb)
+        group = self.arrived.setdefault((op.rank, op.barrier), {})
+        group[key] = self.threads.all(key)
+        group[key].stamp(key, self.stamp(op))
+        if len(group) < max(op.nblocks, 1):
+            return (f"waits at barrier {op.barrier} for {op.nblocks} threadblocks "
+                    f"({len(group)} arrived)")
+        joined = Know()
+        for know in group.values():
+            joined.join(know)
+        for member in group:
+            self.released[member] = joined
+        del self.arrived[(op.rank, op.barrier)]
         return None
 
     def execute(self, op: Op) -> None:
         key = (op.rank, op.tb)
-        mine = self.clock[key]
-        if op.name in ("wait", "rlxwait"):
-            for k in op.channels:
-                mc.join(mine, self.inbox[(op.rank, op.chan_type, k)].popleft())
-        elif op.name == "sem_acquire":
-            for s in op.sems:
-                mc.join(mine, self.sem[(op.rank, s)].popleft())
-        elif op.name == "barrier":
-            mc.join(mine, self.released.pop(key))
-        mine[key] = self.base + op.pos + 1  # this op's accesses and signals are at pos + 1
-        if op.name in ("signal", "rlxsignal"):
-            self.signal(op)
-        elif op.name == "sem_release":
-            for s in op.sems:
+        name, port = op.name, op.chan_type == "port"
+        if name in ("wait", "rlxwait"):
+            for i, k in enumerate(op.channels[:self.width(op)]):
+                msg, strong = self.inbox[(op.rank, op.chan_type, k)].popleft()
+                self.threads.thread(key, i).join(msg, strong and (name == "wait" or port))
+        elif name == "sem_acquire":
+            for i, s in enumerate(op.sems[:self.width(op)]):
+                self.threads.thread(key, i).join(self.sem[(op.rank, s)].popleft())
+        elif name == "sem_release":
+            for i, s in enumerate(op.sems[:self.width(op)]):
                 if (op.rank, s) not in self.sem:
                     self.v.fail(f"{op.where()}: device semaphore {s} is not declared")
                     continue
-                self.sem[(op.rank, s)].append(dict(mine))
+                self.sem[(op.rank, s)].append(self.threads.thread(key, i).copy())
+        elif name == "barrier":
+            self.threads.reset(key, self.released.pop(key).copy())
+        elif name == "nop":
+            self.threads.sync(key, self.stamp(op))
+        elif name == "flush":
+            for i, k in enumerate(op.channels[:self.width(op)]):
+                t = self.threads.thread(key, i)
+                t.stamp(proxy_done(op.rank, k), t.data.get(proxy_push(op.rank, k), 0))
+        elif name in ("signal", "rlxsignal"):
+            self.signal(op)
         else:
             self.data_op(op)
+        if self.threads.width == 1:  # one thread: everything in program order
+            self.threads.sync(key, self.stamp(op))
+
+    def kernel_end(self, q: int, base: int) -> Know:
+        """What rank q knows when its kernel ends: every thread of every block done."""
+        end = Know()
+        for key, ops in self.plan.tbs.items():
+            if key[0] == q:
+                end.join(self.threads.all(key))
+                end.stamp(key, base + len(ops) + 1)
+        return end
 
     def next_call(self) -> None:
         """The state the next call starts from: semaphores, channels and scratch as this
         call left them, LL packets stale (their flag is this call's), and each rank's
         threadblocks after all of this call's on that rank (one kernel after the other on
         its stream); the user writes new inputs between the two, after the rank's kernel."""
+        prev = self.base
         self.call, self.base = 2, self.span
         self.shift = max(sz["i"] for sz in self.size) + 1
         for q in range(self.plan.ngpus):
-            end: Clock = {(q, -1): self.base}
-            for key, seen in self.clock.items():
-                if key[0] == q:
-                    mc.join(end, seen)
+            end = self.kernel_end(q, prev)
+            end.stamp((q, USER), self.base)
+            if self.plan.collective != "reduce" or q == self.plan.root:
+                for j in range(self.size[q]["o"]):  # the user reads the result
+                    self.readers.setdefault(self.loc(q, "o", j), {})[(q, USER)] = self.base
             for j in range(self.size[q]["i"]):
                 self.host_write(q, j, end)
-            for key in self.clock:
+            for key in self.plan.tbs:
                 if key[0] == q:
-                    self.clock[key], self.pc[key] = dict(end), 0
+                    self.threads.reset(key, end.copy())
+                    self.pc[key] = 0
         for loc in [loc for loc in self.store if loc[1].startswith("P")]:
             del self.store[loc]
 
-    def host_write(self, q: int, j: int, end: Clock) -> None:
+    def host_write(self, q: int, j: int, end: Know) -> None:
         loc = self.loc(q, "i", j)
         where = f"rank {q}'s input {mc.at(self.plan, j)}"
         if loc in self.writer:
             who, at, what = self.writer[loc]
-            if end.get(who, 0) < at:
+            if end.data.get(who, 0) < at:
                 self.v.fail(f"{what} writes {where}, and rank {q}'s call may end before it "
                             "does: the user's next input can be overwritten")
         for who, at in self.readers.pop(loc, {}).items():
-            if end.get(who, 0) < at:
-                self.v.fail(f"rank {who[0]} tb {who[1]} op {at - 1} reads {where}, and rank {q}'s "
-                            "call may end before it does: it can read the user's next input")
+            if end.exe.get(who, 0) < at:
+                why = (f": nothing tells rank {q} the transfer is done (no pwsf, no signal back on "
+                       "that channel; a flush op flushes nothing) (rule 5: port data lands late)"
+                       if is_proxy(who) else "")
+                self.v.fail(f"{self.name(who, at)} reads {where}, and rank {q}'s call may end "
+                            f"before it does: it can read the user's next input{why}")
         self.store[loc] = frozenset({(q, j + self.shift)})
-        self.writer[loc] = ((q, -1), self.base, f"the user (rank {q}'s next input)")
+        self.writer[loc] = ((q, USER), self.base, f"the user (rank {q}'s next input)")
 
     def run(self, backwards: bool = False, final: bool = True) -> None:
         """Run one call to its end or a deadlock; ``final``: then report what it leaves
@@ -443,10 +427,7 @@ class _Run:
     def postcondition(self) -> None:
         plan, per, n = self.plan, self.per, self.plan.ngpus
         for g in range(n):
-            end: Clock = {}  # the kernel on rank g ends when all its threadblocks do
-            for key, seen in self.clock.items():
-                if key[0] == g:
-                    mc.join(end, seen)
+            end = self.kernel_end(g, self.base)  # the kernel on g ends when all blocks do
             if plan.collective == "reduce" and g != plan.root:
                 continue  # only the root's output is defined
             for j in range(self.size[g]["o"]):
@@ -455,10 +436,11 @@ class _Run:
                 k = self.shift
                 want = mc.expected(plan, g, j, per, k)
                 by = self.writer.get(loc)
-                if got == want and by is not None and end.get(by[0], 0) < by[1]:
+                if got == want and by is not None and end.data.get(by[0], 0) < by[1]:
+                    why = published_early(plan, by[0], by[1], self.base)
                     self.v.fail(f"rank {g} output {mc.at(plan, j)} is written by {by[2]}, which no op "
                                 f"of rank {g} waits for: its call may return before the data "
-                                "lands")
+                                "lands" + (f" ({why})" if why else ""))
                 if got != want:
                     if len(self.v.reasons) >= 20:
                         self.v.fail("… and more output cells are wrong")

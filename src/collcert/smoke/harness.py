@@ -265,9 +265,14 @@ def _explain_run(report: SmokeReport, plan: Plan, bad: list[dict[str, int]], ce:
 def _last_writer(plan: Plan, rank: int, j: int) -> str:
     """Which op of the program last wrote output cell ``j`` of ``rank`` (its step or op,
     as the plan notes it), or that none does."""
+    from .mscclppplan import RETURNS
+
     buf, off = plan.spec.outputs[rank][0], plan.spec.outputs[rank][1] + j
     for op in reversed(plan.ops):
         if op.rank == rank and any(w.buf == buf and off in w.cells() for w in op.writes()):
+            if op.note.endswith(RETURNS) and op.src is not None and op.dst is not None:
+                buf, off = op.src.buf, op.src.off + off - op.dst.off  # what the user read
+                continue
             return f"that cell was last written by {op.note or op.kind}"
     return "no op of the program writes that cell"
 

@@ -1,37 +1,37 @@
-"""Execution plans from MSCCL++ execution plans (JSON), for ``collcert smoke``.
+"""Execution plans from MSCCL++ execution plans (JSON), for ``collcert smoke``: the plan
+run as the MSCCL++ executor's threads would run it.
 
 The plan is read by the project's reader (:func:`collcert.certify.execution.mscclpp.read`,
 which resolves channels, remote buffers, thread block groups and chunk units as the
-MSCCL++ executor does) and run op by op on the host, as
-:mod:`collcert.certify.execution.mscclpp_sim` models the executor (microsoft/mscclpp
-``execution_kernel.hpp``): every threadblock runs its ops in order; an op runs when
-what it waits for has happened:
+MSCCL++ executor does). Then every threadblock is a block of threads (microsoft/mscclpp
+``execution_kernel.hpp``; docs/mscclpp.md, "The executor's threads"): a block whose ops
+act on at most k channels (semaphores, port outputs) runs k + 1 threads here (k of them
+the threads that synchronise, one more that only moves data), at most
+``num_threads_per_block``. Each thread walks the block's ops:
 
-* ``wait`` / ``rlxwait``: one more signal on each of its channels than already
-  consumed (a ``signal``, ``rlxsignal``, ``pws`` or ``pwsf`` on the other end);
-* ``sem_acquire``: the rank's device semaphore above zero (``sem_release`` adds one;
-  ``init_value`` to start);
-* ``barrier``: ``num_threadblocks`` threadblocks of the rank at barrier ``barrier_id``;
-* LL reads of packets (``rppkt``, ``upkt``, ``repkt``, ``respkt``, ``recpkt``,
-  ``recspkt``): every packet read already written (its flag).
+* ``signal``/``wait`` (and relaxed), ``sem_*``, ``flush``: thread i < n does the i-th
+  channel or semaphore, the others go on at once; a ``wait`` blocks its thread until
+  one more signal than consumed came on its channel;
+* a data op: each thread moves its own part of every range (:mod:`.mscclppdata`), free
+  to run ahead of the others; LL reads wait for the flags of their own packets; a port
+  put is pushed by thread i for output i and lands when a signal or flush on its
+  channel goes through;
+* ``nop``: the block's threads wait for each other; ``barrier``: the threads of the
+  ``num_threadblocks`` blocks at barrier ``barrier_id``.
 
-The order in which the ops ran is the execution plan's global order
-(:mod:`collcert.reference.execution.execplan`); each op's data movement becomes plan
-operations: a local range copied (``copy``), a range written into or read from another
-rank's buffer (``put``/``pws``/``pwsf``, ``get``, remote sources and destinations of
-reductions, LL packets) a ``send`` on the rank that holds the data and a ``recv`` on the
-rank that gets it, and a reduction (``re``, ``res``, ``rre``, ``rres``, ``repkt`` …)
-its first source copied into an accumulator (a fresh temporary, or the destination
-when it is the first source itself), the other sources added (a local ``reduce``, or a
-``recv`` that adds), the sum stored into each destination. ``get`` takes its offsets as
-``handleGet`` does, as the simulator does. LL packet areas are buffers of their own
-(``Pi``, ``Po``, ``Ps``), apart from the plain use of the same buffer, as in the
-simulator. A cell is a chunk, or a part of one when thread block groups split it.
+The threads run in an **adversarial order**: each runs as far as it can in a priority
+order (the threads that only move data first; the synchronising ones first; both with
+the blocks reversed; then random orders from ``seed``), and the first order whose
+result is wrong on the host (numpy, :func:`~collcert.reference.execution.run_host`) is
+the execution plan run on the devices. A plan whose synchronisation is right gives the
+collective's result in every order; a missing ``nop`` lets a thread read before the data
+came or a signal go out before the stores, and one of the orders shows it. The order in
+which the threads' parts ran is the execution plan's global order
+(:mod:`collcert.reference.execution.execplan`).
 
 In-place plans alias the buffers as the executor's in-place call does (the allgather
 input is the output's own block, the reduce-scatter output the input's own block, the
 allreduce output the input, and the root's output its input for broadcast and reduce).
-
 What stops the run (a deadlock, a range outside its buffer, a port channel to another
 rank) is a problem of the plan: it is not run, and the simulator's reasons are shown.
 NVLS (switch) and ``pipeline`` ops are refused by the reader.
@@ -39,56 +39,110 @@ NVLS (switch) and ``pipeline`` ops are refused by the reader.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import heapq
+import random
+from collections.abc import Iterator
 
 from collcert.certify.execution import mscclpp
-from collcert.reference.execution import Op, Plan, Region, Spec
+from collcert.reference.execution import Op, Plan, Region, Spec, first_mismatch, run_host
 
 from .mscclplan import finish
+from .mscclppdata import PACKET_WAITS, Memory, Stop, items, scratch
 
-WAITS_FOR_PACKETS = ("rppkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")
-REDUCTIONS = ("re", "res", "rre", "rres")
-
-
-@dataclass(frozen=True)
-class _At:
-    """A resolved range: rank ``rank``'s ``region`` (aliased, in cells)."""
-
-    rank: int
-    region: Region
+Key = tuple[int, int]
+Thread = tuple[Key, int]
+RETURNS = "the user reads its output"  # the note of the copy made when a rank's call returns
 
 
-class _Stop(Exception):
-    """A problem that stops the run (recorded in ``plan.problems``)."""
-
-
-def plan_from_mscclpp(pp: mscclpp.Plan) -> Plan:
+def plan_from_mscclpp(pp: mscclpp.Plan, tries: int = 8, seed: int = 0) -> Plan:
     """The execution plan of the MSCCL++ plan ``pp``, run in the mode it declares
-    (``inplace``); ``plan.problems`` says why it cannot run, if it cannot."""
-    g, n, coll = pp.grain, pp.ngpus, pp.collective
+    (``inplace``) by its threads in the first of ``tries`` adversarial orders whose result
+    is wrong (the first order when none is); ``plan.problems`` says why it cannot run."""
+    first: tuple[str, Plan] | None = None
+    tried = 0
+    for name, order in _orders(pp, tries, seed):
+        plan = _build(pp, order)
+        tried += 1
+        if not plan.runnable:
+            return plan  # a deadlock or a broken range: the plan's, in every order
+        if _wrong(plan):
+            plan.notes.append(f"run as the executor's threads would, in the order: {name} "
+                              f"(order {tried} tried; it gives a wrong result on the host)")
+            return plan
+        first = first or (name, plan)
+    assert first is not None
+    name, plan = first
+    plan.notes.append(f"run as the executor's threads would, in the order: {name}; "
+                      f"{tried} adversarial order(s) of the threads tried on the host give the "
+                      "collective's result")
+    return plan
+
+
+def subcells(pp: mscclpp.Plan) -> int:
+    """Sub-cells per chunk cell: one per thread of the widest block."""
+    return max([_width(pp, ops) for ops in pp.tbs.values()] + [1])
+
+
+def _width(pp: mscclpp.Plan, ops: list[mscclpp.Op]) -> int:
+    """Threads of a block here: one per channel (semaphore, output) its ops act on, and
+    one that only moves data, at most ``num_threads_per_block``."""
+    return min(pp.threads, max([items(op) for op in ops] + [0]) + 1)
+
+
+def _orders(pp: mscclpp.Plan, tries: int, seed: int) -> Iterator[tuple[str, list[Thread]]]:
+    threads = [(key, t) for key in sorted(pp.tbs) for t in range(_width(pp, pp.tbs[key]))]
+    sync_first = sorted(threads, key=lambda x: (x[1] == _width(pp, pp.tbs[x[0]]) - 1, x))
+    data_first = sorted(threads, key=lambda x: (x[1] != _width(pp, pp.tbs[x[0]]) - 1, x))
+    fixed = [("the threads that only move data first", data_first),
+             ("the synchronising threads first", sync_first),
+             ("the threads that only move data first, blocks reversed",
+              sorted(data_first, key=lambda x: (x[1] != _width(pp, pp.tbs[x[0]]) - 1,
+                                                (-x[0][0], -x[0][1]), x[1]))),
+             ("the synchronising threads first, blocks reversed",
+              sorted(sync_first, key=lambda x: (x[1] == _width(pp, pp.tbs[x[0]]) - 1,
+                                                (-x[0][0], -x[0][1]), x[1])))]
+    yield from fixed[:tries]
+    rng = random.Random(seed)
+    for i in range(len(fixed), tries):
+        order = list(threads)
+        rng.shuffle(order)
+        yield f"random order {i - len(fixed) + 1} (seed {seed})", order
+
+
+def _wrong(plan: Plan) -> bool:
+    outs = run_host(plan, 1)
+    return any(o is not None and first_mismatch(plan.spec, r, o, 1) is not None
+               for r, o in enumerate(outs))
+
+
+def _build(pp: mscclpp.Plan, order: list[Thread]) -> Plan:
+    g, n, coll = pp.grain * subcells(pp), pp.ngpus, pp.collective
     per = pp.chunks[0]["i" if coll == "allgather" else "o"] * g
     buffers = [{b: c[b] * g for b in "ios"} for c in pp.chunks]
-    run = _Host(pp, per, buffers)
-    spec = _spec(pp, run, per)
-    plan = Plan(spec, buffers, run.ops, name=pp.name or "MSCCL++ plan")
+    mem = Memory(pp, subcells(pp), per, buffers)
+    plan = Plan(_spec(pp, mem, per, g), buffers, mem.ops, name=pp.name or "MSCCL++ plan")
     plan.notes.append(f"an MSCCL++ plan for {'in-place' if pp.inplace else 'out-of-place'} "
                       f"calls (\"inplace\": {str(pp.inplace).lower()}), executed in that mode; "
                       f"protocol {pp.protocol}, {len(pp.tbs)} threadblocks on {n} ranks")
-    if g > 1:
-        plan.notes.append(f"thread block groups split each chunk into {g} cells")
+    plan.notes.append(f"threads: up to {subcells(pp)} per block (one per channel an op acts "
+                      "on, and one that only moves data); each chunk is cut into "
+                      f"{subcells(pp)} parts" + (f", and thread block groups cut it into "
+                                                 f"{pp.grain}" if pp.grain > 1 else ""))
     try:
         _check_shape(pp)
-        run.run()
-    except _Stop as exc:
+        _Threads(pp, mem, order).run()
+    except Stop as exc:
         plan.problems.append(str(exc))
     if pp.inplace:  # the aliased buffer is never named: nothing to allocate for it
         for r in range(n):
             for b in "io":
-                if run.alias(r, b, 0)[0] != b:
+                if mem.alias(r, b, 0)[0] != b:
                     buffers[r][b] = 0
-    for r, bufs in run.packets.items():
+    for r, bufs in mem.packets.items():
         for b in bufs:  # an LL packet area: as large as its (aliased) buffer
             buffers[r]["P" + b] = pp.chunks[r][b] * g
+    for r in range(n):  # what the user reads when rank r's call returns
+        buffers[r]["R"] = pp.chunks[r]["o"] * g
     return finish(plan, pp.refusals, "MSCCL++")
 
 
@@ -100,15 +154,15 @@ def _check_shape(pp: mscclpp.Plan) -> None:
     want = {"allgather": (i * n, o), "reduce-scatter": (i, o * n)}.get(coll, (i, o))
     same = all((c["i"], c["o"]) == (i, o) for c in pp.chunks)
     if not same or not i or not o or want[0] != want[1]:
-        raise _Stop(f"its buffers do not hold a {coll} of {n} ranks ({i} input and {o} output "
-                    "chunks on rank 0; every rank must declare the same, in that proportion)")
+        raise Stop(f"its buffers do not hold a {coll} of {n} ranks ({i} input and {o} output "
+                   "chunks on rank 0; every rank must declare the same, in that proportion)")
 
 
-def _spec(pp: mscclpp.Plan, run: _Host, per: int) -> Spec:
+def _spec(pp: mscclpp.Plan, mem: Memory, per: int, g: int) -> Spec:
     """Where the collective's data lives: allgather's rank q holds global cells q·per…;
     reduce-scatter's output is block q of the sum; broadcast: the root's input; reduce:
     every rank's input summed into the root's output."""
-    n, coll, root, g = pp.ngpus, pp.collective, pp.root, pp.grain
+    n, coll, root = pp.ngpus, pp.collective, pp.root
     size_i, size_o = pp.chunks[0]["i"] * g, pp.chunks[0]["o"] * g
     if coll in ("allgather", "reduce-scatter"):
         shards = [(q * per, per) for q in range(n)]
@@ -118,282 +172,186 @@ def _spec(pp: mscclpp.Plan, run: _Host, per: int) -> Spec:
         shards = [(0, cells) if coll == "allreduce" or q == root else (0, 0) for q in range(n)]
     spec = Spec(coll, n, cells, root, shards)
     for q in range(n):
-        b, off = run.alias(q, "i", 0)
+        b, off = mem.alias(q, "i", 0)
         size = 0 if coll == "broadcast" and q != root else size_i
         spec.inputs.append((b, off, q * per if coll == "allgather" else 0, size))
-        b, off = run.alias(q, "o", 0)
         size = 0 if coll == "reduce" and q != root else size_o
-        spec.outputs.append((b, off, q * per if coll == "reduce-scatter" else 0, size))
+        spec.outputs.append(("R", 0, q * per if coll == "reduce-scatter" else 0, size))
     return spec
 
 
-class _Host:
-    """The MSCCL++ executor on the host: each threadblock's next op, the signals pending
-    on each channel end, the device semaphores, the threadblocks at each barrier and the
-    LL packets written; every op that runs appends its data movement to ``ops``."""
+class _Threads:
+    """The executor's threads on the host: each thread's next op, the signals pending on
+    each channel end, the device semaphores, the threads at each ``nop`` and the blocks
+    at each barrier; a thread's step appends its data movement to the memory's ops."""
 
-    def __init__(self, pp: mscclpp.Plan, per: int, buffers: list[dict[str, int]]) -> None:
-        self.pp, self.per, self.buffers = pp, per, buffers
-        self.ops: list[Op] = []
-        self.msg = 0
-        self.pc = {key: 0 for key in pp.tbs}
+    def __init__(self, pp: mscclpp.Plan, mem: Memory, order: list[Thread]) -> None:
+        self.pp, self.mem, self.order = pp, mem, order
+        self.width = {key: _width(pp, ops) for key, ops in pp.tbs.items()}
+        self.pc = {th: 0 for th in order}
         self.inbox: dict[tuple[int, str, int], int] = {}
         self.sem = {(r, s): v for r, inits in pp.semaphores.items() for s, v in enumerate(inits)}
-        self.arrived: dict[tuple[int, int], set[tuple[int, int]]] = {}
-        self.released: set[tuple[int, int]] = set()
-        self.written: set[tuple[int, str, int]] = set()  # LL packet cells with their flag
-        self.packets: dict[int, set[str]] = {}  # rank -> buffers whose packet area is used
+        self.met: dict[tuple[Key, int], set[int]] = {}  # threads of a block at its op pos
+        self.arrived: dict[tuple[int, int], dict[Key, int]] = {}  # blocks at a barrier
+        self.released: set[tuple[Key, int]] = set()
+        self.ready = list(range(len(order)))  # a heap of thread indices: the first goes
+        self.waiting: dict[tuple[object, ...], list[int]] = {}
+        self.left = [sum(1 for th in order if th[0][0] == r and pp.tbs[th[0]])
+                     for r in range(pp.ngpus)]
+        for r in range(pp.ngpus):
+            if not self.left[r]:
+                self.left[r] = 1
+                self.finished(r)
 
-    # -- buffers ---------------------------------------------------------------------
-    def alias(self, r: int, buf: str, j: int) -> tuple[str, int]:
-        """Where cell ``j`` of rank ``r``'s ``buf`` lives in the call's mode."""
-        if buf.startswith("P"):
-            b, k = self.alias(r, buf[1:], j)
-            return "P" + b, k
-        if self.pp.inplace:
-            coll = self.pp.collective
-            if coll == "allgather" and buf == "i":
-                return "o", r * self.per + j
-            if coll == "reduce-scatter" and buf == "o":
-                return "i", r * self.per + j
-            if buf == "o" and (coll == "allreduce" or r == self.pp.root):
-                return "i", j
-        return buf, j
+    def acts(self, key: Key, op: mscclpp.Op) -> int:
+        """How many of the block's threads act on the op's channels (threads i < n)."""
+        return min(items(op), self.width[key], self.pp.threads)
 
-    def at(self, op: mscclpp.Op, ref: mscclpp.Ref, buf: str | None = None,
-           index: int | None = None, size: int | None = None) -> _At | None:
-        """The cells of ``ref`` (its buffer, index or size replaced when given) that
-        ``op`` handles (its part under a thread block group); None for an empty range."""
-        buf = ref.buf if buf is None else buf
-        index = ref.index if index is None else index
-        size = ref.size if size is None else size
-        g = self.pp.grain
-        have = self.pp.chunks[ref.rank][buf[-1]]
-        if index + size > have:
-            raise _Stop(f"{op.where()}: {buf}[{index}:{index + size}] of rank {ref.rank} is "
-                        f"outside that buffer, which holds {have} chunks")
-        t, parts = op.part
-        cnt = size * g // parts
-        if cnt == 0:
+    def blocked(self, th: Thread, op: mscclpp.Op) -> tuple[str, tuple[object, ...]] | None:
+        """None when thread ``th`` can do its part of ``op`` now; else what it waits for,
+        and the event that wakes it."""
+        key, t = th
+        name = op.name
+        if name in ("nop", "barrier"):
+            met = self.met.setdefault((key, op.pos), set())
+            met.add(t)
+            if len(met) < self.width[key]:
+                return (f"waits at op {op.pos} ({name}) for the other threads of its block",
+                        ("met", key, op.pos))
+            if name == "barrier" and (key, op.pos) not in self.released:
+                why = self.barrier(key, op)
+                if why is not None:
+                    return why, ("met", key, op.pos)
+            self.wake(("met", key, op.pos))
             return None
-        b, off = self.alias(ref.rank, buf, index * g + t * cnt)
-        if b.startswith("P"):
-            self.packets.setdefault(ref.rank, set()).add(b[1:])
-        return _At(ref.rank, Region(b, off, cnt))
-
-    def temp(self, r: int, cnt: int) -> Region:
-        off = self.buffers[r].get("t", 0)
-        self.buffers[r]["t"] = off + cnt
-        return Region("t", off, cnt)
-
-    # -- data movement ---------------------------------------------------------------
-    def move(self, op: mscclpp.Op, src: _At | None, dst: _At | None) -> None:
-        """``dst = src``: a copy on one rank, else a message from src's rank to dst's."""
-        if src is None or dst is None:
-            return
-        if src.region.n != dst.region.n:
-            raise _Stop(f"{op.where()}: moves {src.region.n} cells into a range of "
-                        f"{dst.region.n}")
-        note = op.where()
-        if src.rank == dst.rank:
-            self.ops.append(Op("copy", src.rank, src=src.region, dst=dst.region, note=note))
-        else:
-            self.ops.append(Op("send", src.rank, dst.rank, src=src.region, msg=self.msg,
-                               note=note))
-            self.ops.append(Op("recv", dst.rank, src.rank, dst=dst.region, msg=self.msg,
-                               note=note))
-            self.msg += 1
-        if dst.region.buf.startswith("P"):
-            self.written.update((dst.rank, dst.region.buf, j) for j in dst.region.cells())
-
-    def reduce(self, op: mscclpp.Op, first: _At | None, others: list[_At | None],
-               outs: list[_At | None]) -> None:
-        """Every ``out`` = ``first`` + Σ ``others``, computed on ``op``'s rank."""
-        if first is None:
-            return
-        r, cnt, note = op.rank, first.region.n, op.where()
-        for x in others + outs:
-            if x is not None and x.region.n != cnt:
-                raise _Stop(f"{note}: reduces ranges of {cnt} and {x.region.n} cells")
-        head = outs[0] if outs else None
-        clash = any(x is not None and x.rank == r and x.region.buf == first.region.buf
-                    and _overlap(x.region, first.region) for x in others)
-        if head is not None and head == first and head.rank == r and not clash:
-            acc = head  # accumulate in place: the first source is the destination
-        else:
-            acc = _At(r, self.temp(r, cnt))
-            self.move(op, first, acc)
-        for x in others:
-            if x is None:
-                continue
-            if x.rank == r:
-                self.ops.append(Op("reduce", r, src=x.region, dst=acc.region, note=note))
-            else:
-                self.ops.append(Op("send", x.rank, r, src=x.region, msg=self.msg, note=note))
-                self.ops.append(Op("recv", r, x.rank, dst=acc.region, red=acc.region,
-                                   msg=self.msg, note=note))
-                self.msg += 1
-        for out in outs:
-            if out != acc:
-                self.move(op, acc, out)
-
-    def data_op(self, op: mscclpp.Op) -> None:
-        name, src, dst = op.name, op.src, op.dst
-        if name in ("put", "pws", "pwsf"):
-            if len(src) != len(dst):
-                raise _Stop(f"{op.where()}: {len(src)} sources for {len(dst)} destinations")
-            for i, (s, d) in enumerate(zip(src, dst)):
-                self.port(op, i, d)
-                self.move(op, self.at(op, s, size=d.size), self.at(op, d))
-            if name != "put":
-                self.signal(op)
-            return
-        if name == "get":
-            for s, d in zip(src, dst):  # handleGet: offsets as the kernel takes them
-                self.move(op, self.at(op, s, index=d.index), self.at(op, d, index=s.index,
-                                                                      size=s.size))
-            return
-        if name in ("nop", "flush"):
-            return
-        if not src or not dst:
-            raise _Stop(f"{op.where()}: has no source or no destination buffer")
-        if name == "copy":
-            self.move(op, self.at(op, src[0]), self.at(op, dst[0]))
-        elif name in REDUCTIONS:
-            size = src[0].size
-            self.reduce(op, self.at(op, src[0]), [self.at(op, s, size=size) for s in src[1:]],
-                        [self.at(op, d, size=size)
-                         for d in (dst if name in ("res", "rres") else dst[:1])])
-        else:
-            self.packet_op(op)
-
-    def packet_op(self, op: mscclpp.Op) -> None:
-        """LL ops (execution_kernel.hpp handle*Packets), as the simulator reads them."""
-        name, src, dst = op.name, op.src, op.dst
-        s0, size = src[0], src[0].size
-        if name == "ppkt":
-            for i, (s, d) in enumerate(zip(src, dst)):
-                port = op.chan_type == "port"
-                if port:
-                    self.port(op, i, d)
-                self.move(op, self.at(op, s, buf=_pk(s.buf) if port else s0.buf),
-                          self.at(op, d, buf=_pk(d.buf)))
-        elif name in ("rppkt", "upkt"):
-            data = self.at(op, _scratch(s0))
-            for i, d in enumerate(dst):
-                if name == "upkt":
-                    self.move(op, data, self.at(op, d, size=size))
-                    continue
-                if op.chan_type == "port":
-                    self.port(op, i, d)
-                self.move(op, data, self.at(op, d, buf=_pk(d.buf), size=size))
-        elif name == "cpkt":
-            self.move(op, self.at(op, s0), self.at(op, dst[0], buf=_pk(dst[0].buf)))
-        else:  # repkt, respkt, recpkt, recspkt
-            local = 2 if name in ("recpkt", "recspkt") else 1
-            outs = [self.at(op, dst[0], size=size)]
-            if local == 2 and len(dst) > 1:
-                outs.append(self.at(op, dst[1], buf=_pk(dst[1].buf), size=size))
-            if name in ("respkt", "recspkt"):
-                outs += [self.at(op, d, buf=_pk(d.buf), size=size) for d in dst[local:]]
-            others = [self.at(op, _scratch(s), size=size) for s in src[1:]]
-            self.reduce(op, self.at(op, s0), others, outs)
-
-    def port(self, op: mscclpp.Op, i: int, d: mscclpp.Ref) -> None:
-        """A port channel's put reaches only the rank at its other end."""
-        if op.chan_type != "port":
-            return
-        if i >= len(op.channels):
-            raise _Stop(f"{op.where()}: port put {i} has no channel (channel_ids lists "
-                        f"{len(op.channels)})")
-        peer = self.pp.peers[(op.rank, "port")][op.channels[i]]
-        if peer != d.rank:
-            raise _Stop(f"{op.where()}: puts into rank {d.rank}'s buffer over a port channel "
-                        f"to rank {peer}")
-
-    # -- synchronisation ---------------------------------------------------------------
-    def signal(self, op: mscclpp.Op) -> None:
-        for k in op.channels:
-            other = self.pp.pair.get((op.rank, op.chan_type, k))
-            if other is not None:  # else no wait can see it (the audit says so)
-                self.inbox[other] = self.inbox.get(other, 0) + 1
-
-    def blocked(self, op: mscclpp.Op) -> str | None:
-        """None when ``op`` can run now; else what it waits for."""
-        key = (op.rank, op.tb)
-        if op.name in ("wait", "rlxwait"):
-            for k in op.channels:
-                if not self.inbox.get((op.rank, op.chan_type, k)):
-                    peer = self.pp.peers[(op.rank, op.chan_type)][k]
-                    return f"waits for a signal from rank {peer} on {op.chan_type} channel {k}"
-        elif op.name == "sem_acquire":
-            for s in set(op.sems):
-                if self.sem.get((op.rank, s), 0) < op.sems.count(s):
-                    return f"waits to acquire device semaphore {s}"
-        elif op.name in WAITS_FOR_PACKETS:
-            for ref in op.src[:1] if op.name in ("rppkt", "upkt") else op.src[1:]:
-                span = self.at(op, _scratch(ref))
-                for j in span.region.cells() if span else ():
-                    if (op.rank, "Ps", j) not in self.written:
-                        return f"waits for the packets of scratch cell {j} (LL: their flag)"
-        elif op.name == "barrier" and key not in self.released:
-            group = self.arrived.setdefault((op.rank, op.barrier), set())
-            group.add(key)
-            if len(group) < max(op.nblocks, 1):
-                return (f"waits at barrier {op.barrier} for {op.nblocks} threadblocks "
-                        f"({len(group)} arrived)")
-            self.released |= group
-            del self.arrived[(op.rank, op.barrier)]
+        if t >= self.acts(key, op) and name in ("wait", "rlxwait", "sem_acquire"):
+            return None
+        if name in ("wait", "rlxwait"):
+            k = op.channels[t]
+            if not self.inbox.get((op.rank, op.chan_type, k)):
+                peer = self.pp.peers[(op.rank, op.chan_type)][k]
+                return (f"waits for a signal from rank {peer} on {op.chan_type} channel {k}",
+                        ("inbox", op.rank, op.chan_type, k))
+        elif name == "sem_acquire":
+            if self.sem.get((op.rank, op.sems[t]), 0) < 1:
+                return (f"waits to acquire device semaphore {op.sems[t]}",
+                        ("sem", op.rank, op.sems[t]))
+        elif name in PACKET_WAITS:
+            why = self.packets_missing(th, op)
+            if why is not None:
+                return why, ("packets", op.rank)
         return None
 
-    def execute(self, op: mscclpp.Op) -> None:
-        if op.name in ("wait", "rlxwait"):
-            for k in op.channels:
-                self.inbox[(op.rank, op.chan_type, k)] -= 1
-        elif op.name == "sem_acquire":
-            for s in op.sems:
-                self.sem[(op.rank, s)] -= 1
-        elif op.name == "sem_release":
-            for s in op.sems:
-                self.sem[(op.rank, s)] = self.sem.get((op.rank, s), 0) + 1
-        elif op.name == "barrier":
-            self.released.discard((op.rank, op.tb))
-        elif op.name in ("signal", "rlxsignal"):
-            self.signal(op)
+    def barrier(self, key: Key, op: mscclpp.Op) -> str | None:
+        group = self.arrived.setdefault((op.rank, op.barrier), {})
+        group[key] = op.pos
+        if len(group) < max(op.nblocks, 1):
+            return (f"waits at barrier {op.barrier} for {op.nblocks} threadblocks "
+                    f"({len(group)} arrived)")
+        self.released.update(group.items())
+        for member, pos in group.items():
+            self.wake(("met", member, pos))
+        del self.arrived[(op.rank, op.barrier)]
+        return None
+
+    def packets_missing(self, th: Thread, op: mscclpp.Op) -> str | None:
+        key, t = th
+        port = op.name == "rppkt" and op.chan_type == "port"
+        piece = None if port else (t, self.width[key], op.pos)
+        for ref in op.src[:1] if op.name in ("rppkt", "upkt") else op.src[1:]:
+            span = self.mem.at(op, scratch(ref), piece)
+            for j in span.region.cells() if span else ():
+                if (op.rank, "Ps", j) not in self.mem.written:
+                    return f"waits for the packets of scratch sub-cell {j} (LL: their flag)"
+        return None
+
+    def wake(self, event: tuple[object, ...]) -> None:
+        for i in self.waiting.pop(event, []):
+            heapq.heappush(self.ready, i)
+
+    def step(self, th: Thread, op: mscclpp.Op) -> None:
+        key, t = th
+        name, n = op.name, self.acts(key, op)
+        if name in ("nop", "barrier"):
+            return
+        if name in ("wait", "rlxwait", "signal", "rlxsignal", "sem_acquire", "sem_release",
+                    "flush"):
+            if t < n:
+                self.sync(op, t)
+            return
+        self.mem.data_op(op, (t, self.width[key], op.pos), n)
+        if name in ("pws", "pwsf") and op.chan_type == "port" and t < n:
+            self.signal(op, op.channels[t])
+
+    def sync(self, op: mscclpp.Op, t: int) -> None:
+        name = op.name
+        if name in ("wait", "rlxwait"):
+            self.inbox[(op.rank, op.chan_type, op.channels[t])] -= 1
+        elif name == "sem_acquire":
+            self.sem[(op.rank, op.sems[t])] -= 1
+        elif name == "sem_release":
+            self.sem[(op.rank, op.sems[t])] = self.sem.get((op.rank, op.sems[t]), 0) + 1
+            self.wake(("sem", op.rank, op.sems[t]))
+        elif name == "flush":
+            self.mem.land(op.rank, op.channels[t])
         else:
-            self.data_op(op)
+            self.signal(op, op.channels[t])
+
+    def signal(self, op: mscclpp.Op, k: int) -> None:
+        if op.chan_type == "port":
+            self.mem.land(op.rank, k)  # the proxy sends it after the requests before it
+        other = self.pp.pair.get((op.rank, op.chan_type, k))
+        if other is not None:  # else no wait can see it (the audit says so)
+            self.inbox[other] = self.inbox.get(other, 0) + 1
+            self.wake(("inbox", *other))
+
+    def finished(self, r: int) -> None:
+        """A thread of rank r is done; when it is the last, the rank's call returns and the
+        user reads its output (later writes into it come too late)."""
+        self.left[r] -= 1
+        if self.left[r] == 0:
+            n = self.pp.chunks[r]["o"] * self.pp.grain * self.mem.sub
+            b, off = self.mem.alias(r, "o", 0)
+            self.mem.ops.append(Op("copy", r, src=Region(b, off, n), dst=Region("R", 0, n),
+                                   note=f"rank {r}'s call returns: {RETURNS}"))
 
     def run(self) -> None:
-        """Sweep the threadblocks, each as far as it can go, until all are done; a
-        deadlock stops the run."""
-        keys = sorted(self.pp.tbs)
-        moved = True
-        while moved:
-            moved = False
-            for key in keys:
-                ops = self.pp.tbs[key]
-                while self.pc[key] < len(ops) and self.blocked(ops[self.pc[key]]) is None:
-                    self.execute(ops[self.pc[key]])
-                    self.pc[key] += 1
-                    moved = True
-        stuck = [self.pp.tbs[k][self.pc[k]] for k in keys if self.pc[k] < len(self.pp.tbs[k])]
+        """Always step the first thread of the order that can go (the others wait until
+        it blocks), until all are done; a deadlock stops the run. Port requests still
+        pending land at the end."""
+        order = self.order
+        while self.ready:
+            i = heapq.heappop(self.ready)
+            th = order[i]
+            ops = self.pp.tbs[th[0]]
+            if self.pc[th] >= len(ops):
+                continue
+            why = self.blocked(th, ops[self.pc[th]])
+            if why is not None:
+                self.waiting.setdefault(why[1], []).append(i)
+                continue
+            written = len(self.mem.written)
+            self.step(th, ops[self.pc[th]])
+            self.pc[th] += 1
+            if self.pc[th] == len(ops):
+                self.finished(th[0][0])
+            if len(self.mem.written) != written:
+                for r in range(self.pp.ngpus):
+                    self.wake(("packets", r))
+            heapq.heappush(self.ready, i)
+        stuck = []
+        for th in order:
+            if self.pc[th] < len(self.pp.tbs[th[0]]):
+                op = self.pp.tbs[th[0]][self.pc[th]]
+                why = self.blocked(th, op)
+                if why is not None:  # the waits first: the threads at a nop wait for them
+                    stuck.append((why[1][0] == "met", f"{op.where()} thread {th[1]} {why[0]}"))
         if stuck:
-            shown = "; ".join(f"{op.where()} {self.blocked(op)}" for op in stuck[:3])
+            stuck.sort(key=lambda s: s[0])
+            shown = "; ".join(text for _, text in stuck[:3])
             more = f"; and {len(stuck) - 3} more" if len(stuck) > 3 else ""
-            raise _Stop(f"deadlock: no op can run; {shown}{more}")
-
-
-def _pk(buf: str) -> str:
-    return buf if buf.startswith("P") else "P" + buf
-
-
-def _scratch(ref: mscclpp.Ref) -> mscclpp.Ref:
-    """The kernel reads LL packets from the scratch buffer, whatever the op names."""
-    return mscclpp.Ref(ref.rank, "Ps", ref.index, ref.size, False)
-
-
-def _overlap(a: Region, b: Region) -> bool:
-    return a.off < b.off + b.n and b.off < a.off + a.n
+            raise Stop(f"deadlock: no op can run; {shown}{more}")
+        self.mem.land_all()
 
 
 def is_mscclpp(head: str) -> bool:

@@ -1,0 +1,182 @@
+"""The threads of an MSCCL++ threadblock and what each knows: the executor's thread model
+for :mod:`.mscclpp_sim` (docs/mscclpp.md, "The executor's threads").
+
+microsoft/mscclpp ``src/core/include/execution_kernel.hpp`` runs every op of a
+threadblock on all ``num_threads_per_block`` threads of its block, with nothing between
+two ops that waits for the other threads (``executionKernel``, :867-877). Inside the ops:
+
+* ``signal``/``wait`` (and relaxed), ``sem_*``, a port channel's ``put``/``pws``/``pwsf``/
+  ``ppkt`` pushes: thread i < n handles the op's i-th channel, semaphore or output; the
+  other threads return at once (:82-127, :168-186, :275-289, :671-685);
+* every other data op is spread over all the threads (``idx = threadIdx.x; idx +=
+  blockDim.x``); ``nop`` is ``__syncthreads()`` (:75); ``barrier`` a ``DeviceSyncer``
+  (``__syncthreads``, a release/acquire counter across blocks, ``__syncthreads``).
+
+Knowledge is a pair of vector clocks (:class:`Know`): ``data``, what is visible
+(happens-before: release ``signal`` → acquire ``wait``, semaphores, barriers, ``nop``),
+and ``exe`` ⊇ ``data``, what has happened (relaxed signals and LL packet flags order
+execution only). A clock maps an actor to a stamp: a threadblock ``(rank, tb)`` to the
+ops *all* its threads have finished (``base + pos + 1``), the user ``(rank, -1)`` to
+its writes between two calls, a port channel's proxy to its transfers
+(:func:`proxy_done`) and to the requests pushed into it (:func:`proxy_push`).
+
+A data op runs on every thread, so it acts with what *every* thread of its block knows:
+:attr:`Threads.common`, joined at each ``nop``/``barrier`` (and at the kernel's
+start). A synchronising op acts on its threads 0..n−1 (:meth:`Threads.thread`), which
+may know more than the others until the next ``nop``. A block of one thread
+(``num_threads_per_block`` 1) runs everything in order on that thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .mscclpp import Op, Plan
+from .mscclpp_cells import Clock, Key, join
+
+USER = -1  # the tb slot of the user: (rank, USER) stamps its writes between two calls
+SYNC_OPS = ("signal", "rlxsignal", "wait", "rlxwait", "flush", "sem_acquire", "sem_release")
+PUBLISHING = ("signal", "rlxsignal", "sem_release", "pws", "pwsf")
+WAITING = ("wait", "rlxwait", "sem_acquire")
+
+
+def proxy_done(rank: int, ch: int) -> Key:
+    """The proxy of rank ``rank``'s port channel ``ch``: its transfers done (stamp = id)."""
+    return (rank, -2 - 2 * ch)
+
+
+def proxy_push(rank: int, ch: int) -> Key:
+    """The requests pushed into that channel's FIFO (stamp = the last id pushed)."""
+    return (rank, -3 - 2 * ch)
+
+
+def is_proxy(key: Key) -> bool:
+    return key[1] <= -2
+
+
+@dataclass
+class Know:
+    """What an actor knows: ``data`` (visible) and ``exe`` (happened; ⊇ data)."""
+
+    data: Clock = field(default_factory=dict)
+    exe: Clock = field(default_factory=dict)
+
+    def copy(self) -> Know:
+        return Know(dict(self.data), dict(self.exe))
+
+    def join(self, other: Know, strong: bool = True) -> None:
+        """Learn ``other``: all of it through a release/acquire pair (``strong``), its
+        execution only through a relaxed one."""
+        if strong:
+            join(self.data, other.data)
+        join(self.exe, other.exe)  # exe ⊇ data, in every Know
+
+    def stamp(self, key: Key, at: int) -> None:
+        for c in (self.data, self.exe):
+            if c.get(key, 0) < at:
+                c[key] = at
+
+
+def items(op: Op) -> int:
+    """How many threads an op puts to work on its channels, semaphores or outputs."""
+    if op.name in ("sem_acquire", "sem_release"):
+        return len(op.sems)
+    if op.name == "flush":  # handleFlush counts op.nOutputs: the op's dst_buff entries
+        return min(len(op.dst), len(op.channels))
+    if op.name in SYNC_OPS:
+        return len(op.channels)
+    if op.chan_type == "port" and op.name in ("put", "pws", "pwsf", "ppkt", "rppkt"):
+        return len(op.dst)
+    return 0
+
+
+class Threads:
+    """Per threadblock: ``common`` (what all its threads know) and ``extra[key][i]``,
+    thread i's knowledge where it has learnt more since the last ``nop``."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.width = plan.threads
+        self.common: dict[Key, Know] = {k: Know() for k in plan.tbs}
+        self.extra: dict[Key, dict[int, Know]] = {}
+
+    def thread(self, key: Key, i: int) -> Know:
+        """Thread i's knowledge, to read or to add to."""
+        mine = self.extra.setdefault(key, {})
+        if i not in mine:
+            mine[i] = self.common[key].copy()
+        return mine[i]
+
+    def threads(self, key: Key) -> list[Know]:
+        """The knowledge of the threads that learnt more than ``common``."""
+        return list(self.extra.get(key, {}).values())
+
+    def all(self, key: Key) -> Know:
+        """What the block's threads know together (a ``__syncthreads`` joins it)."""
+        out = self.common[key].copy()
+        for know in self.threads(key):
+            out.join(know)
+        return out
+
+    def sync(self, key: Key, at: int) -> None:
+        """A ``nop`` (``__syncthreads``): every thread learns what the others know, and that
+        all of them finished the ops stamped below ``at``."""
+        joined = self.common[key]
+        for know in self.extra.pop(key, {}).values():
+            joined.join(know)
+        joined.stamp(key, at)
+
+    def reset(self, key: Key, know: Know) -> None:
+        self.common[key] = know
+        self.extra.pop(key, None)
+
+
+def last_sync(ops: list[Op], pos: int) -> int:
+    """The index of the last ``nop``/``barrier`` before op ``pos`` (-1: the kernel start)."""
+    return next((i for i in range(pos - 1, -1, -1) if ops[i].name in ("nop", "barrier")), -1)
+
+
+def published_early(plan: Plan, who: Key, at: int, base: int) -> str | None:
+    """Rule 2: a synchronising op of ``who``'s block after its op stamped ``at`` with no
+    ``nop`` between: the words saying so, or None."""
+    if who[1] < 0 or who not in plan.tbs or at <= base:
+        return None
+    ops = plan.tbs[who]
+    start = at - base  # the op after the write
+    for i in range(start, len(ops)):
+        if ops[i].name in ("nop", "barrier"):
+            return None
+        if ops[i].name in PUBLISHING:
+            return (f"rank {who[0]} tb {who[1]} op {i} ({ops[i].name}) publishes it with no "
+                    f"nop after op {start - 1}: its thread signals while the others still "
+                    "work (rule 2: stores before signal)")
+    return None
+
+
+def rule(plan: Plan, op: Op, who: Key, at: int, base: int, threads_know: bool,
+         exe_knows: bool, op_at: int) -> str:
+    """Why an access of ``op`` is not ordered after ``who``'s (stamp ``at``): the rule of
+    docs/mscclpp.md it breaks, in words."""
+    me = (op.rank, op.tb)
+    if is_proxy(who):
+        return ("nothing tells it that transfer is done: a port put's data lands when the "
+                "proxy gets to it, which only a later signal on that channel (pws, pwsf) "
+                "tells the peer and only pwsf the pusher; a flush op as the DSL writes it "
+                "flushes nothing (rule 5: port data lands late)")
+    if who == me and at > base:
+        return (f"no nop or barrier separates op {at - base - 1} from op {op_at - base - 1} "
+                "of this threadblock, whose threads handle different elements in each op "
+                "(rule 3: data after data)")
+    if threads_know:
+        ops = plan.tbs[me]
+        low = last_sync(ops, op.pos)
+        w = next((i for i in range(op.pos - 1, low, -1) if ops[i].name in WAITING), None)
+        what = f"its op {w} ({ops[w].name})" if w is not None else "a synchronising op"
+        return (f"only the thread(s) of {what} know it, and no nop follows that before op "
+                f"{op.pos}: the other threads run ahead (rule 1: wait before data)")
+    early = published_early(plan, who, at, base)
+    if early:
+        return early
+    if exe_knows:
+        return ("only relaxed signals (rlxsignal/rlxwait) or LL flags order the two: they "
+                "order execution, not data (rule 4: relaxed is not a fence)")
+    return ("nothing orders the two (no signal/wait, barrier or semaphore between them)")
