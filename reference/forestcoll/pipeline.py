@@ -70,7 +70,7 @@ def schedule(
     multicast: bool = True,
     engine: str = "auto",
     progress: StageProgress | None = None,
-    symmetry: bool | None = None,
+    symmetry: bool | Symmetry | None = None,
     healthy: Topology | None = None,
     estimate: Callable[[GeneralEstimate], None] | None = None,
 ) -> Schedule:
@@ -88,7 +88,9 @@ def schedule(
     (``symmetry.find_symmetry``, verified) and build by its orbits when one is
     found; the optimum uses it too from ``orbits.AUTO_MIN_COMPUTE`` compute nodes
     on, as ``optimum()`` would, without a second search. False: never, in the
-    optimum neither. Either way the result is exact and reaches the same optimum.
+    optimum neither; a :class:`~collcert.reference.symmetry.Symmetry` found already is
+    used as it is (the optimum checks it). Either way the result is exact and reaches
+    the same optimum.
     ``healthy``: the machine ``topology`` is a degraded copy of (what-if): when the
     optimum of the symmetrized machine is ``topology``'s own, the schedule is built
     by orbits on it and handed over (:mod:`.symmetrize`); else the usual path.

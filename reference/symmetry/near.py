@@ -32,7 +32,7 @@ algorithm runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +44,10 @@ from .search import UnionFind, extend_generators, is_automorphism, map_node, ref
 MAX_GENERATORS = 48
 """Generators kept at most (certify accepts 64 per certificate): two per class of boxes,
 the rest for permutations inside boxes."""
+
+
+MAX_FIRST_MAPS = 8
+"""Choices of c1 tried at most for the first map of step 1 (each a refinement)."""
 
 
 MAX_CLASSES = 256
@@ -71,9 +75,9 @@ class NearSymmetry:
                 f"max-flow per orbit ({len(self.reps)} orbits of compute nodes)")
 
 
-def _boxes(t: Topology, tau: Sequence[int]) -> list[list[int]]:
+def _boxes(t: Topology, tau: Sequence[int]) -> tuple[list[list[int]], set[int]]:
     """The connected components of the topology without the nodes ``tau`` fixes next
-    to the ones it moves (step 1 of the module docstring)."""
+    to the ones it moves (step 1 of the module docstring), and those nodes."""
     n = len(tau)
     adj: list[set[int]] = [set() for _ in range(n)]
     idx = t.index
@@ -96,7 +100,7 @@ def _boxes(t: Topology, tau: Sequence[int]) -> list[list[int]]:
                     stack.append(y)
                     comp.append(y)
         comps.append(sorted(comp))
-    return [c for c in comps if any(v < t.num_compute for v in c)]
+    return [c for c in comps if any(v < t.num_compute for v in c)], shared
 
 
 def _swap(a: Sequence[int], b: Sequence[int], n: int) -> list[int]:
@@ -150,9 +154,11 @@ def _classes(boxes: list[list[int]], arcs: Mapping[tuple[int, int], object],
     return classes
 
 
-def _first_map(t: Topology, ref: object, arcs: Mapping[tuple[int, int], object],
-               ) -> list[int] | None:
-    """A verified τ moving a compute node of the largest colour cell (step 1)."""
+def _first_maps(t: Topology, ref: object, arcs: Mapping[tuple[int, int], object],
+                ) -> Iterator[list[int]]:
+    """Verified maps τ moving a compute node c0 of the largest colour cell onto another
+    node c1 of it (step 1), for up to :data:`MAX_FIRST_MAPS` choices of c1 (the last of
+    the cell, its middle, its second, then the others in order)."""
     nc = t.num_compute
     colour = ref.colour  # type: ignore[attr-defined]
     cells: dict[int, list[int]] = {}
@@ -160,29 +166,74 @@ def _first_map(t: Topology, ref: object, arcs: Mapping[tuple[int, int], object],
         cells.setdefault(int(colour[v]), []).append(v)
     cell = max(cells.values(), key=len)
     if len(cell) < 2:
-        return None
-    for c1 in (cell[-1], cell[len(cell) // 2], cell[1]):
-        if c1 != cell[0]:
-            tau = map_node(ref, nc, arcs, cell[0], c1)  # type: ignore[arg-type]
-            if tau is not None:
-                return tau
-    return None
+        return
+    order = [cell[-1], cell[len(cell) // 2], cell[1], *cell[2:]]
+    tried: set[int] = set()
+    for c1 in order:
+        if c1 == cell[0] or c1 in tried:
+            continue
+        tried.add(c1)
+        if len(tried) > MAX_FIRST_MAPS:
+            return
+        tau = map_node(ref, nc, arcs, cell[0], c1)  # type: ignore[arg-type]
+        if tau is not None:
+            yield tau
 
 
-def near_symmetry(t: Topology) -> NearSymmetry | None:
-    """Verified generators of the box permutations (and moves inside boxes) that ``t``
-    still has, or None when there are none (module docstring)."""
+@dataclass
+class _Found:
+    """Steps 1-2 of the module docstring on node indices: the arcs, node kinds, the
+    refinement, the first map τ, the boxes, their classes and the shared nodes."""
+
+    arcs: Mapping[tuple[int, int], object]
+    kinds: list[int]
+    ref: object
+    tau: list[int]
+    boxes: list[list[int]]
+    classes: list[list[list[int]]]
+    shared: set[int]
+
+
+def _find(t: Topology, min_boxes: int = 0) -> _Found | None:
+    """Steps 1-2, with the first map τ found; with ``min_boxes``, the first that splits
+    the machine into at least that many boxes, if any does."""
     idx = t.index
     n, nc = len(t.nodes), t.num_compute
     arcs = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
     multicast = {idx[v] for v in t.multicast_switches}
     kinds = [0 if v < nc else (2 if v in multicast else 1) for v in range(n)]
     ref = refiner(n, nc, arcs)
-    tau = _first_map(t, ref, arcs)
-    if tau is None:
-        return None
-    boxes = _boxes(t, tau)
+    first = None
+    for tau in _first_maps(t, ref, arcs):
+        boxes, shared = _boxes(t, tau)
+        if first is None:
+            first = (tau, boxes, shared)
+        if not min_boxes or len(boxes) >= min_boxes:
+            break
+    else:
+        if first is None:
+            return None
+        tau, boxes, shared = first  # no map splits the machine into enough boxes
     classes = _classes(boxes, arcs, kinds, n) if len(boxes) > 1 else [[b] for b in boxes]
+    return _Found(arcs, kinds, ref, tau, boxes, classes, shared)
+
+
+def box_classes(t: Topology) -> tuple[list[list[int]], list[list[list[int]]], set[int]] | None:
+    """The boxes of ``t`` (node indices, each sorted), its classes of interchangeable
+    boxes (each swap checked exactly) and the shared nodes (steps 1-2 of the module
+    docstring); None when no two compute nodes are found interchangeable."""
+    got = _find(t, min_boxes=3)
+    return None if got is None else (got.boxes, got.classes, got.shared)
+
+
+def near_symmetry(t: Topology) -> NearSymmetry | None:
+    """Verified generators of the box permutations (and moves inside boxes) that ``t``
+    still has, or None when there are none (module docstring)."""
+    got = _find(t)
+    if got is None:
+        return None
+    n, nc = len(t.nodes), t.num_compute
+    arcs, kinds, ref, tau, classes = got.arcs, got.kinds, got.ref, got.tau, got.classes
     gens: list[list[int]] = []
     for cls in classes:
         if len(cls) >= 2:
@@ -192,7 +243,8 @@ def near_symmetry(t: Topology) -> NearSymmetry | None:
     gens = [g for g in gens if _keeps(g, nc, arcs, kinds)]
     if not gens:
         gens = [tau] if _keeps(tau, nc, arcs, kinds) else []
-    gens = extend_generators(ref, nc, arcs, gens, max_generators=MAX_GENERATORS)
+    gens = extend_generators(ref, nc, arcs, gens,  # type: ignore[arg-type]
+                             max_generators=MAX_GENERATORS)
     gens = [g for g in gens if _keeps(g, nc, arcs, kinds)]
     if not gens:
         return None

@@ -17,7 +17,7 @@ from collcert.reference.forestcoll import (
 )
 from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
-from . import _whatif
+from . import _near, _whatif
 from ._common import (
     Progress,
     add_progress_option,
@@ -152,9 +152,11 @@ def run(args: argparse.Namespace) -> int:
 
         return _allreduce.run_schedule(args)
     topo = load_topology(args.topology)
-    healthy = None
+    healthy, sym = None, None
     if _whatif.wanted(args):  # the machine after --degrade/--fail (docs/whatif.md)
         healthy, topo = topo, _whatif.schedule_topology(args, topo)
+    elif args.routes != "runtime" and _near.wanted(args, topo):  # a changed copy, from the file
+        sym, healthy = _near.healthy_for(args, topo)
     if args.routes == "runtime":
         from . import _runtime_routes
 
@@ -171,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.monotonic()
     s = schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k, weights=weights,
                  multicast=not args.no_multicast, engine=args.engine, progress=progress,
-                 symmetry=False if args.no_symmetry else None, healthy=healthy,
+                 symmetry=False if args.no_symmetry else sym, healthy=healthy,
                  estimate=_estimate_notice(args))
     stages = [{"stage": k, "seconds": round(v, 3),
                "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
