@@ -10,14 +10,18 @@ Modules:
 ``mscclpp_cells`` what that simulation tracks per cell (contents, clocks) and how it names cells
 ``mscclpp_latency`` a valid plan's α-β latency term: its longest chain of remote hops
 ``runtimes``   runtime profiles by name (MSCCL executors, MSCCL++): how each judges a file
+``msccl_runtimes`` the MSCCL XML profiles (msccl-executor-nccl, rccl, microsoft-msccl), with
+                ``msccl_lexer`` (their hand-written XML reader), ``msccl_loader`` (its walk),
+                ``msccl_executor`` and ``msccl_2023`` (what each loader reads)
 ``runtime_routes`` the best allgather/reduce-scatter rate when every GPU pair uses the
                 runtime's route (an LP, or a master LP with cut rows and sink flows), and
                 allreduce as the two phases
 """
 
-from . import msccl, msccl_sim, mscclpp, mscclpp_latency, mscclpp_sim, runtimes
+from . import msccl, msccl_runtimes, msccl_sim, mscclpp, mscclpp_latency, mscclpp_sim, runtimes
 from .program import Program, Threadblock
 from .runtime_routes import check_runtime_routes
 
-__all__ = ["Program", "Threadblock", "check_runtime_routes", "msccl", "msccl_sim", "mscclpp",
+__all__ = ["Program", "Threadblock", "check_runtime_routes", "msccl", "msccl_runtimes",
+           "msccl_sim", "mscclpp",
            "mscclpp_latency", "mscclpp_sim", "runtimes"]

@@ -14,7 +14,10 @@ text as that runtime's reader and scheduler would, and returns a
 ``ignores``     it loads, but no call ever selects it (``maxBytes="0"`` on
                 microsoft/msccl, neither in place nor out of place, …);
 ``falls-back``  the loader refuses it without a message the user sees by default
-                and the collective runs on NCCL's own algorithms instead.
+                and the collective runs on NCCL's own algorithms instead;
+``misreads``    the reader takes it without an error but runs something else than
+                the file says (a value stored in a narrower field, an array overrun:
+                undefined behaviour in the reader).
 
 Every profile has a name, the format it reads (``msccl-xml``, ``mscclpp-json``)
 and its source. The registry (this module) is shared by the exporters
@@ -41,8 +44,9 @@ from typing import Any
 
 from ..model import InputError
 
-LOADS, REFUSES, IGNORES, FALLS_BACK = "loads", "refuses", "ignores", "falls-back"
-STATUSES = (LOADS, REFUSES, IGNORES, FALLS_BACK)
+LOADS, REFUSES, IGNORES, FALLS_BACK, MISREADS = ("loads", "refuses", "ignores", "falls-back",
+                                                 "misreads")
+STATUSES = (LOADS, REFUSES, IGNORES, FALLS_BACK, MISREADS)
 
 SLOTS: dict[str, str] = {
     "msccl-executor-nccl": "msccl-xml",  # Azure/msccl-executor-nccl: the default for msccl-xml
