@@ -91,8 +91,9 @@ def _model_lines(m: Any, model: Any) -> list[str]:
     from collcert.perftable import busbw_factor
 
     f = busbw_factor(model.collective, m.ranks)
+    kind = "" if model.optimum_kind == "certified" else f" ({model.optimum_kind})"
     out = [f"  certified optimum: algbw {_num(model.optimum)} GB/s, busbw "
-           f"{float(model.optimum * f):.2f} ({model.optimum_kind})"]
+           f"{float(model.optimum * f):.2f}{kind}"]
     if model.ceiling != model.optimum:
         out.append(f"  no schedule beats: {_num(model.ceiling)} GB/s ({model.ceiling_kind})")
     if model.cut_set is not None:
@@ -104,6 +105,8 @@ def _model_lines(m: Any, model: Any) -> list[str]:
                    f"latency {float(c.latency_us):g} µs (model)")
     for name, why in model.skipped:
         out.append(f"  not applicable: {name}: {why}")
+    for note in model.notes:
+        out.append(f"  note: {note}")
     return out
 
 

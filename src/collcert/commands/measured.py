@@ -159,10 +159,13 @@ def _plot(path: str, results: list[Any], busbw: bool) -> None:
             tag = f"{m.test}_perf {s.dtype}" + (f" root {s.root}" if s.root is not None
                                                 and s.root >= 0 else "")
             key = "busbw" if busbw else "algbw"
+            ceiling = s.model.ceiling if s.model is not None else None
+            above = [(r.size, r.busbw if busbw else r.algbw) for r in s.rows
+                     if ceiling is not None and r.algbw > ceiling]
             measured.append(MeasuredLine(f"measured {key}: {tag} ({os.path.basename(m.source)}, "
                                          f"line {m.first_line}, {m.place})",
                                          [(r.size, r.busbw if busbw else r.algbw)
-                                          for r in s.rows]))
+                                          for r in s.rows], above))
             if s.model is not None and not models:
                 f = busbw_factor(m.collective, m.ranks) if busbw else Fraction(1)
                 for c in s.model.curves:

@@ -21,6 +21,7 @@ class MeasuredLine:
 
     label: str
     points: Sequence[tuple[int, Fraction]]
+    above: Sequence[tuple[int, Fraction]] = ()  # points above the certified optimum
 
 
 @dataclass
@@ -72,6 +73,10 @@ def plot_measured(path: str, measured: Sequence[MeasuredLine], models: Sequence[
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=colour, linewidth=2.0,
                 markersize=3.5, label=f"{line.label} (peak {max(p[1] for p in pts):.4g} GB/s)",
                 zorder=5)
+        if line.above:
+            ax.plot([p[0] for p in line.above], [float(p[1]) for p in line.above], "X",
+                    color="black", markersize=9, markerfacecolor="yellow", zorder=6,
+                    label="above the certified optimum: the model is not the machine")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     octaves = max(1, (hi // max(lo, 1)).bit_length())

@@ -116,8 +116,9 @@ def _above(out: Measured, run: NcclTestsRun, s: Series) -> Verdict | None:
         return None
     value, row, name = worst
     share = (value / m.ceiling - 1) * 100
+    kind = "" if m.optimum_kind == "certified" else f" ({m.optimum_kind})"
     head = (f"line {row.line}: {_g(value)} GB/s algbw at {_bytes(row.size)} ({name}) is above "
-            f"the certified optimum {_num(m.optimum)} GB/s ({m.optimum_kind})")
+            f"the certified optimum {_num(m.optimum)} GB/s{kind}")
     if value <= m.ceiling:
         return Verdict("above-schedule", head + f", but not above {m.ceiling_kind}, "
                        f"{_num(m.ceiling)} GB/s: a schedule collcert did not find")

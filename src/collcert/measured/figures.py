@@ -107,7 +107,40 @@ def build_model(topology: Topology, collective: str, root: Any, sizes: Sequence[
                   skipped=list(cmp.skipped), notes=list(cmp.notes), latency_bound=lat)
     if collective == "allreduce":
         model.cut_set = _cut_set(topology) * gbps
+        inn = _in_network(topology)
+        if inn is not None:  # the model the topology declares: switches that add
+            value, what = inn
+            model.optimum = model.ceiling = value * gbps
+            model.optimum_kind = model.ceiling_kind = what
+            curves[0] = Curve("bound", "certified optimum (in-network) + latency bound",
+                              "bound", value * gbps, lat.latency)
+        elif topology.in_network:
+            model.notes.append(f"the topology declares that {topology.in_network_model()}; "
+                               "collcert's certified optimum here is ForestColl's (switches "
+                               "forward and copy): the in-network optimum is not computed "
+                               "yet (issue 30)")
     return model
+
+
+def _in_network(topology: Topology) -> tuple[Fraction, str] | None:
+    """The certified allreduce optimum of the in-network model the topology declares
+    (reducing switches: NVLS, SHARP), where collcert computes one: the function
+    ``in_network_optimum(topology)`` of :mod:`collcert.reference.innetwork`, returning an
+    object with an exact ``algbw`` and a ``kind`` in words, checked before it returns.
+    None until that exists (issue 30), or when the topology declares none."""
+    if not topology.in_network:
+        return None
+    try:
+        from collcert.reference import innetwork
+    except ImportError:
+        return None
+    solve = getattr(innetwork, "in_network_optimum", None)
+    if solve is None:
+        return None
+    opt = solve(topology)
+    if opt is None:
+        return None
+    return Fraction(opt.algbw), str(getattr(opt, "kind", "in-network optimum (certified)"))
 
 
 def _cut_set(topology: Topology) -> Fraction:
