@@ -127,6 +127,7 @@ RING4 = {"format": "collcert-schedule/1", "collective": "allgather",
                          "path": [(r + i) % 4, (r + i + 1) % 4]} for i in range(3)]}
              for r in range(4)]}]}
 FILES["ring4_chains.json"] = json.dumps(RING4)  # a valid (not optimal) ring:4 allgather
+FILES["nccl-ring.json"] = FILES["topo4.json"]  # issue 33 row 3: compare DIR/nccl-ring.json
 FILES["sym_order_string.json"] = json.dumps({  # issue 33 row 11: the schema says integer
     **RING4, "symmetry": {"generators": [[[0, 1], [1, 2], [2, 3], [3, 0]]], "order": "4",
                           "representatives": [0]},
@@ -487,6 +488,9 @@ CASES = [
      ["not run", "INVALID", "lists the edge 0 -> 1 twice", "--run-invalid"]),
     ("smoke-gloo-100-ranks", ["smoke", "{chain100.json}", "--backend", "gloo"], None,
      ["100 ranks", "--backend single-gpu"]),
+    # issue 33 row 3: --save-schedules would write its own input (nothing written first)
+    ("compare-save-onto-its-input", ["compare", "{nccl-ring.json}", "--save-schedules", "{.}"],
+     None, ["--save-schedules", "nccl-ring.json", "the command's input TOPOLOGY"]),
     # issue 33 row 11: integers written as strings, refused as the schemas say
     ("audit-symmetric-order-string", ["audit", "ring:4", "{sym_order_string.json}"], None,
      ["symmetry.order is '4', a string", "JSON integer"]),

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from collcert import platforms
 from collcert.cli import main
 from collcert.reference.model import output_file
 
@@ -64,3 +65,42 @@ def test_optimum_o_writes_only_after_success(tmp_path: Path,
     assert capsys.readouterr().out == ""
     assert json.loads(out.read_text())["format"] == "collcert-certificate/1"
     assert main(["check", "ring:4", str(out)]) == 0
+
+
+def test_save_schedules_refuses_before_writing_and_replaces_only_with_force(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33 row 3: 'compare DIR/nccl-ring.json --save-schedules DIR' overwrote
+    DIR/optimum.json, then refused to write its input. Now nothing is written when any
+    file it would write is an input, or (without --force) is there already."""
+    folder = tmp_path / "d"
+    folder.mkdir()
+    topo = folder / "nccl-ring.json"
+    platforms.ring(4).save(topo)
+    mine = folder / "optimum.json"
+    mine.write_text("mine\n")
+    for extra in ([], ["--force"]):
+        assert main(["compare", str(topo), "--save-schedules", str(folder), *extra]) == 2
+        assert "the command's input TOPOLOGY" in capsys.readouterr().err
+        assert mine.read_text() == "mine\n"
+    other = folder / "t.json"
+    topo.rename(other)
+    assert main(["compare", str(other), "--save-schedules", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert "there already (optimum.json)" in err and "--force" in err
+    assert mine.read_text() == "mine\n" and not (folder / "nccl-ring.json").exists()
+    assert main(["compare", str(other), "--save-schedules", str(folder), "--force"]) == 0
+    assert json.loads(mine.read_text())["format"] == "collcert-schedule/1"
+    assert sorted(p.name for p in folder.iterdir()) == ["nccl-ring.json", "optimum.json",
+                                                        "t.json"]
+
+
+def test_fuzz_generate_replaces_case_files_only_with_force(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "cases"
+    assert main(["fuzz", "generate", "-n", "2", "-o", str(out)]) == 0
+    (out / "case-0001.json").write_text("mine\n")
+    assert main(["fuzz", "generate", "-n", "2", "--seed", "5", "-o", str(out)]) == 2
+    assert "case-0000.json, case-0001.json" in capsys.readouterr().err
+    assert (out / "case-0001.json").read_text() == "mine\n"
+    assert main(["fuzz", "generate", "-n", "2", "--seed", "5", "-o", str(out), "--force"]) == 0
+    assert json.loads((out / "case-0001.json").read_text())["format"] == "collcert-topology/1"

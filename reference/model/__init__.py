@@ -41,7 +41,7 @@ from .limits import (
     schedule_transfers,
 )
 from .links import Link, Node, unpack_link
-from .output_files import output_file
+from .output_files import output_file, write_files
 from .topology import Topology
 from .topology_io import TOPOLOGY_FORMAT
 from .whatif import WhatIf, what_if
@@ -74,4 +74,5 @@ __all__ = [
     "show",
     "unpack_link",
     "what_if",
+    "write_files",
 ]

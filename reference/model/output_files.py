@@ -16,7 +16,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 
@@ -59,3 +59,27 @@ def output_file(path: str | os.PathLike[str], mode: str = "w") -> Iterator[IO[An
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def write_files(texts: Mapping[str, str]) -> None:
+    """Write several files (path -> UTF-8 text) all or nothing: every text goes to a
+    temporary file beside its target first, and the targets are replaced only once all
+    of them are written; a failure on the way leaves every target as it was. Raises
+    OSError as ``open`` would."""
+    done: list[tuple[str, str]] = []  # (temporary, target)
+    try:
+        for path, text in texts.items():
+            real = os.path.realpath(path)
+            folder, name = os.path.split(real)
+            fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=folder or ".")
+            done.append((tmp, real))
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(tmp, _mode_for(real))
+    except BaseException:
+        for tmp, _ in done:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        raise
+    for tmp, real in done:
+        os.replace(tmp, real)

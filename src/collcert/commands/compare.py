@@ -15,13 +15,13 @@ from typing import Any
 
 from . import _sizes, _whatif
 from ._common import (
+    _refuse_input,
     add_json_option,
     add_progress_option,
     add_topology_argument,
     duration_text,
     load_topology,
     print_json,
-    write_output,
 )
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
@@ -53,7 +53,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    f"{','.join(BASELINES)})")
     p.add_argument("--save-schedules", metavar="DIR",
                    help="write every baseline's schedule to DIR/NAME.json "
-                   "(collcert-schedule/1: audit, draw, smoke and MSCCL export read them)")
+                   "(collcert-schedule/1: audit, draw, smoke and MSCCL export read them), "
+                   "all of them once the comparison is done; files of those names already "
+                   "in DIR are replaced only with --force")
+    p.add_argument("--force", action="store_true",
+                   help="--save-schedules: replace files of those names already in DIR "
+                   "(never the command's own input)")
     add_json_option(p, '; algbw, busbw, ratios and times are exact "p/q" strings')
     add_progress_option(p, "say what is being computed")
     _sizes.add_size_arguments(p)
@@ -88,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
         if not all(sizes):
             raise CollcertError("--sizes: a size rounds to 0 bytes on this many ranks (nccl-tests "
                                 "rounds each rank's share to 16 bytes); start larger")
-    _check_outputs(args.save_schedules, args.plot)
+    saved = _saved_files(args, names)
+    _check_outputs(args.save_schedules, args.plot, saved, args.force)
     _announce(args, topo)
     started = time.perf_counter()
     progress = _progress(args)
@@ -108,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     took = time.perf_counter() - started
     block, cut = (None, None) if healthy is None else _whatif_block(args, w, healthy, cmp)
     if args.save_schedules:
-        _save(args.save_schedules, cmp)
+        _save(args.save_schedules, cmp, saved)
     if args.plot:
         _plot(args.plot, topo, cmp)
     if args.json:
@@ -235,14 +241,34 @@ def _print_whatif(w: Any, block: dict[str, Any], cut: Any, cmp: Any) -> None:
     print(f"  (algbw in {cmp.unit}; exact figures in --json)")
 
 
-def _check_outputs(folder: str | None, plot: str | None) -> None:
-    """Refuse before any work a --save-schedules that is a file, or a --plot whose folder
-    does not exist (both were found only after the comparison)."""
+def _saved_files(args: argparse.Namespace, names: Any) -> list[str]:
+    """The files --save-schedules may write: DIR/NAME.json for the optimum, LP (5)'s trees
+    (allreduce) and every baseline asked for."""
+    if not args.save_schedules:
+        return []
+    rows = ["optimum", *(["lp5"] if args.collective == "allreduce" else []), *names]
+    return [os.path.join(args.save_schedules, f"{n}.json") for n in rows]
+
+
+def _check_outputs(folder: str | None, plot: str | None, saved: list[str] | None = None,
+                   force: bool = False) -> None:
+    """Refuse before any work a --save-schedules that is a file, one that would write over
+    an input file, or (without --force) over files already there, and a --plot whose
+    folder does not exist (all were found only after the comparison, some after files
+    were written)."""
     from collcert.reference.model import CollcertError
 
     if folder is not None and os.path.exists(folder) and not os.path.isdir(folder):
         raise CollcertError(f"--save-schedules {folder}: this is a file; name a folder (it is "
                             "made if missing) to write every baseline's schedule into")
+    for path in saved or ():
+        _refuse_input(path, "--save-schedules")
+    there = [os.path.basename(p) for p in saved or () if os.path.lexists(p)]
+    if there and not force:
+        raise CollcertError(
+            f"--save-schedules {folder}: {len(there)} of the files it writes are there "
+            f"already ({', '.join(there)}); add --force to replace them, or name another "
+            "folder")
     parent = os.path.dirname(os.path.abspath(plot)) if plot else ""
     if plot and not os.path.isdir(parent):
         raise CollcertError(f"--plot {plot}: the folder {parent} does not exist; make it "
@@ -262,19 +288,24 @@ def _progress(args: argparse.Namespace) -> Any:
     return say
 
 
-def _save(folder: str, cmp: Any) -> None:
-    from collcert.reference.model import CollcertError
+def _save(folder: str, cmp: Any, saved: list[str]) -> None:
+    """Every row's schedule into ``folder``, all or nothing (checked again now)."""
+    from collcert.reference.model import CollcertError, write_files
 
-    _check_outputs(folder, None)
+    texts = {os.path.join(folder, f"{row.name}.json"): json.dumps(row.document) + "\n"
+             for row in cmp.rows if row.document is not None}
+    unplanned = sorted(set(texts) - set(saved))
+    if unplanned:
+        raise RuntimeError(f"internal: --save-schedules would write {unplanned[0]}, not "
+                           "checked before the comparison")
+    for path in texts:
+        _refuse_input(path, "--save-schedules")
     try:
         os.makedirs(folder, exist_ok=True)
+        write_files(texts)
     except OSError as exc:
-        raise CollcertError(f"--save-schedules {folder}: cannot make the folder: "
+        raise CollcertError(f"--save-schedules {folder}: cannot write there: "
                             f"{exc.strerror}") from None
-    for row in cmp.rows:
-        if row.document is not None:
-            write_output(os.path.join(folder, f"{row.name}.json"),
-                         json.dumps(row.document) + "\n", option="--save-schedules")
 
 
 def _num(x: Fraction) -> str:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from collcert.reference.forestcoll import COLLECTIVES
-from collcert.reference.model import Topology, TopologyError, output_file
+from collcert.reference.model import Topology, TopologyError, write_files
 
 from ._common import (
     Progress,
@@ -82,7 +82,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                         "docs/topology.md) into a folder, deterministically from SEED.")
     _add_family_options(g)
     g.add_argument("-o", "--output", required=True, metavar="DIR",
-                   help="folder to write case-0000.json, case-0001.json, ... into")
+                   help="folder to write case-0000.json, case-0001.json, ... into (all of "
+                   "them at the end; case files already there are replaced only with --force)")
+    g.add_argument("--force", action="store_true",
+                   help="replace case files of the same names already in DIR")
     g.set_defaults(func=run_generate)
 
     c = fsub.add_parser("check", help="check collcert's own properties on random topologies",
@@ -95,7 +98,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "fixed_k, scaling, relabel, broadcast, allreduce, certificate, schedule, "
                    "allreduce_rate; only by name: allreduce_hypothesis, rsag_lp, rsag_weighted_lp "
                    "(Zhao et al. 2026 "
-                   "§5.7's open hypothesis, docs/allreduce.md)")
+                   "§5.7's open hypothesis, docs/allreduce.md), mscclpp_export (every MSCCL++ "
+                   "export audits VALID at its stated rate, docs/mscclpp.md; use --switches)")
     c.add_argument("--replay", nargs="+", metavar="FILE",
                    help="check these topology files instead of random ones")
     c.add_argument("--save-dir", metavar="DIR", help="where shrunk failures go (default: "
@@ -169,18 +173,25 @@ def run_generate(args: argparse.Namespace) -> int:
     if out.exists() and not out.is_dir():
         raise TopologyError(f"{out} exists and is not a folder: choose another -o")
     cases = _cases(args)  # validates the options before anything is created
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TopologyError(f"{out}: cannot create the folder ({exc.strerror})") from None
-    for i, (seed, topo) in enumerate(cases):
+    names = [str(out / f"case-{i:04d}.json") for i in range(len(cases))]
+    there = [os.path.basename(n) for n in names if os.path.lexists(n)]
+    if there and not args.force:
+        raise TopologyError(f"-o {out}: {len(there)} of the case files are there already "
+                            f"({', '.join(there[:3])}{', …' if len(there) > 3 else ''}); add "
+                            "--force to replace them, or name another folder")
+    texts = {}
+    for name, (seed, topo) in zip(names, cases):
         data = topo.to_json()
         data["source"] = (f"collcert fuzz generate --seed {args.seed} --max-nodes "
                           f"{args.max_nodes}{' --switches' if args.switches else ''} "
                           f"--capacities {args.capacities} (case seed {seed})")
-        with output_file(out / f"case-{i:04d}.json") as fh:  # all or nothing
-            json.dump(data, fh, indent=1)
-            fh.write("\n")
+        texts[name] = json.dumps(data, indent=1) + "\n"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        write_files(texts)  # all or nothing
+    except OSError as exc:
+        raise TopologyError(f"{out}: cannot write the case files there "
+                            f"({exc.strerror})") from None
     print(f"wrote {len(cases)} topologies to {out}/ (case-0000.json …)", file=sys.stderr)
     return 0
 
