@@ -31,6 +31,7 @@ from .exact import fraction_str, parse_number
 from .json_document import read_json_document
 from .limits import Size, check_size
 from .links import Link, Node, read_links, with_alpha
+from .output_files import output_file
 from .topology_checks import (
     capacity_scale,
     check_multicast,
@@ -337,7 +338,7 @@ class Topology:
             raise TopologyError(f"{origin}: {exc}") from None
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        with open(path, "w", encoding="utf-8") as fh:
+        with output_file(path) as fh:  # all or nothing
             json.dump(self.to_json(), fh, indent=1)
             fh.write("\n")
 
