@@ -110,10 +110,46 @@ def test_ranks_mapping_onto_part_of_the_machine(tmp_path: Path) -> None:
 
 def test_plot_and_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
+    sizes = [(2**k, 2 + 2**k / 4500) for k in range(10, 24, 2)]
+    log = tmp_path / "ag.log"
+    log.write_text(new_log("all_gather", 4, sizes, op="none"), encoding="utf-8")
     png = tmp_path / "m.png"
-    code = main(["measured", "dgx_h100:1", P5, "--baselines", "nccl-ring", "--alpha", "1",
-                 "--plot", str(png)])
+    code = main(["measured", "complete:4", str(log), "--alpha", "1", "--plot", str(png),
+                 "--busbw"])
     out = capsys.readouterr().out
-    assert code == 1 and png.stat().st_size > 10_000
-    assert "ABOVE THE OPTIMUM" in out and "certified optimum: algbw 1800/7" in out
-    assert "bandwidth dominates from 32 MiB" in out
+    assert code == 1 and png.stat().st_size > 10_000  # 4.5 GB/s beats the certified 4
+    assert "ABOVE THE OPTIMUM" in out and "certified optimum: algbw 4 GB/s" in out
+    assert "bandwidth dominates from 16 KiB" in out  # n½ = 4.5 GB/s × 2 µs = 9000 B
+
+
+def test_alltoall_sendrecv_and_alpha_note() -> None:
+    sizes = [(2**k, 2 + 2**k / 2500) for k in range(10, 24, 3)]
+    t = platforms.complete(4)
+    a2a = measure(t, parse_nccl_tests(new_log("alltoall", 4, sizes, op="none"), "a").runs[0])
+    assert a2a.collective == "alltoall" and a2a.series[0].model is not None
+    assert a2a.series[0].model.optimum == 4  # the certified maximum concurrent flow
+    assert a2a.hints == []  # no cut-line hints for alltoall
+    sr = measure(t, parse_nccl_tests(new_log("sendrecv", 4, sizes), "s").runs[0])
+    assert [v.kind for v in sr.verdicts] == ["no-optimum"] and sr.exit_code == 0
+    ag = parse_nccl_tests(new_log("all_gather", 4, sizes, op="none"), "g").runs[0]
+    slow = measure(t, ag, alpha=1000, baselines=())  # α far beyond the 2 µs measured
+    assert any("beats the optimum's α-β bound" in n for n in slow.notes)
+
+
+def test_several_runs_and_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sizes = [(2**k, 2 + 2**k / 900) for k in range(10, 24, 3)]
+    log = tmp_path / "two.log"
+    log.write_text(new_log("all_gather", 4, sizes, op="none")
+                   + new_log("all_reduce", 4, sizes, wrong=1), encoding="utf-8")
+    assert main(["measured", "complete:4", str(log), "--json", "--baselines", "none"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert [r["test"] for r in out["runs"]] == ["all_gather_perf", "all_reduce_perf"]
+    assert [r["exit_code"] for r in out["runs"]] == [0, 1]
+    assert main(["measured", "complete:4", str(log), "--run", "1", "--baselines", "none"]) == 0
+    capsys.readouterr()
+    assert main(["measured", "complete:4", str(log), "--run", "3"]) == 2
+    assert "2 runs" in capsys.readouterr().err
+    assert main(["measured", "complete:4", str(log), "--run", "1", "-c", "broadcast"]) == 2
+    assert "names all_gather_perf" in capsys.readouterr().err
+    assert main(["measured", "complete:4", str(log), "--baselines", "nccl-nope"]) == 2
+    assert "choose from" in capsys.readouterr().err

@@ -97,6 +97,13 @@ def _verdicts(out: Measured, run: NcclTestsRun, res: Resolved,
         if above is not None:
             out.verdicts.append(above)
             continue
+        faster = [r for r in s.rows if r.size > 0 and r.bound and r.algbw > r.bound]
+        if faster:  # below the optimum, above its α-β bound: α is too large
+            out.notes.append(
+                f"note: at {len(faster)} size{'s' if len(faster) > 1 else ''} (first "
+                f"{_bytes(faster[0].size)}, line {faster[0].line}) the measurement beats the "
+                f"optimum's α-β bound: α = {fraction_str(out.alpha)} µs per link is more "
+                "latency than this machine has")
         _below(out, s, res, progress, want_hints)
 
 
