@@ -39,6 +39,9 @@ KINDS: dict[str, tuple[str, str]] = {
     "allreduce-mac-bc-lp": ("allreduce:check_mac_bc_lp", "the all-reduce MAC-BC LP"),
     "allreduce-forestcoll-lp": ("allreduce:check_forestcoll_lp",
                                 "ForestColl's all-reduce LP (5)"),
+    "in-network-allreduce": ("innetwork:check_in_network",
+                             "the allreduce optimum when switches add (NVLS, SHARP): the model, "
+                             "a schedule's rate and a bound (`collcert optimum -c allreduce`)"),
     "allreduce-rsag-weighted": ("allreduce:check_rsag_weighted",
                                 "weighted RS+AG: its shards, and that no shards do better "
                                 "(`collcert optimum -c allreduce --method rsag-weighted`)"),

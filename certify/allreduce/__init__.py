@@ -9,9 +9,9 @@ Modules:
 """
 
 from .lp5 import check_forestcoll_lp
-from .rate import Graph, check_cut_set, check_mac_bc_lp
+from .rate import Graph, check_cut_set, check_mac_bc_lp, directed_mst
 from .rsag_condition import check_rsag_condition
 from .rsag_weighted import check_rsag_weighted
 
 __all__ = ["Graph", "check_cut_set", "check_forestcoll_lp", "check_mac_bc_lp",
-           "check_rsag_condition", "check_rsag_weighted"]
+           "check_rsag_condition", "check_rsag_weighted", "directed_mst"]

@@ -1,0 +1,129 @@
+"""Reduce-broadcast structures: the schedules of the in-network model, and their loads.
+
+A *structure* generalises the MAC-BC network of Zhou & Sun 2026, Thm 2 (and the
+reduce and broadcast trees of Zhao et al. 2026, App. G) to switches that add:
+
+* a **reduce tree** into a root ρ: its nodes are ρ, every compute node, and any
+  reducing switches; each tree edge x → parent(x) is a *path* of links (through
+  nodes that only forward). Streams meet only at tree nodes, so only compute
+  nodes and reducing switches add;
+* a **broadcast tree** from ρ: its nodes are ρ, every compute node, and any
+  reducing or multicast switches (the nodes that may copy); each edge is a path.
+
+ρ holds the whole sum: it is a compute node or a reducing switch. Run pipelined
+(reduce a chunk along the first tree, broadcast it along the second), a structure
+carries an allreduce at rate 1 and loads each link by the number of its paths
+that use the link. A reducing switch that is a node of the reduce tree performs
+one reduction: it outputs one stream (the *reduction rate* of
+:mod:`collcert.reference.model.capabilities` counts these). A schedule is a
+weighted set of structures; its rate is the total weight, and it fits the
+topology when every link's load and every switch's reductions stay within its
+capacity and rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from ..model import Link, Node, Topology, TopologyError, fraction_str
+
+Path = tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Structure:
+    """One reduce tree and one broadcast tree with the same root (see the module docstring).
+
+    ``reduce``: paths, each from a tree node to its parent (child first); ``broadcast``:
+    paths, each from a parent to a child."""
+
+    root: Node
+    reduce: tuple[Path, ...]
+    broadcast: tuple[Path, ...]
+
+    def usage(self) -> dict[Link, int]:
+        """How many of the structure's paths use each link."""
+        out: dict[Link, int] = {}
+        for path in (*self.reduce, *self.broadcast):
+            for e in zip(path, path[1:]):
+                out[e] = out.get(e, 0) + 1
+        return out
+
+    def reductions(self, reducing: Iterable[Node]) -> set[Node]:
+        """The reducing switches that add in this structure (nodes of its reduce tree)."""
+        tree = {p[0] for p in self.reduce} | {p[-1] for p in self.reduce} | {self.root}
+        return tree & set(reducing)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"root": self.root, "reduce": [list(p) for p in self.reduce],
+                "broadcast": [list(p) for p in self.broadcast]}
+
+    def mapped(self, sigma: Mapping[Node, Node]) -> Structure:
+        """The image of the structure under a node permutation (moved nodes only)."""
+        def m(p: Path) -> Path:
+            return tuple(sigma.get(v, v) for v in p)
+        return Structure(sigma.get(self.root, self.root), tuple(map(m, self.reduce)),
+                         tuple(map(m, self.broadcast)))
+
+
+def merge_nodes(t: Topology) -> frozenset[Node]:
+    """The nodes where streams may be added: compute nodes and reducing switches."""
+    return frozenset(t.compute_nodes) | t.reducing_switches
+
+
+def copy_nodes(t: Topology) -> frozenset[Node]:
+    """The nodes that may copy a stream: compute nodes, reducing and multicast switches."""
+    return merge_nodes(t) | t.multicast_switches
+
+
+def check_structure(t: Topology, s: Structure) -> None:
+    """Raise :class:`TopologyError` naming what is wrong when ``s`` is not a structure of
+    ``t`` (its own checker is :mod:`collcert.certify.innetwork`; this guards the builders)."""
+    if s.root not in merge_nodes(t):
+        raise TopologyError(f"structure root {s.root!r} neither computes nor adds")
+    for kind, paths, allowed in (("reduce", s.reduce, merge_nodes(t)),
+                                 ("broadcast", s.broadcast, copy_nodes(t))):
+        parent: dict[Node, Node] = {}
+        for p in paths:
+            if len(p) < 2 or any(e not in t.capacity for e in zip(p, p[1:])):
+                raise TopologyError(f"{kind} path {p!r} is not a path of links")
+            child, up = (p[0], p[-1]) if kind == "reduce" else (p[-1], p[0])
+            if child in parent or child == s.root or p[0] not in allowed \
+                    or p[-1] not in allowed:
+                raise TopologyError(f"{kind} path {p!r}: not a tree edge between tree nodes")
+            parent[child] = up
+        for v in t.compute_nodes:
+            seen = {v}
+            while v != s.root:
+                if v not in parent or parent[v] in seen:
+                    raise TopologyError(f"{kind} tree of root {s.root!r} misses {v!r}")
+                v = parent[v]
+                seen.add(v)
+
+
+def loads(t: Topology, weighted: Sequence[tuple[Structure, Fraction]],
+          ) -> tuple[dict[Link, Fraction], dict[Node, Fraction]]:
+    """(load per link, reductions per reducing switch) of a weighted set of structures."""
+    link: dict[Link, Fraction] = {}
+    red: dict[Node, Fraction] = {}
+    for s, w in weighted:
+        for e, k in s.usage().items():
+            link[e] = link.get(e, Fraction(0)) + w * k
+        for v in s.reductions(t.reducing_switches):
+            red[v] = red.get(v, Fraction(0)) + w
+    return link, red
+
+
+def fits(t: Topology, weighted: Sequence[tuple[Structure, Fraction]]) -> bool:
+    """Whether the weighted structures stay within every capacity and reduction rate."""
+    link, red = loads(t, weighted)
+    return (all(x <= t.capacity[e] for e, x in link.items())
+            and all(x <= t.reduction_rates[v] for v, x in red.items()
+                    if v in t.reduction_rates))
+
+
+def weighted_json(weighted: Sequence[tuple[Structure, Fraction]]) -> list[dict[str, Any]]:
+    return [dict(s.to_json(), weight=fraction_str(w)) for s, w in weighted]
