@@ -83,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
     runs = [r for path in args.logs for r in read_nccl_tests(path).runs]
     runs = _pick(runs, args.run)
     topo = load_topology(args.topology)
+    _announce(args, topo, runs)
     progress = _progress(args)
     results = [measure(topo, r, collective=args.collective, ranks=ranks,
                        in_place=args.in_place, alpha=alpha, baselines=baselines,
@@ -102,6 +103,27 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             print(f"Plot written to {args.plot}.")
     return max(m.exit_code for m in results)
+
+
+def _announce(args: argparse.Namespace, topo: Any, runs: list[Any]) -> None:
+    """The comparison's estimated cost on stderr before any work (as ``collcert compare``
+    says it): always with --progress, else from 10 s on."""
+    import sys
+
+    from collcert.certify.model import human_bytes
+
+    from .compare import ESTIMATE_SHOWN_FROM, compare_estimate
+    from ._common import duration_text
+
+    colls = {"allreduce" if r.test == "all_reduce" or args.collective == "allreduce"
+             else "allgather" for r in runs}
+    seconds = sum(compare_estimate(topo, c)[0] for c in colls)
+    memory = max(compare_estimate(topo, c)[1] for c in colls)
+    if args.progress or seconds >= ESTIMATE_SHOWN_FROM:
+        print(f"measured: {topo.num_compute} GPUs, {len(topo.capacity)} links: the optimum and "
+              f"the baselines, estimated {duration_text(seconds)} of CPU and "
+              f"{human_bytes(int(memory))} of memory (as collcert compare; docs/limits.md)",
+              file=sys.stderr, flush=True)
 
 
 def _baselines(text: str | None) -> tuple[str, ...] | None:
