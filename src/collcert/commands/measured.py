@@ -112,8 +112,8 @@ def _announce(args: argparse.Namespace, topo: Any, runs: list[Any]) -> None:
 
     from collcert.certify.model import human_bytes
 
-    from .compare import ESTIMATE_SHOWN_FROM, compare_estimate
     from ._common import duration_text
+    from .compare import ESTIMATE_SHOWN_FROM, compare_estimate
 
     colls = {"allreduce" if r.test == "all_reduce" or args.collective == "allreduce"
              else "allgather" for r in runs}
