@@ -6,7 +6,10 @@ Modules:
 ``msccl``      the algorithm XML, read with the executor's rules (and ``simulate``)
 ``msccl_sim``  the program run chunk by chunk, its postcondition checked
 ``mscclpp``    MSCCL++ execution plans (JSON), read as its executor reads them
-``mscclpp_sim`` an MSCCL++ plan run op by op as its executor runs it, its postcondition checked
+``mscclpp_sim`` an MSCCL++ plan run op by op as its executor runs it, its postcondition checked,
+                with ``mscclpp_ops`` (its data ops) and ``mscclpp_threads`` (the executor's
+                threads: what each knows, the rule a race breaks)
+``mscclpp_runtime`` the MSCCL++ executor's runtime profile (``--runtime mscclpp``)
 ``mscclpp_cells`` what that simulation tracks per cell (contents, clocks) and how it names cells
 ``mscclpp_latency`` a valid plan's α-β latency term: its longest chain of remote hops
 ``runtimes``   runtime profiles by name (MSCCL executors, MSCCL++): how each judges a file
@@ -18,10 +21,19 @@ Modules:
                 allreduce as the two phases
 """
 
-from . import msccl, msccl_runtimes, msccl_sim, mscclpp, mscclpp_latency, mscclpp_sim, runtimes
+from . import (
+           msccl,
+           msccl_runtimes,
+           msccl_sim,
+           mscclpp,
+           mscclpp_latency,
+           mscclpp_runtime,  # registers the MSCCL++ executor's profile
+           mscclpp_sim,
+           runtimes,
+)
 from .program import Program, Threadblock
 from .runtime_routes import check_runtime_routes
 
 __all__ = ["Program", "Threadblock", "check_runtime_routes", "msccl", "msccl_runtimes",
            "msccl_sim", "mscclpp",
-           "mscclpp_latency", "mscclpp_sim", "runtimes"]
+           "mscclpp_latency", "mscclpp_runtime", "mscclpp_sim", "runtimes"]

@@ -437,7 +437,9 @@ class _Run(DataOps):
                 want = mc.expected(plan, g, j, per, k)
                 by = self.writer.get(loc)
                 if got == want and by is not None and end.data.get(by[0], 0) < by[1]:
-                    why = published_early(plan, by[0], by[1], self.base)
+                    why = published_early(plan, by[0], by[1], self.base) or (
+                        "only relaxed signals order it: execution, not data (rule 4: relaxed "
+                        "is not a fence)" if end.exe.get(by[0], 0) >= by[1] else None)
                     self.v.fail(f"rank {g} output {mc.at(plan, j)} is written by {by[2]}, which no op "
                                 f"of rank {g} waits for: its call may return before the data "
                                 "lands" + (f" ({why})" if why else ""))

@@ -157,6 +157,13 @@ def rule(plan: Plan, op: Op, who: Key, at: int, base: int, threads_know: bool,
     """Why an access of ``op`` is not ordered after ``who``'s (stamp ``at``): the rule of
     docs/mscclpp.md it breaks, in words."""
     me = (op.rank, op.tb)
+    if threads_know:
+        ops = plan.tbs[me]
+        low = last_sync(ops, op.pos)
+        w = next((i for i in range(op.pos - 1, low, -1) if ops[i].name in WAITING), None)
+        what = f"its op {w} ({ops[w].name})" if w is not None else "a synchronising op"
+        return (f"only the thread(s) of {what} know it, and no nop follows that before op "
+                f"{op.pos}: the other threads run ahead (rule 1: wait before data)")
     if is_proxy(who):
         return ("nothing tells it that transfer is done: a port put's data lands when the "
                 "proxy gets to it, which only a later signal on that channel (pws, pwsf) "
@@ -166,13 +173,6 @@ def rule(plan: Plan, op: Op, who: Key, at: int, base: int, threads_know: bool,
         return (f"no nop or barrier separates op {at - base - 1} from op {op_at - base - 1} "
                 "of this threadblock, whose threads handle different elements in each op "
                 "(rule 3: data after data)")
-    if threads_know:
-        ops = plan.tbs[me]
-        low = last_sync(ops, op.pos)
-        w = next((i for i in range(op.pos - 1, low, -1) if ops[i].name in WAITING), None)
-        what = f"its op {w} ({ops[w].name})" if w is not None else "a synchronising op"
-        return (f"only the thread(s) of {what} know it, and no nop follows that before op "
-                f"{op.pos}: the other threads run ahead (rule 1: wait before data)")
     early = published_early(plan, who, at, base)
     if early:
         return early
@@ -180,3 +180,23 @@ def rule(plan: Plan, op: Op, who: Key, at: int, base: int, threads_know: bool,
         return ("only relaxed signals (rlxsignal/rlxwait) or LL flags order the two: they "
                 "order execution, not data (rule 4: relaxed is not a fence)")
     return ("nothing orders the two (no signal/wait, barrier or semaphore between them)")
+
+
+def why_unneeded(ops: list[Op], pos: int) -> tuple[str, str]:
+    """Why the ``nop``/``barrier`` at ``pos`` orders nothing the executor needs, for a plan
+    the audit finds as valid without it: (kind, words); kind is ``start``, ``end``,
+    ``threads`` (only ops of threads 0..n-1 around it) or ``ordered`` (otherwise)."""
+    if all(op.name in ("nop", "barrier") for op in ops[:pos]):
+        return "start", "kernel start: no op of its threadblock comes before it"
+    if all(op.name in ("nop", "barrier") for op in ops[pos + 1:]):
+        return "end", "kernel end: the call ends when every thread of every block does"
+    lo = last_sync(ops, pos)
+    hi = next((i for i in range(pos + 1, len(ops)) if ops[i].name in ("nop", "barrier")),
+              len(ops))
+    near = ops[lo + 1:pos] + ops[pos + 1:hi]
+    if all(op.name in SYNC_OPS or items(op) for op in near):
+        names = ", ".join(op.name for op in near)
+        return "threads", (f"it separates only ops done by threads 0..n-1 ({names}): each "
+                           "thread does its channels' ops in its own program order")
+    return "ordered", ("every access it separated is still ordered: by a later nop and "
+                       "signal, or across the kernel boundary")
