@@ -25,6 +25,8 @@ The properties (Zhao & Krishnamurthy 2023):
                    (:mod:`collcert.fuzz.allreduce`; opt-in there: the §5.7
                    hypothesis of Zhao et al. 2026, ``allreduce_hypothesis``, ``rsag_lp``,
                    ``rsag_weighted_lp``).
+``mscclpp_export`` (opt-in) every MSCCL++ export keeps the executor's thread rules and
+                   audits VALID at the rate it states (:mod:`collcert.fuzz.mscclpp_export`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from collcert.reference.model import Topology, fraction_str
 
 from . import allreduce as _ar
 from . import brute
+from . import mscclpp_export as _pp
 from .outcomes import PropertyFailure, Skipped
 
 BRUTE_MAX_NODES = 10
@@ -251,6 +254,7 @@ OPT_IN: dict[str, Callable[[Topology], None]] = {
     "allreduce_hypothesis": _ar.prop_allreduce_hypothesis,
     "rsag_lp": _ar.prop_rsag_lp,
     "rsag_weighted_lp": _ar.prop_rsag_weighted_lp,
+    "mscclpp_export": _pp.prop_mscclpp_export,
 }
 """Checked only when asked for by name: open questions, where failures are findings
 (Zhao et al. 2026, §5.7's hypothesis; see collcert.fuzz.allreduce)."""

@@ -35,3 +35,31 @@ def test_cli_exit_2_and_nothing_written(tmp_path: Path,
     err = capsys.readouterr().err
     assert "MSCCL++ export of 8 ranks" in err and "transfers" in err and "--fixed-k" in err
     assert not out.exists()
+
+
+def test_the_estimate_covers_the_barriers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # issue 29: with its nops (about 13 ops a message) and the compiles again with fewer
+    # ops per threadblock, the export takes at most what it estimated
+    import json
+    import tracemalloc
+
+    from collcert.reference.execution import mscclpp_export as me
+
+    doc = collcert.schedule(collcert.platforms.torus((3, 3)), "allreduce").to_json()
+    messages = me._messages(doc)
+    need = me.BYTES_PER_TRANSFER * schedule_transfers(doc) + me.BYTES_PER_MESSAGE * messages
+    tracemalloc.start()
+    try:
+        text = mscclpp_json(doc, inplace=True)  # 2 compiles: 10 plan ops make 65 here
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    ops = [o["name"] for g in json.loads(text)["gpus"] for tb in g["threadblocks"]
+           for o in tb["ops"]]
+    assert ops.count("nop") > len(ops) / 3 and len(ops) <= 16 * messages
+    assert peak <= need
+    # and a budget between the transfers' share and the whole estimate refuses it, naming
+    # the messages
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", str(need - 1))
+    with pytest.raises(TopologyError, match=f"in {messages} messages"):
+        mscclpp_json(doc, inplace=True)

@@ -11,6 +11,8 @@ Modules:
 ``msccl_allreduce``  the LP (5) allreduce as an MSCCL program
 ``msccl_alltoall``   alltoall as an MSCCL program, from the maximum concurrent flow
 ``mscclpp_export``   MSCCL++ execution plans (JSON) compiled from a plan (docs/mscclpp.md)
+``mscclpp_sync``     the fusion and ``nop`` barriers of an MSCCL++ threadblock, placed as
+                     MSCCL++'s DSL places them (the executor's thread model)
 ``runtime_rate``     the rate a runtime that uses every linked pair's direct link gives
                      an exported schedule, and the refusal of a slower export
 ``runtime_routes``   the best allgather rate when every GPU pair uses the runtime's route
@@ -47,7 +49,8 @@ from .execplan import (
 from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
 from .msccl_alltoall import alltoall_msccl_xml, alltoall_plan
 from .msccl_export import msccl_xml, plan_xml
-from .mscclpp_export import mscclpp_json, plan_mscclpp
+from .mscclpp_export import mscclpp_json, plan_mscclpp, plan_name
+from .mscclpp_sync import dsl_passes
 from .runtime_rate import ExportRate, SlowExportError, export_rate
 from .runtime_routes import RuntimeOptimum, runtime_optimum
 from .runtime_trees import runtime_schedule
@@ -71,6 +74,7 @@ __all__ = [
     "chunks",
     "dependencies",
     "describe_cell",
+    "dsl_passes",
     "explain_value",
     "export_rate",
     "first_mismatch",
@@ -85,6 +89,7 @@ __all__ = [
     "mscclpp_json",
     "plan_from_schedule",
     "plan_mscclpp",
+    "plan_name",
     "plan_xml",
     "run_host",
     "runtime_optimum",

@@ -42,12 +42,14 @@ does not read; every rank declares M-sized buffers, as the executor needs).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..model import ScheduleError, check_budget, schedule_transfers
 from .execplan import Op, Plan, Region, dependencies
+from .mscclpp_sync import dsl_passes
 from .runtime_rate import rated_document
 from .treeplan import plan_from_schedule
 
@@ -94,6 +96,14 @@ SECONDS_PER_TRANSFER = 1e-5
 schedule_transfers`, the estimate the MSCCL export uses too): dgx1 --fixed-k 2000 and
 8000 (112,000 and 448,000 transfers) took 1.4 s and 3.2 s, 71 MB and 167 MB, on a loaded
 2-core machine: about 5.4 µs and 290 bytes a transfer, rounded up."""
+BYTES_PER_MESSAGE = 25_000
+SECONDS_PER_MESSAGE = 1e-3
+"""And per message (a tree edge: its cells travel as one put): the threadblocks' ops, about
+13 per message with the barriers (``nop``), and the compiles again with fewer plan ops per
+threadblock where barriers push one over 64 ops. dgx_a100:2's in-place allreduce (2700
+messages, 5 compiles) took 2.2 s CPU and 51 MB (0.82 ms, 19 KB a message), its
+out-of-place one (1 compile) 0.65 s and 39 MB, torus:4x4's in-place allreduce (900, 3
+compiles) 0.44 s and 16 MB, on the 2-core machine at load 7; rounded up."""
 ADVICE = "use --format json, or a smaller --fixed-k"
 
 
@@ -120,16 +130,24 @@ def mscclpp_json(schedule: Schedule | dict[str, Any], inplace: bool = False,
         raise ScheduleError("MSCCL++ export needs equal shards (a plan's chunks are uniform); "
                             "this schedule has non-uniform weights")
     ops = schedule_transfers(doc)  # before the plan: --fixed-k 10^7 is 10^8 transfers
+    msgs = _messages(doc)
     check_budget(f"MSCCL++ export of {len(doc.get('compute_nodes') or [])} ranks",
-                 BYTES_PER_TRANSFER * ops, f"compiling about {ops} transfers",
-                 seconds=SECONDS_PER_TRANSFER * ops, action=ADVICE)
+                 BYTES_PER_TRANSFER * ops + BYTES_PER_MESSAGE * msgs,
+                 f"compiling about {ops} transfers in {msgs} messages",
+                 seconds=SECONDS_PER_TRANSFER * ops + SECONDS_PER_MESSAGE * msgs,
+                 action=ADVICE)
     plan = plan_from_schedule(doc, "schedule")
-    return json.dumps(plan_mscclpp(plan, inplace, channel, name), indent=1)
+    topo = doc.get("topology")
+    return json.dumps(plan_mscclpp(plan, inplace, channel, name,
+                                   topology_hash=topo if isinstance(topo, str) else None),
+                      indent=1)
 
 
 def plan_mscclpp(plan: Plan, inplace: bool = False, channel: str = "memory",
-                 name: str | None = None) -> dict[str, Any]:
-    """The MSCCL++ plan (a JSON-ready dict) of an execution plan: see :func:`mscclpp_json`."""
+                 name: str | None = None, *, topology_hash: str | None = None) -> dict[str, Any]:
+    """The MSCCL++ plan (a JSON-ready dict) of an execution plan: see :func:`mscclpp_json`.
+    Without ``name`` the plan is named by :func:`plan_name` (``topology_hash``: the
+    topology's content hash, ``Topology.content_hash()``, when known)."""
     if channel not in CHANNELS:
         raise ScheduleError(f"channel {channel!r}: choose memory or port")
     if plan.spec.collective not in COLLECTIVE:
@@ -137,12 +155,58 @@ def plan_mscclpp(plan: Plan, inplace: bool = False, channel: str = "memory",
                             f"broadcast and reduce, not {plan.spec.collective}")
     if plan.problems:
         raise ScheduleError(f"the schedule's execution plan is faulty: {plan.problems[0]}")
-    check_budget(f"MSCCL++ export of {plan.nranks} ranks", BYTES_PER_TRANSFER * len(plan.ops),
-                 f"compiling {len(plan.ops)} transfers", seconds=SECONDS_PER_TRANSFER
-                 * len(plan.ops), action=ADVICE)
+    msgs = plan.messages()
+    check_budget(f"MSCCL++ export of {plan.nranks} ranks",
+                 BYTES_PER_TRANSFER * len(plan.ops) + BYTES_PER_MESSAGE * msgs,
+                 f"compiling {len(plan.ops)} transfers in {msgs} messages",
+                 seconds=SECONDS_PER_TRANSFER * len(plan.ops) + SECONDS_PER_MESSAGE * msgs,
+                 action=ADVICE)
     if inplace:
         plan = _aliased(plan)
-    return _Compiler(plan, channel).build(name or plan.name or "collcert", inplace)
+    # a threadblock takes up to OPS_PER_TB of the plan's ops; a rank where the barriers push
+    # one over the executor's 64 ops is compiled again with fewer per threadblock
+    caps = [OPS_PER_TB] * plan.nranks
+    deps = dependencies(plan)
+    while True:
+        compiler = _Compiler(plan, channel, caps)
+        doc = compiler.build(inplace, deps)
+        if not compiler.overflow:
+            break
+        if all(caps[r] == 1 for r in compiler.overflow):
+            r, tb, count = compiler.overflow[min(compiler.overflow)]
+            raise ScheduleError(f"rank {r} threadblock {tb} needs {count} ops; the MSCCL++ "
+                                f"executor runs at most {MAX_OPERATION}")
+        for r, (_, _, count) in compiler.overflow.items():
+            caps[r] = max(1, min(caps[r] - 1, caps[r] * MAX_OPERATION // count))
+    doc["name"] = name or plan_name(doc, topology_hash)
+    return doc
+
+
+def plan_name(doc: dict[str, Any], topology_hash: str | None = None) -> str:
+    """A name no other plan shares (the executor caches a plan's connections and device
+    plan by name and buffers, ``executor.cc`` ``ExecutionContextKey``): ``collcert_``,
+    the collective (and root), ``inplace`` or ``outofplace``, the channel type, ``t`` and
+    8 hex digits of the topology's hash, ``p`` and 8 of the plan's content (SHA-256)."""
+    body = json.dumps({k: v for k, v in doc.items() if k != "name"}, sort_keys=True,
+                      separators=(",", ":"))
+    types = sorted({c["channel_type"] for g in doc["gpus"] for c in g["channels"]})
+    parts = ["collcert", doc["collective"]]
+    if doc.get("root") is not None:
+        parts.append(f"root{doc['root']}")
+    parts += ["inplace" if doc["inplace"] else "outofplace", "+".join(types) or "nochannel"]
+    if topology_hash:
+        parts.append("t" + topology_hash.split(":")[-1][:8])
+    parts.append("p" + hashlib.sha256(body.encode()).hexdigest()[:8])
+    return "_".join(parts)
+
+
+def _messages(doc: dict[str, Any]) -> int:
+    """The messages of the schedule's plan, from its counts: one per tree edge (a tree's
+    cells over an edge travel together, whatever its multiplicity)."""
+    phases = doc.get("phases")
+    return sum(len(t["edges"]) for p in phases if isinstance(p, dict)
+               for t in p.get("trees") or () if isinstance(t, dict)
+               and isinstance(t.get("edges"), list)) if isinstance(phases, list) else 0
 
 
 def _aliased(plan: Plan) -> Plan:
@@ -169,8 +233,9 @@ def _aliased(plan: Plan) -> Plan:
 
 
 class _Compiler:
-    def __init__(self, plan: Plan, channel: str) -> None:
-        self.plan, self.channel = plan, channel
+    def __init__(self, plan: Plan, channel: str, caps: list[int]) -> None:
+        self.plan, self.channel, self.caps = plan, channel, caps
+        self.overflow: dict[int, tuple[int, int, int]] = {}  # rank -> (rank, tb, ops)
         n = plan.nranks
         self.tbs: list[list[_Tb]] = [[] for _ in range(n)]
         self.where: list[tuple[_Tb, int]] = []  # plan op -> (tb, item index)
@@ -193,7 +258,7 @@ class _Compiler:
         for op in self.plan.ops:
             mine = self.tbs[op.rank]
             tb = mine[-1] if mine else None
-            if tb is None or len(tb.items) >= OPS_PER_TB or (
+            if tb is None or len(tb.items) >= self.caps[op.rank] or (
                     op.kind == "send" and tb.sends >= SENDS_PER_TB) or (
                     op.kind == "recv" and tb.recvs >= SENDS_PER_TB):
                 tb = _Tb(op.rank, len(mine))
@@ -206,9 +271,8 @@ class _Compiler:
             if op.kind == "send":
                 self.sender[op.msg] = (tb, len(tb.items) - 1)
 
-    def build(self, name: str, inplace: bool) -> dict[str, Any]:
+    def build(self, inplace: bool, deps: list[list[int]]) -> dict[str, Any]:
         self.assign()
-        deps = dependencies(self.plan)
         for i, op in enumerate(self.plan.ops):
             # a plain receive that no earlier op of its rank touches: the sender may put it
             # in place (later ops that touch it wait for the receive)
@@ -223,7 +287,7 @@ class _Compiler:
         plan = self.plan
         coll = plan.spec.collective
         gpus = [self.gpu(r) for r in range(plan.nranks)]
-        doc = {"name": name, "collective": COLLECTIVE[coll], "protocol": "Simple",
+        doc = {"name": "", "collective": COLLECTIVE[coll], "protocol": "Simple",
                "inplace": inplace, "reuse_resources": False, "gpus": gpus,
                "num_threads_per_block": 1024, "use_double_scratch_buffer": False,
                "buffer_alignment": 16, "min_message_size": 0,
@@ -363,9 +427,9 @@ class _Compiler:
                 for i in range(0, len(release), MAX_SEMAPHORES_PER_OP):
                     ops.append({"name": "sem_release",
                                 "semaphore_ids": release[i:i + MAX_SEMAPHORES_PER_OP]})
-            if len(ops) > MAX_OPERATION:
-                raise ScheduleError(f"rank {r} threadblock {tb.id} needs {len(ops)} ops; the "
-                                    f"MSCCL++ executor runs at most {MAX_OPERATION}")
+            ops = dsl_passes(ops)  # fused, and the barriers the executor's threads need
+            if len(ops) > max(MAX_OPERATION, self.overflow.get(r, (0, 0, 0))[2]):
+                self.overflow[r] = (r, tb.id, len(ops))  # the rank's longest threadblock
             threadblocks.append({
                 "id": tb.id, "ops": ops,
                 "channels": [{"channel_type": ty,

@@ -199,7 +199,8 @@ def _mscclpp(s: LPSchedule, args: argparse.Namespace) -> _Program:
 
     from collcert.reference.execution import chunks, lp_plan, plan_mscclpp
 
-    plan = plan_mscclpp(lp_plan(s), inplace=args.in_place, channel=args.mscclpp_channel)
+    plan = plan_mscclpp(lp_plan(s), inplace=args.in_place, channel=args.mscclpp_channel,
+                        topology_hash=s.topology.content_hash())
     return _Program(json.dumps(plan, indent=1), chunks(s), "lp", "mscclpp")
 
 
