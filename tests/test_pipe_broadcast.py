@@ -172,7 +172,7 @@ def test_thm8_ratio_tends_to_one_like_one_over_sqrt_l() -> None:
 def test_command_line(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["broadcast-steady", "fig1", "--size", "20", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["checked_by_certify"] and Fraction(out["lower_bound"]) == 20
+    assert out["format"] == "collcert-pipe-broadcast/1" and Fraction(out["lower_bound"]) == 20
     assert Fraction(out["best"]["ratio"]) <= Fraction(out["paper"]["ratio"])
     assert main(["broadcast-steady", "fig1", "--messages", "5"]) == 0
     assert "makespan" in capsys.readouterr().out

@@ -80,6 +80,9 @@ def read_schedule(topo: Topo, data: Any, *, orbits: bool = False) -> Schedule:
     if fmt is None:
         raise InputError(f"not a schedule: no 'format' field (a schedule file says "
                          f"\"format\": \"{FORMAT}\"; 'collcert schedule' writes one)")
+    if fmt != FORMAT and "output" in data and "stages" in data:  # schedule --json's summary
+        raise InputError(f"this is the summary 'collcert schedule --json' prints, not a "
+                         f"schedule; give the file it wrote with -o ({data['output']!r})")
     if fmt != FORMAT:
         raise InputError(f"schedule format {fmt!r} is not {FORMAT!r}")
     coll = data.get("collective")

@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import re
+import sys
 import time
 from typing import Any
 
@@ -76,8 +77,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="a finite series (§5.5): the exact makespan of N unit messages sent by "
                    "the periodic schedule (initialisation, steady periods, clean-up), "
                    "replayed by collcert.certify")
-    add_json_option(p, ' (the schedule file, plus timings; with --size the '
-                    'collcert-pipe-broadcast/1 document); exact "p/q" strings')
+    add_json_option(p, ': the document -o writes, which audit and check read (the schedule '
+                    'file; with --size the collcert-pipe-broadcast/1, with --messages the '
+                    'collcert-series-broadcast/1 document); exact "p/q" strings; the time '
+                    'and --compare\'s comparison go to stderr')
     p.add_argument("-o", "--output", metavar="FILE",
                    help=f"write the schedule ({STEADY_FORMAT}) to FILE")
     add_progress_option(p, "show progress")
@@ -176,7 +179,6 @@ def _load_platform(spec: str) -> Any:
 
 def run(args: argparse.Namespace) -> int:
     from collcert.reference.broadcast import steady_broadcast
-    from collcert.reference.model import fraction_str, show
 
     if args.output and os.path.isdir(args.output):
         raise ScheduleError(f"-o {args.output}: is a directory; give a file name")
@@ -197,33 +199,36 @@ def run(args: argparse.Namespace) -> int:
     doc = result.to_json()
     if args.output:
         write_output(args.output, json.dumps(doc, indent=1) + "\n")
-    if args.json:
-        out = dict(doc)
+    if args.json:  # the very document -o writes, which audit and check read (issue 33 row 4)
+        print_json(doc)
         if compare is not None:
-            out["compare"] = {k: ({"skipped": v} if k.endswith("_skipped") else
-                                  {"throughput": fraction_str(v[0]),
-                                   "links": [[a, b] for a, b in v[1]]})
-                              for k, v in compare.items()}
-        out["seconds"] = {k: round(v, 3) for k, v in result.seconds.items()}
-        out["seconds"]["total"] = round(elapsed, 3)
-        print_json(out)
+            _print_compare(compare, sys.stderr)
+        print(f"  time: {elapsed:.2f} s", file=sys.stderr)
         return 0
     print(result.summary())
     if compare is not None:
-        print("  comparison (Legrand et al. 2003, §3.1): best throughput using only")
-        for k, label in (("tree", "one broadcast tree (eq. (1))"),
-                         ("dag", "a DAG (SSBPDAG, §4.1)"), ("graph", "the whole graph (SSB)")):
-            if k in compare:
-                tp, edges = compare[k]
-                links = " ".join(f"{u}->{v}" for u, v in edges)
-                print(f"    {label}: {show(tp)}" + (f"   [{links}]" if k != "graph" else ""))
-            elif f"{k}_skipped" in compare:
-                print(f"    {label}: not searched ({compare[f'{k}_skipped']})")
+        _print_compare(compare, sys.stdout)
     if args.output:
         print(f"  schedule written to {args.output} (check it: collcert audit "
               f"{args.topology} {args.output})")
     print(f"  time: {elapsed:.2f} s")
     return 0
+
+
+def _print_compare(compare: dict[str, Any], out: Any) -> None:
+    """--compare's lines: the best throughput with one tree, a DAG, the whole graph."""
+    from collcert.reference.model import show
+
+    print("  comparison (Legrand et al. 2003, §3.1): best throughput using only", file=out)
+    for k, label in (("tree", "one broadcast tree (eq. (1))"),
+                     ("dag", "a DAG (SSBPDAG, §4.1)"), ("graph", "the whole graph (SSB)")):
+        if k in compare:
+            tp, edges = compare[k]
+            links = " ".join(f"{u}->{v}" for u, v in edges)
+            print(f"    {label}: {show(tp)}" + (f"   [{links}]" if k != "graph" else ""),
+                  file=out)
+        elif f"{k}_skipped" in compare:
+            print(f"    {label}: not searched ({compare[f'{k}_skipped']})", file=out)
 
 
 def _compare(platform: Any, source: Any, graph_tp: Any, args: argparse.Namespace,
