@@ -17,6 +17,12 @@ unchecked (issue 22, item 5); a top-level field it does not know fails, naming i
                      R_LP (which prove R* together), its ``cut`` of B⁺ = r_star left by
                      its ``edge``
 ``chain[k].model``   ``coding`` for the cut-set bound, ``routing`` for every other rate
+``algbw``, ``time_per_unit``, ``algbw_key``, ``algbw_model``  the best rate a checked
+                     certificate reaches (RS+AG, weighted RS+AG, LP (5), R_LP, the in-network
+                     schedule's ``lower``), the figure it is and its model (issue 30)
+``in_network``       the in-network optimum's ``lower``, ``upper``, ``exact``, ``rate`` as its
+                     certificate ``in_network`` (:mod:`.innetwork`) proves them; ``model`` names
+                     the in-network model; ``method``, ``bound``, ``stats`` are words
 ``checked_by_certify``  true exactly for the checks that ran: each certificate present,
                      ``thm19`` and ``bidirected_tree`` when stated (or, as ``--method
                      bidirected-tree`` writes it, the list of the certificates)
@@ -41,7 +47,13 @@ from .model import InputError, Topo, Verdict, frac_str, number, other_topology
 
 PROVENANCE = {"topology_name", "seconds", "maxflows"}
 OWN = {"collective", "topology", "unit", "num_compute", "certificates", "rsag_algbw", "bound7_algbw", "chain", "cut_set_cut", "corollary_2_1",
-       "not_applicable", "thm19", "bidirected_tree", "checked_by_certify"}
+       "not_applicable", "thm19", "bidirected_tree", "checked_by_certify", "algbw",
+       "time_per_unit", "algbw_key", "algbw_model", "in_network"}
+ACHIEVED = {"rsag": "rsag.algbw", "rsag_weighted": "rsag_weighted.rsag_weighted",
+            "forestcoll_lp": "forestcoll_lp.forestcoll_lp", "mac_bc_lp": "mac_bc_lp.mac_bc_lp",
+            "in_network": "in_network.lower"}
+IN_NETWORK = {"model", "exact", "rate", "lower", "upper", "method", "bound", "structures",
+              "stats"}
 FIGURES = ("rsag", "rsag_weighted", "forestcoll_lp", "mac_bc_lp", "bound7", "cut_set_bound")
 THM19 = {"kind": "allreduce-rsag-condition", "theorem": "Zhao & Krishnamurthy 2023, Thm 19"}
 THM19_KEYS = {*THM19, "inv_x", "cut_set_bound", "a", "b", "condition", "a_cut", "b_cuts",
@@ -71,6 +83,8 @@ def check_fields(topology: Mapping[str, Any], cert: Mapping[str, Any], known: se
                    f"computes Σβ/(2(K−1)) = {'nothing' if want is None else frac_str(want)}")
     if "not_applicable" in cert:
         _not_applicable(v, cert)
+    _best(cert, proven, v)
+    _in_network(cert, proven, v)
     for k, item in enumerate(cert.get("chain") or []):
         want_model = "coding" if isinstance(item, Mapping) and item.get(
             "key") == "cut_set_bound" else "routing"
@@ -115,8 +129,68 @@ def _not_applicable(v: Verdict, cert: Mapping[str, Any]) -> None:
         return
     null = {k for k in FIGURES if cert.get(k if k not in ("rsag", "bound7")
                                           else f"{k}_algbw") is None}
+    if cert.get("in_network") is None:
+        null.add("in_network")
     if set(reasons) - null:
         v.fail(f"field 'not_applicable': {sorted(set(reasons) - null)} are stated with a value")
+
+
+def _best(cert: Mapping[str, Any], proven: Mapping[str, Any], v: Verdict) -> None:
+    """``algbw`` is the best rate a checked certificate reaches, ``algbw_key`` that figure,
+    ``algbw_model`` its model, ``time_per_unit`` its inverse (issue 30)."""
+    if "algbw" not in cert:
+        return
+    found = {k: proven[f] for k, f in ACHIEVED.items() if proven.get(f) is not None}
+    best = max(found.values(), default=None)
+    got = None if cert["algbw"] is None else number(cert["algbw"], "algbw")
+    if got != best:
+        v.fail(f"field 'algbw': {cert['algbw']}, but the best rate its certificates reach is "
+               f"{'none' if best is None else frac_str(best)}")
+        return
+    key = cert.get("algbw_key")
+    if best is not None and found.get(key) != best:
+        v.fail(f"field 'algbw_key': {_short(key)} does not reach algbw")
+    model = cert.get("algbw_model")
+    if best is not None and not (model == "routing" if key != "in_network" else
+                                 isinstance(model, str) and model.startswith("in-network")):
+        v.fail(f"field 'algbw_model': {_short(model)} is not the model of {key}")
+    tpu = cert.get("time_per_unit")
+    if best is not None and best and (tpu is None or number(tpu, "time_per_unit") * best != 1):
+        v.fail("field 'time_per_unit' is not 1 / algbw")
+
+
+def _in_network(cert: Mapping[str, Any], proven: Mapping[str, Any], v: Verdict) -> None:
+    """``in_network``: the figures its certificate proves, stated as it proves them."""
+    block = cert.get("in_network")
+    has_cert = "in_network" in cert["certificates"]
+    if block is None:
+        if has_cert:
+            v.fail("field 'in_network' is null but certificate 'in_network' is given")
+        return
+    if not isinstance(block, Mapping) or set(block) - IN_NETWORK:
+        v.fail("field 'in_network': not an object of " + ", ".join(sorted(IN_NETWORK)))
+        return
+    sub = cert["certificates"].get("in_network")
+    if not isinstance(sub, Mapping) or sub.get("kind") != "in-network-allreduce":
+        v.fail("field 'in_network': no in-network-allreduce certificate 'in_network' proves it")
+        return
+    low, up = proven.get("in_network.lower"), proven.get("in_network.upper")
+    if low is None or up is None:
+        return  # the certificate failed: its own reasons are given
+    rate = block.get("rate")
+    if (number(block.get("lower"), "in_network.lower") != low
+            or number(block.get("upper"), "in_network.upper") != up
+            or block.get("exact") is not (low == up)
+            or (rate is not None if low != up else rate is None or number(rate, "rate") != low)):
+        v.fail(f"field 'in_network': its lower, upper, exact or rate are not the certificate's "
+               f"({frac_str(low)}, {frac_str(up)})")
+    if not str(block.get("model", "")).startswith("in-network"):
+        v.fail("field 'in_network.model' does not name the in-network model")
+    lower = sub.get("lower")
+    count = len(lower.get("structures") or []) if isinstance(lower, Mapping) else 0
+    if block.get("structures") != count:
+        v.fail(f"field 'in_network.structures': {_short(block.get('structures'))}, the "
+               f"certificate lists {count}")
 
 
 def _thm19(topology: Mapping[str, Any], cert: Mapping[str, Any], proven: Mapping[str, Any],

@@ -213,7 +213,8 @@ def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdic
             v.fail(f"the bundle claims {key} = {cert[key]}, its certificate {name!r} proves "
                    f"{frac_str(proven[key])}")
     rsag = subs.get("rsag", {})
-    for key in sorted(set(cert) & set(rsag) - {"certificates"}):
+    # algbw and time_per_unit: the best certified rate (issue 30), checked in bundle_fields
+    for key in sorted(set(cert) & set(rsag) - {"certificates", "algbw", "time_per_unit"}):
         if cert[key] != rsag[key]:
             v.fail(f"the bundle's {key} is not the {key} of its certificate 'rsag'")
     values = dict(cert)
@@ -230,6 +231,7 @@ def check_bundle(topology: Mapping[str, Any], cert: Mapping[str, Any]) -> Verdic
             v.fail(f"chain[{k}] does not repeat a value the bundle claims")
     from .bundle_fields import check_fields  # every other field (issue 22, item 5)
 
-    known = {key for _, _, key in BUNDLE.values()} | (set(cert) & set(rsag))
+    known = {key for _, _, key in BUNDLE.values()} | (set(cert) & set(rsag)) - {
+        "algbw", "time_per_unit"}
     check_fields(topology, cert, known, v.facts, v)
     return v

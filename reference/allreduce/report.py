@@ -21,6 +21,15 @@ All are *rates*: data per unit of time in the topology's bandwidth unit (an
 allreduce of M takes M / rate), so RS+AG ≤ weighted RS+AG ≤ LP (5) ≤ min(bound (7), C) and
 R_LP ≤ R* ≤ C, where R* is the best rate with network coding. A value that
 does not apply is ``None`` with the reason in ``reasons``.
+
+``in_network`` (set by the caller, :func:`collcert.reference.innetwork.in_network_rate`,
+which this room cannot import without a cycle): the in-network optimum where switches
+add (NVLS, SHARP), an exact figure or a bracket, in its own model.
+
+:meth:`AllreduceRate.best` is the top-level figure: the best rate a certified schedule
+reaches (RS+AG, weighted RS+AG, LP (5), R_LP, or the in-network schedule), with the key
+and the model it holds in; ``to_json()`` puts it in ``algbw`` (RS+AG's own rate stays in
+``rsag_algbw``).
 """
 
 from __future__ import annotations
@@ -41,6 +50,9 @@ from .rsag_weighted import WeightedRSAG, weighted_rsag
 Progress = Callable[[int, int], None]
 
 KEYS = ("cut_set_bound", "mac_bc_lp", "forestcoll_lp", "rsag_weighted")
+ACHIEVED = ("rsag", "rsag_weighted", "forestcoll_lp", "mac_bc_lp")
+"""The figures a certified schedule reaches, in the order :meth:`AllreduceRate.best` prefers
+on a tie (the simplest schedule first)."""
 MAX_MAC_BC_NODES = 256
 """Above this many compute nodes ``allreduce_rate`` skips the MAC-BC LP (with the reason)."""
 MAX_WEIGHTED_NODES = 256
@@ -76,6 +88,22 @@ class AllreduceRate:
     rsag: Optimum | None
     reasons: dict[str, str] = field(default_factory=dict)
     weighted: WeightedRSAG | None = None
+    in_network: Any = None  # an InNetworkRate (collcert.reference.innetwork), set by the caller
+
+    def best(self) -> tuple[str, Fraction, str] | None:
+        """(key, rate, model) of the best rate a certified schedule reaches: the first
+        largest of RS+AG, weighted RS+AG, LP (5), R_LP (model ``routing``) and the
+        in-network schedule (its model in words); None when none applies."""
+        vals = self.values
+        found: list[tuple[str, Fraction, str]] = [
+            (k, v, "routing") for k in ACHIEVED if (v := vals[k]) is not None]
+        if self.in_network is not None:
+            found.append(("in_network", Fraction(self.in_network.lower),
+                          str(self.in_network.model)))
+        if not found:
+            return None
+        top = max(v for _, v, _ in found)
+        return next(item for item in found if item[1] == top)
 
     @property
     def values(self) -> dict[str, Fraction | None]:
@@ -107,6 +135,12 @@ class AllreduceRate:
         }
         if self.rsag is not None:
             out.update(self.rsag.to_json())
+        best = self.best()  # issue 30: the top-level figure is the best certified rate
+        out["algbw"] = None if best is None else fraction_str(best[1])
+        out["time_per_unit"] = None if best is None or not best[1] else fraction_str(1 / best[1])
+        out["algbw_key"] = None if best is None else best[0]
+        out["algbw_model"] = None if best is None else best[2]
+        out["in_network"] = None if self.in_network is None else self.in_network.to_json()
         vals = self.values
         for key in KEYS:
             v = vals[key]
@@ -162,6 +196,8 @@ class AllreduceRate:
             certs["rsag"] = self.rsag.certificate()
         if self.weighted is not None:
             certs["rsag_weighted"] = self.weighted.certificate()
+        if self.in_network is not None:
+            certs["in_network"] = self.in_network.certificate()
         return certs
 
     def summary(self) -> str:
@@ -170,6 +206,11 @@ class AllreduceRate:
         lines = [f"allreduce on {t.name or 'topology'} ({t.num_compute} compute nodes, "
                  f"{switches} switch{'' if switches == 1 else 'es'}, {len(t.capacity)} links): "
                  f"rates in {t.unit} (an allreduce of M takes M / rate), exact"]
+        top = self.best()
+        if top is not None:
+            lines.append(f"  best certified rate: {show(top[1])} {t.unit} [{top[2]}]"
+                         + (" (the in-network optimum)" if top[0] == "in_network"
+                            and self.in_network.exact else ""))
         chain = self.chain()
         width = max(len(show(v)) for _, v in chain)
         prev: Fraction | None = None
@@ -180,13 +221,15 @@ class AllreduceRate:
             lines.append(f"  {'':{width + 2}}  [{model}] {role}")
             prev = value
         vals = self.values
-        achieved = [v for k, v in vals.items() if v is not None and k in
-                    ("rsag", "rsag_weighted", "forestcoll_lp", "mac_bc_lp")]
+        achieved = [v for k, v in vals.items() if v is not None and k in ACHIEVED]
         upper = self.cut_set.value
         if upper == 0:
             lines.append("  every rate is 0: no link leaves the cut-set witness below, so its "
                          "compute nodes can never learn the others' data (the network is not "
                          "strongly connected)")
+        elif self.in_network is not None and self.in_network.lower == upper:
+            lines.append(f"  R* (the best rate, network coding allowed) = {show(upper)}: the "
+                         "in-network schedule, adding in switches, reaches the cut-set bound")
         elif achieved and max(achieved) == upper:
             lines.append(f"  R* (the best rate, network coding allowed) = {show(upper)}: "
                          "a tree schedule reaches the cut-set bound")
@@ -219,6 +262,8 @@ class AllreduceRate:
                          f"{show(tree.value)} (link {tree.edge[0]} -> {tree.edge[1]})")
         inside = ", ".join(str(v) for v in t.nodes if v in self.cut_set.cut)
         lines.append(f"  cut-set witness: S = {{{inside}}}, B⁺(S) = {show(upper)}")
+        if self.in_network is not None:
+            lines += ["  " + x for x in self.in_network.summary_lines()]
         for key, why in self.reasons.items():
             lines.append(f"  {key}: not computed: {why}")
         return "\n".join(lines)

@@ -65,9 +65,13 @@ class UpperBound:
 
     def text(self) -> str:
         if self.kind == "cut":
-            return f"cut-set bound C (Zhou & Sun 2026, Thm 1), S of {len(self.parts[0])} nodes"
-        return (f"partition bound ({self.label}: {len(self.parts)} parts, streams "
-                f"{'entering' if self.side == 'in' else 'leaving'} parts)")
+            side = self.parts[0]
+            shown = ("{" + ", ".join(sorted(map(str, side))) + "}" if len(side) <= 4
+                     else f"a set of {len(side)} nodes")
+            return f"cut-set bound C (Zhou & Sun 2026, Thm 1): S = {shown}, B⁺(S) = {self.value}"
+        what = {"singletons": "one compute node per part", "boxes": "the boxes"}[self.label]
+        return (f"partition bound, {len(self.parts)} parts ({what}), streams "
+                f"{'entering' if self.side == 'in' else 'leaving'} parts")
 
 
 def partition_value(t: Topology, parts: Iterable[frozenset[Node]], side: str) -> Fraction:

@@ -154,8 +154,11 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
     if shape is not None:
         value, weighted = symmetric_lp(t, shape.generators, representatives(t, shape))
         if value == best.value or not small:
-            return InNetworkRate(t, value, best.value, "symmetric two-level schedule "
-                                 f"({len(shape.boxes)} boxes of {len(shape.boxes[0])})",
+            n, g = len(shape.boxes), len(shape.boxes[0])
+            return InNetworkRate(t, value, best.value, "averaged over the machine's symmetry "
+                                 f"({n} box{'es' if n > 1 else ''} of {g} GPUs, "
+                                 f"{len(weighted)} representative structure"
+                                 f"{'s' if len(weighted) > 1 else ''})",
                                  weighted, shape.generators, best, bounds_tried=bounds)
     if small:
         res = in_network_lp(t)

@@ -53,6 +53,14 @@ def check_all(report: Any) -> dict[str, bool]:
                 raise RuntimeError(f"internal: the {key} certificate did not check: "
                                    + "; ".join(verdict.all_reasons()[:3]))
             done[key] = True
+    if "in_network" in certs:  # switches that add (issue 30)
+        from collcert.certify.innetwork import check_in_network
+
+        verdict = check_in_network(report.topology.to_json(), certs["in_network"])
+        if not verdict.ok:
+            raise RuntimeError("internal: the in_network certificate did not check: "
+                               + "; ".join(verdict.all_reasons()[:3]))
+        done["in_network"] = True
     if getattr(report, "thm19", None) is not None:  # Thm 19 decided (issue 23)
         from collcert.certify.allreduce import check_rsag_condition
         from collcert.certify.forestcoll import check_optimum
@@ -210,6 +218,7 @@ def run(args: argparse.Namespace) -> int:
         stages.label = f"{label} machine: " if label else ""
         rate = allreduce_rate(t, engine=args.engine, progress=stages.round, stage=stages,
                               warm=stages.warm)
+        add_in_network(rate, args.engine, stages)
         stages("checking the certificates")
         done = check_all(rate)
         stages.finish()
@@ -236,6 +245,19 @@ def run(args: argparse.Namespace) -> int:
         if _sizes.wanted(args) and report.rsag is not None:
             _sizes.optimum_view(args, topo, report.rsag)
     return 0
+
+
+def add_in_network(rate: Any, engine: str = "auto", stage: Any = None) -> None:
+    """Put the in-network optimum (switches that add, issue 30) into the allreduce
+    report ``rate``, or the reason it is missing into its ``reasons``."""
+    from collcert.reference.innetwork import in_network_rate
+    from collcert.reference.model import CollcertError
+
+    try:
+        rate.in_network = in_network_rate(rate.topology, engine=engine, cut=rate.cut_set,
+                                          lp5=rate.forestcoll, stage=stage)
+    except CollcertError as exc:
+        rate.reasons["in_network"] = str(exc)
 
 
 def _weighted_size(topo: Any) -> None:

@@ -8,7 +8,8 @@ the what-if options. Any directed graph is accepted, as these collectives accept
 one-direction change may leave a node sending more than it receives.
 
 * allreduce: the figure is the best rate reached by trees (the largest of LP (5), R_LP,
-  weighted RS+AG and RS+AG that apply); the cut-set bound C, an upper bound even with
+  weighted RS+AG, RS+AG and, where switches add, the in-network schedule, as the
+  report's top-level ``algbw``); the cut-set bound C, an upper bound even with
   network coding, is compared too, and its cut S (``B⁺(S) = C``) is the explaining cut.
 * alltoall: the maximum concurrent flow's algbw; the cut is the bottleneck cut whose
   bound B⁺(S)/(|S∩V_c|·|V_c∖S|) meets λ, where one is found (else the LP's dual proves it).
@@ -28,13 +29,12 @@ from collcert.reference.model import Topology, decimal_str, fraction_str, show
 
 from . import _whatif
 
-ACHIEVED = ("forestcoll_lp", "mac_bc_lp", "rsag_weighted", "rsag")
-
 
 def best_tree_rate(report: Any) -> Fraction:
-    """The largest allreduce rate reached by trees (0 when none applies)."""
-    vals = report.values
-    return max((vals[k] for k in ACHIEVED if vals.get(k) is not None), default=Fraction(0))
+    """The largest allreduce rate reached by trees, the in-network schedule's included
+    where switches add (0 when none applies): the report's top-level figure."""
+    best = report.best()
+    return Fraction(0) if best is None else Fraction(best[1])
 
 
 def allreduce(args: argparse.Namespace, topo: Topology, solve: Any) -> int:
