@@ -26,9 +26,10 @@ P5 = str(DATA / "aws-p5-h100x8-allreduce-nvls.txt")
 
 
 def test_nvls_above_the_optimum_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    """8 H100 with NVLS measure 276 GB/s algbw; ForestColl's model (switches do not add)
-    certifies 1800/7: exit 1, naming in-network reduction and staying below C = 450."""
-    code = main(["measured", "dgx_h100:1", P5, "--json"])
+    """8 H100 with NVLS measure 276 GB/s algbw; ForestColl's model (switches do not add:
+    dgx_h100:1,none) certifies 1800/7: exit 1, naming in-network reduction and staying
+    below C = 450."""
+    code = main(["measured", "dgx_h100:1,none", P5, "--json"])
     out = json.loads(capsys.readouterr().out)
     assert code == 1 and out["exit_code"] == 1
     run = out["runs"][0]
@@ -39,13 +40,26 @@ def test_nvls_above_the_optimum_exits_1(capsys: pytest.CaptureFixture[str]) -> N
     assert len(above) == 1
     text = above[0]["text"]
     assert "276.20 GB/s algbw at 16 GiB (in-place)" in text
-    assert "in-network reduction" in text and "b0.nvswitch" in text
+    assert "in-network reduction" in text and "does not declare" in text
     assert "below the cut-set bound C = 450" in text
     rows = run["series"][0]["rows"]
     assert rows[-1]["alg_bw"] == "27603/100" and rows[-1]["bus_bw"] == "9661/20"
     assert Fraction(rows[-1]["fraction_of_bound"]) == Fraction(27603, 100) / Fraction(1800, 7)
     names = [c["name"] for c in model["curves"]]
     assert "nccl-ring" in names and "nccl-tree" in names  # NCCL's, from the registry
+
+
+def test_the_declared_in_network_model_is_used() -> None:
+    """dgx_h100 declares its NVSwitch reducing (NVLS): the optimum is the in-network
+    model's, 450 GB/s (certified, checked by certify.innetwork), and the same run is
+    0.61 of it; one box: no what-if family, said so."""
+    m = measure(platforms.dgx_h100(1), read_nccl_tests(P5).runs[0], baselines=())
+    model = m.series[0].model
+    assert model is not None and model.in_network
+    assert model.optimum == model.ceiling == 450 and "in-network" in model.optimum_kind
+    assert [v.kind for v in m.verdicts] == ["far-below"] and m.exit_code == 0
+    assert "the plateau is 0.61 of the optimum" in m.verdicts[0].text
+    assert m.hints == [] and any("one box" in n for n in m.notes)
 
 
 def test_ranks_must_match_the_topology() -> None:

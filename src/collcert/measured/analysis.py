@@ -141,10 +141,13 @@ def _reasons(out: Measured, m: Model, value: Fraction) -> str:
                    "Sun 2026, Thm 1): the topology's capacities are lower than the hardware's, "
                    "or the topology is not the machine's")
     else:
-        if out.in_network != "switches forward only":
+        if m.in_network:
+            why.append("in-network reduction the topology does not declare (switches that add "
+                       "beyond its reducing_switches, or faster than its reduction_rates)")
+        elif out.in_network != "switches forward only":
             why.append(f"in-network reduction: the topology declares that {out.in_network}, "
-                       "and collcert's certified optimum does not use it yet (ForestColl's "
-                       "model: switches forward and copy; issue 30)")
+                       "but this optimum is ForestColl's (switches forward and copy: "
+                       "in_network=none, or a collective other than allreduce)")
         else:
             why.append("in-network reduction (NVLink SHARP / NVLS, InfiniBand SHARP / "
                        "CollNet), which the topology does not declare (reducing_switches, "
@@ -178,10 +181,22 @@ def _below(out: Measured, s: Series, res: Resolved,
     from collcert.reference.execution import bytes_per_unit
 
     gbps = bytes_per_unit(res.topology.unit) / GB
-    figure = "the certified optimum" if res.collective != "allreduce" else \
-        "RS+AG's certified algbw (half of allgather's)"
+    collective = res.collective
+    figure = "the certified optimum"
+    if collective == "allreduce" and m.in_network:
+        if m.cut_set is None or m.ceiling != m.cut_set or m.optimum != m.ceiling:
+            out.notes.append("hint: not searched: the in-network optimum here is not the "
+                             "cut-set bound, whose what-if the search follows")
+            return
+        collective, figure = "allreduce-cut", ("the in-network optimum (here the cut-set "
+                                               "bound C)")
+    elif collective == "allreduce":
+        figure = "RS+AG's certified algbw (half of allgather's)"
     out.hint_figure = figure
-    out.hints = hints(res.topology, res.collective, s.root_node, peak.algbw / gbps, progress)
+    out.hints = hints(res.topology, collective, s.root_node, peak.algbw / gbps, progress)
+    if not out.hints:
+        out.notes.append("hint: one box: no NIC and no link between boxes to change; the "
+                         "plateau's uniform efficiency above is the reading")
 
 
 def _g(x: Fraction) -> str:

@@ -70,6 +70,7 @@ class Model:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     latency_bound: Any = None  # the Latency D of the bound
+    in_network: bool = False  # the optimum is the in-network model's (switches that add)
 
 
 def build_model(topology: Topology, collective: str, root: Any, sizes: Sequence[int],
@@ -109,38 +110,38 @@ def build_model(topology: Topology, collective: str, root: Any, sizes: Sequence[
         model.cut_set = _cut_set(topology) * gbps
         inn = _in_network(topology)
         if inn is not None:  # the model the topology declares: switches that add
-            value, what = inn
-            model.optimum = model.ceiling = value * gbps
-            model.optimum_kind = model.ceiling_kind = what
-            curves[0] = Curve("bound", "certified optimum (in-network) + latency bound",
-                              "bound", value * gbps, lat.latency)
-        elif topology.in_network:
-            model.notes.append(f"the topology declares that {topology.in_network_model()}; "
-                               "collcert's certified optimum here is ForestColl's (switches "
-                               "forward and copy): the in-network optimum is not computed "
-                               "yet (issue 30)")
+            lower, upper, what = inn
+            model.optimum, model.ceiling = lower * gbps, upper * gbps
+            model.optimum_kind = what
+            model.ceiling_kind = ("the in-network model's certified upper bound"
+                                  if upper != lower else what)
+            model.in_network = True
+            curves[0] = Curve("bound", "certified optimum (in-network model) + latency bound",
+                              "bound", model.ceiling, lat.latency)
     return model
 
 
-def _in_network(topology: Topology) -> tuple[Fraction, str] | None:
-    """The certified allreduce optimum of the in-network model the topology declares
-    (reducing switches: NVLS, SHARP), where collcert computes one: the function
-    ``in_network_optimum(topology)`` of :mod:`collcert.reference.innetwork`, returning an
-    object with an exact ``algbw`` and a ``kind`` in words, checked before it returns.
-    None until that exists (issue 30), or when the topology declares none."""
+def _in_network(topology: Topology) -> tuple[Fraction, Fraction, str] | None:
+    """The certified allreduce rate of the in-network model the topology declares
+    (reducing switches: NVLS, SHARP; :func:`collcert.reference.innetwork.in_network_rate`,
+    checked by :func:`collcert.certify.innetwork.check_in_network`): (lower, upper, what),
+    a bracket that is exact where a schedule meets a bound. None when no switch adds."""
     if not topology.in_network:
         return None
-    try:
-        from collcert.reference import innetwork
-    except ImportError:
+    from collcert.certify.innetwork import check_in_network
+    from collcert.reference.innetwork import in_network_rate
+
+    rate = in_network_rate(topology)
+    if rate is None:
         return None
-    solve = getattr(innetwork, "in_network_optimum", None)
-    if solve is None:
-        return None
-    opt = solve(topology)
-    if opt is None:
-        return None
-    return Fraction(opt.algbw), str(getattr(opt, "kind", "in-network optimum (certified)"))
+    verdict = check_in_network(topology.to_json(), rate.certificate())
+    if not verdict.ok:
+        raise RuntimeError("internal: the in-network certificate did not check: "
+                           + "; ".join(verdict.all_reasons()[:3]))
+    what = (f"{rate.model}, certified" if rate.exact else
+            f"{rate.model}: the best schedule found, certified; no schedule beats "
+            f"{rate.upper}")
+    return Fraction(rate.lower), Fraction(rate.upper), what
 
 
 def _cut_set(topology: Topology) -> Fraction:

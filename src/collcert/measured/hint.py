@@ -10,7 +10,9 @@ App. A; allreduce's RS+AG: half of allgather's), the optimum is the least of lin
 concave in f. Each certified optimum gives its witness cut S, so its line; the largest f
 at which the lines found so far reach the measurement is tried next, and the search
 stops when the certified optimum there equals the measurement exactly (a few optima,
-each by max-flows). The factor is exact; what it means for the machine is the
+each by max-flows). Where the topology's switches add and the in-network optimum equals
+the cut-set bound C (Zhou & Sun 2026, Thm 1: the least B⁺(S) over cuts with compute
+nodes on both sides, here), the same search runs on C. The factor is exact; what it means for the machine is the
 operator's to judge: a NIC at a fraction of its rate, a misrouted rail, a slow switch.
 """
 
@@ -143,7 +145,6 @@ def _optimum(topology: Topology, collective: str, root: Any, links: set[tuple[An
              f: Fraction) -> tuple[Fraction, frozenset[Any] | None]:
     """The certified optimum (and its witness cut) with ``links`` at f × capacity; for
     allreduce RS+AG (half of allgather, whose cut it keeps)."""
-    from collcert.reference.forestcoll import optimum
     from collcert.reference.model import what_if
 
     if f == 1:
@@ -155,10 +156,25 @@ def _optimum(topology: Topology, collective: str, root: Any, links: set[tuple[An
         if w.topology is None:
             return Fraction(0), None
         t = w.topology
+    if collective == "allreduce-cut":  # Zhou & Sun's C: the in-network optimum when equal
+        return _cut_set(t)
+    from collcert.reference.forestcoll import optimum
+
     opt = optimum(t, collective, root=None if root is None else t.lookup(str(root)))
     _check(t, opt)
     cut = frozenset(opt.cut) if opt.cut is not None else None
     return opt.algbw, cut
+
+
+def _cut_set(t: Topology) -> tuple[Fraction, frozenset[Any] | None]:
+    """The cut-set bound C (Zhou & Sun 2026, Thm 1) and its witness cut, checked."""
+    from collcert.certify.allreduce import Graph, check_cut_set
+    from collcert.reference.allreduce import cut_set_bound
+
+    cs = cut_set_bound(t)
+    if not check_cut_set(Graph(t.to_json()), cs.certificate(t)).ok:
+        raise RuntimeError("internal: a what-if cut-set bound did not check")
+    return Fraction(cs.value), frozenset(cs.cut)
 
 
 def _check(t: Topology, opt: Any) -> None:
