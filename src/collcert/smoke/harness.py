@@ -268,13 +268,19 @@ def _last_writer(plan: Plan, rank: int, j: int) -> str:
     from .mscclppplan import RETURNS
 
     buf, off = plan.spec.outputs[rank][0], plan.spec.outputs[rank][1] + j
-    for op in reversed(plan.ops):
+    late = ""
+    for k in range(len(plan.ops) - 1, -1, -1):
+        op = plan.ops[k]
         if op.rank == rank and any(w.buf == buf and off in w.cells() for w in op.writes()):
             if op.note.endswith(RETURNS) and op.src is not None and op.dst is not None:
                 buf, off = op.src.buf, op.src.off + off - op.dst.off  # what the user read
+                late = next((f"; {o.note or o.kind} writes it only after the call returned"
+                             for o in plan.ops[k + 1:] if o.rank == rank and any(
+                                 w.buf == buf and off in w.cells() for w in o.writes())), "")
                 continue
-            return f"that cell was last written by {op.note or op.kind}"
-    return "no op of the program writes that cell"
+            return f"that cell was last written by {op.note or op.kind}{late}"
+    return "no op of the program writes that cell" + (
+        " before the call returns" + late if late else "")
 
 
 def _msccl_reasons(report: SmokeReport, parsed: Any) -> None:

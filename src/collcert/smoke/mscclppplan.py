@@ -41,9 +41,10 @@ from __future__ import annotations
 
 import heapq
 import random
+import re
 from collections.abc import Iterator
 
-from collcert.certify.execution import mscclpp
+from collcert.certify.execution import mscclpp, mscclpp_sim
 from collcert.reference.execution import Op, Plan, Region, Spec, first_mismatch, run_host
 
 from .mscclplan import finish
@@ -54,13 +55,18 @@ Thread = tuple[Key, int]
 RETURNS = "the user reads its output"  # the note of the copy made when a rank's call returns
 
 
-def plan_from_mscclpp(pp: mscclpp.Plan, tries: int = 8, seed: int = 0) -> Plan:
+def plan_from_mscclpp(pp: mscclpp.Plan, tries: int = 8, seed: int = 0,
+                      reasons: list[str] | None = None) -> Plan:
     """The execution plan of the MSCCL++ plan ``pp``, run in the mode it declares
-    (``inplace``) by its threads in the first of ``tries`` adversarial orders whose result
-    is wrong (the first order when none is); ``plan.problems`` says why it cannot run."""
+    (``inplace``) by its threads in the first of the adversarial orders whose result is
+    wrong (the first order when none is); ``plan.problems`` says why it cannot run. The
+    orders: for each threadblock the audit's ``reasons`` name (computed when not given),
+    its threads that only move data last, then first; then ``tries`` generic ones."""
+    if reasons is None:
+        reasons = mscclpp_sim.run(pp).verdict.reasons
     first: tuple[str, Plan] | None = None
     tried = 0
-    for name, order in _orders(pp, tries, seed):
+    for name, order in _targeted(pp, reasons) + list(_orders(pp, tries, seed)):
         plan = _build(pp, order)
         tried += 1
         if not plan.runnable:
@@ -107,6 +113,26 @@ def _orders(pp: mscclpp.Plan, tries: int, seed: int) -> Iterator[tuple[str, list
         order = list(threads)
         rng.shuffle(order)
         yield f"random order {i - len(fixed) + 1} (seed {seed})", order
+
+
+def _targeted(pp: mscclpp.Plan, reasons: list[str]) -> list[tuple[str, list[Thread]]]:
+    """Orders aimed at the races the audit found: each threadblock its first reasons
+    name slowed down (its threads that only move data after every other thread), then
+    rushed (all its threads first)."""
+    named: list[Key] = []
+    for reason in reasons[:3]:
+        for r, tb in re.findall(r"rank (\d+) tb (\d+)", reason):
+            if (int(r), int(tb)) in pp.tbs and (int(r), int(tb)) not in named:
+                named.append((int(r), int(tb)))
+    threads = [(key, t) for key in sorted(pp.tbs) for t in range(_width(pp, pp.tbs[key]))]
+    out = []
+    for b in named[:3]:
+        last = _width(pp, pp.tbs[b]) - 1
+        out.append((f"rank {b[0]} tb {b[1]}'s thread that only moves data last",
+                    sorted(threads, key=lambda x: (x == (b, last), x[1] == last, x))))
+        out.append((f"rank {b[0]} tb {b[1]}'s threads first",
+                    sorted(threads, key=lambda x: (x[0] != b, x[1] == last, x))))
+    return out
 
 
 def _wrong(plan: Plan) -> bool:
