@@ -187,6 +187,22 @@ FILES.update({
     "nccl_binary.log": _NCCL_HEAD.encode() + bytes(range(256)) * 8,
 })
 
+# issue 30: switches that add, declared wrongly (a compute node; rates 0, NaN, 10^400; a
+# rate on a switch that does not add)
+def _star(**extra: object) -> str:
+    return json.dumps({"compute_nodes": ["a", "b"], "switch_nodes": ["w"], **extra,
+                       "links": [{"src": v, "dst": "w", "capacity": 1, "bidirectional": True}
+                                 for v in "ab"]})
+
+
+FILES.update({
+    "reducing_compute.json": _star(reducing_switches=["a"]),
+    "reduction_rate_zero.json": _star(reducing_switches=["w"], reduction_rates={"w": "0"}),
+    "reduction_rate_nan.json": _star(reducing_switches=["w"], reduction_rates={"w": "NaN"}),
+    "reduction_rate_huge.json": _star(reducing_switches=["w"], reduction_rates={"w": "1e400"}),
+    "reduction_rate_forward.json": _star(reduction_rates={"w": "1"}),
+})
+
 # (id, argv, stdin: None | file name in FILES | a device path, words stderr must contain)
 CASES = [
     # numbers in topology files
@@ -498,6 +514,30 @@ CASES = [
      ["symmetry.order is '4', a string"]),
     ("reduce-tree-n-string", ["reduce-tree", "--check", "{reduction_n_string.json}"], None,
      ["n is '2', a string"]),
+    # issue 30: switches that add
+    ("reducing-compute-node", ["optimum", "-c", "allreduce", "{reducing_compute.json}"], None,
+     ["'a'", "compute node"]),
+    ("reduction-rate-zero", ["optimum", "-c", "allreduce", "{reduction_rate_zero.json}"], None,
+     ["'w'", "must be positive"]),
+    ("reduction-rate-nan", ["optimum", "{reduction_rate_nan.json}"], None,
+     ["'w'", "not a finite number"]),
+    ("reduction-rate-10e400", ["schedule", "{reduction_rate_huge.json}"], None,
+     ["'w'", "too large"]),
+    ("reduction-rate-forwarding-switch", ["optimum", "{reduction_rate_forward.json}"], None,
+     ["'w'", "not declared reducing"]),
+    ("reducing-in-allgather", ["optimum", "dgx_h100:2", "--reducing", "b0.nvswitch"], None,
+     ["--reducing 'b0.nvswitch'", "allgather adds no data"]),
+    ("reducing-in-broadcast", ["optimum", "dgx_h100:2", "-c", "broadcast", "--root",
+                               "b0.gpu0", "--reducing", "ib"], None,
+     ["--reducing 'ib'", "broadcast adds no data"]),
+    ("reducing-a-gpu", ["optimum", "dgx_h100:2", "-c", "allreduce", "--reducing", "b1.gpu3"],
+     None, ["'b1.gpu3'", "compute node"]),
+    ("reduction-rate-option-nan", ["optimum", "dgx_h100:1", "-c", "allreduce",
+                                   "--reduction-rate", "b0.nvswitch=nan"], None,
+     ["'b0.nvswitch'", "not a finite number"]),
+    ("reduction-rate-option-10e400", ["optimum", "dgx_h100:1", "-c", "reduce", "--root",
+                                      "b0.gpu0", "--reduction-rate", "b0.nvswitch=1e400"],
+     None, ["'b0.nvswitch'", "too large"]),
 ]
 
 

@@ -136,3 +136,35 @@ def test_unchanged_collectives() -> None:
     for coll in ("allgather", "reduce-scatter", "broadcast", "reduce"):
         assert "any schedule" in str(unchanged_reason(coll))
     assert unchanged_reason("allreduce") is None
+
+
+def _cli(argv: list[str], capsys: Any) -> dict[str, Any]:
+    from collcert.cli import main
+
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_top_level_figure_is_the_best_certified_rate_in_its_model(capsys: Any) -> None:
+    got = _cli(["optimum", "dgx_h100:1", "-c", "allreduce", "--json"], capsys)
+    assert (got["algbw"], got["time_per_unit"], got["algbw_key"]) == ("450", "1/450",
+                                                                      "in_network")
+    assert got["algbw_model"] == "in-network: b0.nvswitch adds and copies"
+    assert (got["rsag_algbw"], got["rsag_time_per_unit"]) == ("1800/7", "7/1800")
+    assert got["in_network"]["exact"] and got["checked_by_certify"]["in_network"]
+    # ForestColl's model (switches forward): the best is LP (5), the routing figure
+    plain = _cli(["optimum", "dgx_h100:1", "-c", "allreduce", "--forward-only", "--json"],
+                 capsys)
+    assert plain["in_network"] is None and plain["algbw_model"] == "routing"
+    assert plain["algbw"] == plain["forestcoll_lp"] == "1800/7"
+
+
+def test_reducing_collectives_name_their_model(capsys: Any) -> None:
+    from collcert.cli import main
+
+    assert main(["optimum", "dgx_h100:2", "-c", "reduce-scatter"]) == 0
+    out = capsys.readouterr().out
+    assert "model: any schedule, so also the in-network model" in out
+    got = _cli(["optimum", "dgx_h100:2,none", "-c", "reduce-scatter", "--reducing", "ib",
+                "--json"], capsys)
+    assert "ib adds and copies" in got["model"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
-from . import _sizes, _whatif
+from . import _capabilities, _sizes, _whatif
 from ._common import (
     Progress,
     duration_text,
@@ -203,7 +203,7 @@ def run(args: argparse.Namespace) -> int:
         from . import _allreduce_tree
 
         return _allreduce_tree.run(args)
-    topo = load_topology(args.topology, strict=False)
+    topo = _capabilities.apply(args, load_topology(args.topology, strict=False), "allreduce")
     _sizes.check_unit(args, topo)
     if _sizes.wanted(args) and not is_eulerian(topo):  # the view is RS+AG's: never ignored
         raise TopologyError("--sizes/--plot/--alpha: the α-β view of -c allreduce is drawn "

@@ -12,7 +12,7 @@ from fractions import Fraction
 from collcert.reference.forestcoll import COLLECTIVES, Optimum, optimum
 from collcert.reference.model import Topology, TopologyError
 
-from . import _sizes, _whatif
+from . import _capabilities, _sizes, _whatif
 from ._common import (
     Progress,
     add_json_option,
@@ -65,6 +65,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "for a bi-directed tree of compute nodes (anything else: exit 2)")
     _sizes.add_size_arguments(p)
     _whatif.add_arguments(p)
+    _capabilities.add_arguments(p)
     p.set_defaults(func=run)
 
 
@@ -96,6 +97,7 @@ def _run(args: argparse.Namespace) -> int:
         raise TopologyError("--certificate writes only what 'collcert check' proves; the α-β "
                             "view (--sizes, --plot, --alpha, --stepfactor) is not part of it: "
                             "ask for it in a second run, or with --json instead of --certificate")
+    _capabilities.refuse_for(args, args.collective)  # switches that add (issue 30)
     if args.collective == "alltoall":  # a multicommodity flow LP, not trees
         from . import _alltoall
 
@@ -104,10 +106,11 @@ def _run(args: argparse.Namespace) -> int:
         from . import _allreduce
 
         return _allreduce.run(args)
-    topo = load_topology(args.topology)
+    topo = _capabilities.apply(args, load_topology(args.topology), args.collective)
     _sizes.check_unit(args, topo)
     if _whatif.wanted(args):
         return _run_whatif(args, topo)
+    model = _capabilities.model_line(topo, args.collective)
     root = None if args.root is None else topo.lookup(args.root)
     started = time.monotonic()
     progress = Progress(f"optimum {args.collective}", force=args.progress)
@@ -118,11 +121,15 @@ def _run(args: argparse.Namespace) -> int:
         out = opt.certificate() if args.certificate else opt.to_json()
         out["topology_name"] = topo.name
         out["seconds"] = round(elapsed, 3)  # wall time: informative, not a result
+        if model is not None and not args.certificate:
+            out["model"] = model
         if _sizes.wanted(args):
             out["sizes"] = _sizes.optimum_view(args, topo, opt)
         print_json(out)
     else:
         print(opt.summary())
+        if model is not None:
+            print(f"  {model}")
         print(f"  time: {elapsed:.2f} s")
         if _sizes.wanted(args):
             _sizes.optimum_view(args, topo, opt)
