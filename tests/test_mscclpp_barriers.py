@@ -201,6 +201,10 @@ def test_without_its_nops_an_export_breaks_the_thread_rules() -> None:
             tb["ops"] = [o for o in tb["ops"] if o["name"] != "nop"]
     with pytest.raises(AssertionError):
         _check_thread_rules(doc)
+    # and the audit, with the executor's thread model, names the race
+    report = audit(load_topology("ring:4"), json.dumps(doc))
+    assert not report.valid
+    assert any("(rule 2: stores before signal): a race" in str(r) for r in report.reasons)
 
 
 def test_barriers_that_push_a_threadblock_over_64_ops_split_the_work() -> None:
@@ -252,8 +256,11 @@ def test_no_two_plans_share_a_name() -> None:
 
 def test_fuzz_every_collective_exports_valid_at_its_stated_rate() -> None:
     """Property: on random switch topologies (collcert.fuzz), every collective, both call
-    modes, memory and port channels: the export keeps the executor's thread rules and
-    limits, and audits VALID at the rate the export states (``export_rate``)."""
+    modes, memory and port channels: the export loads in the MSCCL++ executor's runtime
+    profile, keeps the executor's thread rules and limits, and audits VALID (with the
+    executor's thread model) at the rate the export states (``export_rate``). The bigger
+    campaign: ``collcert fuzz check -p mscclpp_export --switches``."""
+    from collcert.certify.execution import runtimes
     from collcert.fuzz.generators import RandomSource, random_topology
     from collcert.reference.model import ScheduleError
 
@@ -273,6 +280,8 @@ def test_fuzz_every_collective_exports_valid_at_its_stated_rate() -> None:
             rate = export_rate(s, t)
             inplace, channel = seed % 2 == 1, ("memory", "port")[seed // 2 % 2]
             text = mscclpp_json(s, inplace=inplace, channel=channel, strict=False)
+            loads = runtimes.get("mscclpp", "mscclpp-json").judge(text, "export")
+            assert loads.ok, loads.describe()  # the MSCCL++ executor's profile
             _check_thread_rules(json.loads(text))
             report = audit(t, text)
             assert report.valid, (seed, coll, report.reasons)
