@@ -109,3 +109,17 @@ def test_nvls_machines() -> None:
     assert platforms.size_of("gb200_nvl72", 8) is not None
     with pytest.raises(TopologyError, match="in_network must be one of"):
         platforms.gb200_nvl72(2, "nvlink")
+
+
+def test_nccl_dump_of_hopper_gpus_on_an_nvswitch_declares_nvls(tmp_path: Path) -> None:
+    from collcert.importers import import_topology
+
+    dump = Path(__file__).parent / "data" / "importers" / "dgx_a100_dump.xml"
+    a100 = import_topology(str(dump), "nccl-xml")
+    assert not a100.topology.reducing_switches  # sm 80: NVSwitch 2 has no NVLink SHARP
+    assert any("only forwards" in n for n in a100.lacks + a100.notes)
+    hopper = tmp_path / "h100.xml"
+    hopper.write_text(dump.read_text().replace('sm="80"', 'sm="90"'))
+    got = import_topology(str(hopper), "nccl-xml")
+    assert got.topology.reducing_switches == {"nvswitch"}
+    assert any("NVLS" in n for n in got.lacks + got.notes)

@@ -100,6 +100,8 @@ def assemble(machines: list[Machine], *, name: str, boxes: int = 1,
         # Hosts of one file share their NVSwitch fabric (a multi-node NVLink domain);
         # copies made by --boxes each have their own.
         parts.add_copy(prefix, m, m.nvlink_switches if hosts else set(), origin)
+        shared = m.nvlink_switches if hosts else set()
+        parts.reducing |= {s if s in shared else prefix + s for s in nvls_switches(m)}
         if multi:
             parts.join_nics(prefix, m, nic_bw, hosts, origin)
     if multi:
@@ -117,8 +119,42 @@ def assemble(machines: list[Machine], *, name: str, boxes: int = 1,
     if dropped:
         notes.append(f"{dropped} switch node{'s that lead' if dropped > 1 else ' that leads'} to "
                      "no GPU dropped (PCIe bridges with nothing below, NVSwitches of absent GPUs)")
+    notes += [nvls_note(m) for m in machines[:1] if m.nvlink_switches]
     topo = parts.topology(name, origin, strict, solve)
     return Assembled(topo, notes, {k: parts.info[k] for k in topo.nodes if k in parts.info})
+
+
+NVLS_SM = 90
+"""NVLink SHARP (NVLS) needs Hopper (sm 90) or later GPUs on an NVSwitch: NCCL's default
+NCCL_NVLS_ENABLE=2 (src/transport/nvls.cc:159 at NCCL 5067397c) turns it on where the CUDA
+device attribute CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED says so (nvls.cc:270-276), with
+two GPUs or more (nvls.cc:262). NCCL's topology dump does not record that attribute; the
+GPUs' ``sm`` and the NVLinks to an NVSwitch (class 0x068000) are what it shows."""
+
+
+def nvls_switches(m: Machine) -> set[str]:
+    """The NVSwitches of ``m`` that add (NVLS): every GPU on them is sm 90 or later, and
+    there are two GPUs or more."""
+    out = set()
+    for s in m.nvlink_switches:
+        gpus = [g for g in m.gpus if _pair(g, s) in m.nvlinks]
+        if len(gpus) >= 2 and all((m.gpu_sm.get(g) or 0) >= NVLS_SM for g in gpus):
+            out.add(s)
+    return out
+
+
+def nvls_note(m: Machine) -> str:
+    """What the import says of NVLS on the NVSwitch of ``m``."""
+    if nvls_switches(m):
+        return ("the NVSwitch adds and copies (NVLink SHARP, NCCL's NVLS: GPUs of sm 90 or "
+                "later, on by default in NCCL); its reducing_switches entry opens the "
+                "in-network optimum (docs/in-network.md); collcert optimum --forward-only "
+                "drops it")
+    known = all(m.gpu_sm.get(g) for g in m.gpus)
+    return ("the NVSwitch only forwards: " + ("its GPUs are older than sm 90 (no NVLink "
+            "SHARP)" if known else "the file does not give every GPU's sm, so NVLS is not "
+            "assumed; declare it with optimum --reducing nvswitch if the GPUs are H100 or "
+            "later"))
 
 
 @dataclass
@@ -130,6 +166,7 @@ class _Parts:
     switches: list[str] = field(default_factory=list)
     info: dict[str, str] = field(default_factory=dict)
     links: dict[Pair, Fraction] = field(default_factory=dict)
+    reducing: set[str] = field(default_factory=set)  # NVSwitches that add (NVLS)
 
     def link(self, u: str, v: str, bw: Fraction) -> None:
         key = _pair(u, v)
@@ -186,7 +223,8 @@ class _Parts:
             directed.append((v, u, bw))
         try:
             return Topology(self.compute, directed, self.switches, name=name, unit="GB/s",
-                            strict=strict)
+                            strict=strict, reducing_switches=[
+                                s for s in self.switches if s in self.reducing])
         except TopologyError as exc:
             raise TopologyError(f"{origin}: the imported machine is not a usable topology: "
                                 f"{exc}") from None
