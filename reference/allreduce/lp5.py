@@ -22,6 +22,8 @@ switches) and is kept for cross-checks and for the schedules of
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..model import Topology, TopologyError
 from .lp5_cuts import ForestCollCutLP, Progress, forestcoll_lp_cuts
 from .lp5_flows import MAX_LP_NONZEROS, ForestCollLP, forestcoll_lp_flows, logical_arcs, name
@@ -34,15 +36,17 @@ __all__ = ["MAX_LP_NONZEROS", "METHODS", "ForestCollCutLP", "ForestCollLP", "for
 
 def forestcoll_lp(t: Topology, *, uniform: bool = False, method: str = "auto",
                   symmetry: bool | None = None, progress: Progress | None = None,
-                  ) -> ForestCollLP:
+                  notice: Callable[[str, float], None] | None = None) -> ForestCollLP:
     """LP (5) of ``t`` exactly: the cut form (``"auto"``, ``"cuts"``), or App. G's flow
     form (``"flows"``). ``uniform``: every root gets the same share x_v (App. G's
-    point (i) given up, only the split of each link optimised). ``symmetry`` and
-    ``progress``: see :func:`.lp5_cuts.forestcoll_lp_cuts` (cut form only)."""
+    point (i) given up, only the split of each link optimised). ``symmetry``,
+    ``progress`` and ``notice``: see :func:`.lp5_cuts.forestcoll_lp_cuts` (cut form
+    only)."""
     if not isinstance(t, Topology):
         raise TypeError("forestcoll_lp() needs a collcert Topology")
     if method not in METHODS:
         raise TopologyError(f"LP (5) method {method!r}: use one of {', '.join(METHODS)}")
     if method == "flows":
         return forestcoll_lp_flows(t, uniform=uniform)
-    return forestcoll_lp_cuts(t, uniform=uniform, symmetry=symmetry, progress=progress)
+    return forestcoll_lp_cuts(t, uniform=uniform, symmetry=symmetry, progress=progress,
+                              notice=notice)

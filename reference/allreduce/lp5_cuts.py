@@ -38,9 +38,9 @@ import numpy as np
 
 from ..model import Topology, TopologyError, check_budget, fraction_str
 from ..solvers import FlowNetwork, LinearProgram, LPResult, lp_exact, solve_lp
-from ..symmetry import find_generators
+from ..symmetry import find_generators, find_symmetry
 from .lp5_flows import ForestCollLP, name
-from .lp5_model import CutModel
+from .lp5_model import CutModel, group_generators
 
 Progress = Callable[[int, int], None]
 
@@ -48,8 +48,19 @@ FLOAT_TOL = 1e-9
 MAX_ROUNDS = 2000
 BYTES_PER_WITNESS_ARC = 400
 """Memory per arc entry of a flow witness (exact value, JSON text, certificate copy)."""
+BASE_BYTES = 80 * 2**20
+BYTES_PER_LINK = 2000
+"""The interpreter and OR-Tools, and per link the topology, the model's arrays and the
+orbit bookkeeping."""
 SECONDS_PER_ARC_FLOW = 2e-6
 """Time per arc of one max-flow with its bookkeeping (Python), a planning figure."""
+SECONDS_PER_MASTER_COLUMN = 2e-5
+SECONDS_PER_EXACT_COLUMN = 2e-5
+SECONDS_PER_GENERATOR_LINK = 2e-6
+"""The float master per column and round, the exact step per column² (measured on
+dgx_a100:4 without symmetry, 416 columns: 111 rounds, 3.3 s exact), the orbit setup per
+generator and link; loaded 2-core machine."""
+ROUNDS_LOW = 5
 ROUNDS_ESTIMATE = 40
 
 
@@ -309,20 +320,24 @@ def _exact_step(rd: _Rounds) -> tuple[Any, dict[str, Any]] | None:
 
 def forestcoll_lp_cuts(t: Topology, *, uniform: bool = False, symmetry: bool | None = None,
                        progress: Progress | None = None, balance_compute: bool = False,
-                       ) -> ForestCollCutLP:
+                       notice: Callable[[str, float], None] | None = None) -> ForestCollCutLP:
     """LP (5) of ``t`` exactly, by cut generation over the orbits of its verified
     automorphisms (module docstring). ``symmetry``: look for automorphisms (None, True)
     or take the general path (False); ``uniform``: equal shares x_v (see
     :func:`.lp5_flows.build_lp5`); ``progress(rounds, cuts)`` after every float round.
     ``balance_compute``: c^RE, c^BC balanced at compute nodes too, a *restriction* of
     LP (5) whose solution ForestColl's edge splitting accepts (schedules); its
-    certificate names compute nodes in ``balance`` and does not check as LP (5)'s."""
+    certificate names compute nodes in ``balance`` and does not check as LP (5)'s.
+    ``notice(text, seconds)``: the size and the estimated time and memory, before the
+    rounds."""
     if t.num_compute < 2:
         raise TopologyError("LP (5) needs at least two compute nodes")
     started = time.perf_counter()
-    gens = find_generators(t) if symmetry is not False and t.capacity else []
+    gens = lp_generators(t) if symmetry is not False and t.capacity else []
     m = CutModel(t, gens, uniform=uniform, balance_compute=balance_compute)
     _check_budget(t, m)
+    if notice is not None:
+        notice(*describe_estimate(t, m))
     rd = _Rounds(m, progress)
     exact_seconds = 0.0
     while True:
@@ -339,6 +354,19 @@ def forestcoll_lp_cuts(t: Topology, *, uniform: bool = False, symmetry: bool | N
                  link_orbits=m.num_link_orbits, exact_seconds=exact_seconds,
                  seconds=time.perf_counter() - started)
     return _result(rd, res, sol, stats)
+
+
+def lp_generators(t: Topology) -> list[list[int]]:
+    """Verified automorphisms of ``t`` (index permutations) whose orbits index the
+    restricted LP: the generators of its symmetry group (``symmetry.find_symmetry``:
+    a box shift, or a product of shifts such as racks × trays), then those
+    ``symmetry.find_generators`` adds (moves inside boxes); duplicates dropped."""
+    sym = find_symmetry(t)
+    gens = [] if sym is None else [[int(x) for x in g.tolist()] for g in group_generators(sym)]
+    for g in find_generators(t):
+        if g not in gens:
+            gens.append(g)
+    return gens
 
 
 def _result(rd: _Rounds, res: Any, sol: dict[str, Any], stats: dict[str, Any],
@@ -404,11 +432,56 @@ def _flow_parts(m: CutModel, flows: dict[str, list[list[Fraction]]]) -> list[dic
 
 
 def estimate(t: Topology, m: CutModel) -> tuple[int, float]:
-    """(bytes, seconds) the solve is expected to take: planning figures, never results."""
+    """(bytes, seconds) the solve is expected to take, at ``ROUNDS_ESTIMATE`` rounds:
+    planning figures, never results."""
+    need, (_, high) = _memory(t, m), _seconds(t, m)
+    return need, high
+
+
+def _memory(t: Topology, m: CutModel) -> int:
     arcs = len(t.capacity) + t.num_compute
     witnesses = 2 * len(m.sink_reps) * arcs
-    seconds = ROUNDS_ESTIMATE * witnesses * SECONDS_PER_ARC_FLOW
-    return witnesses * BYTES_PER_WITNESS_ARC, seconds
+    return BASE_BYTES + witnesses * BYTES_PER_WITNESS_ARC + BYTES_PER_LINK * len(t.capacity)
+
+
+def _seconds(t: Topology, m: CutModel) -> tuple[float, float]:
+    """(few rounds, many rounds): each round solves the float master (its columns: x per
+    class, c^RE and c^BC per link orbit) and two max-flows per sink orbit over every
+    link; the exact step proves the last master once or twice."""
+    arcs = len(t.capacity) + t.num_compute
+    columns = m.num_classes + 2 * m.num_link_orbits
+    per_round = (2 * len(m.sink_reps) * arcs * SECONDS_PER_ARC_FLOW
+                 + SECONDS_PER_MASTER_COLUMN * columns)
+    exact = SECONDS_PER_EXACT_COLUMN * columns ** 2 + len(m.sink_reps) * arcs * 1e-5
+    setup = SECONDS_PER_GENERATOR_LINK * max(1, len(m.gens)) * len(t.capacity)
+    return (setup + exact + ROUNDS_LOW * per_round,
+            setup + 3 * exact + ROUNDS_ESTIMATE * per_round)
+
+
+def describe_estimate(t: Topology, m: CutModel) -> tuple[str, float]:
+    """One line for ``notice`` (the sizes, the estimated time and memory) and the
+    estimated seconds at many rounds."""
+    low, high = _seconds(t, m)
+    sinks = len(m.sink_reps)
+    return (f"LP (5) of {t.name or 'the topology'} by cut generation: {t.num_compute} compute "
+            f"nodes in {sinks} orbit{'s' if sinks != 1 else ''} ({len(m.gens)} verified "
+            f"automorphisms), {m.num_classes + 2 * m.num_link_orbits} variables; each round "
+            f"solves the master LP and {2 * sinks} max-flows over "
+            f"{len(t.capacity) + t.num_compute} arcs: estimated "
+            + (f"{_duration(high)}" if high < 1 else f"{_duration(low)} to {_duration(high)}")
+            + f" of CPU time ({ROUNDS_LOW} to {ROUNDS_ESTIMATE} rounds; "
+            f"machines without symmetry need the most) and about "
+            f"{_megabytes(_memory(t, m))} of memory", high)
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 2**20:.0f} MB" if n < 2**30 else f"{n / 2**30:.1f} GB"
+
+
+def _duration(s: float) -> str:
+    if s < 1:
+        return "under 1 s"
+    return f"{s:.0f} s" if s < 120 else f"{s / 60:.0f} minutes"
 
 
 def _check_budget(t: Topology, m: CutModel) -> None:

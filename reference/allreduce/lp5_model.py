@@ -27,7 +27,7 @@ cut rows; the solving loop is :mod:`.lp5_cuts`.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -135,3 +135,16 @@ class CutModel:
         nodes = self.t.nodes
         return [[[nodes[v], nodes[g[v]]] for v in range(self.n) if g[v] != v]
                 for g in self.gens]
+
+
+def group_generators(sym: Any) -> list[np.ndarray]:
+    """One index array per generator of a :class:`~collcert.reference.symmetry.Symmetry`
+    (elements 1, m0, m0·m1, … of its mixed-radix numbering; one generator, σ =
+    perms[1], for a box shift)."""
+    factors: tuple[int, ...] = tuple(getattr(sym, "factors", (sym.order,)))
+    out, j = [], 1
+    for m in factors:
+        if m > 1 and j < sym.order:
+            out.append(np.asarray(sym.perms[j]))
+        j *= m
+    return out

@@ -30,22 +30,28 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..forestcoll import pack_trees, remove_switches
+from ..forestcoll import estimate_general, pack_trees, remove_switches
 from ..model import ScheduleError, Topology, check_budget, fraction_str, show
 from ..symmetry import find_generators
 from .lp5 import ForestCollCutLP, ForestCollLP, forestcoll_lp, logical_arcs, name
 from .lp5_cuts import forestcoll_lp_cuts
 from .lp5_flows import MAX_LP_NONZEROS, forestcoll_lp_flows, lp5_size, symmetry_ties
+from .lp5_orbits import orbit_trees
 
 Node = Hashable
 Link = tuple[Node, Node]
 Walk = tuple[Node, ...]
+Notice = Callable[[str, float], None]
 FORMAT = "collcert-schedule/1"
+COMPACT_EDGES = 200_000
+"""From this many tree edges on, documents list each phase's distinct edges once
+(``walks``): dgx_a100:128's LP (5) schedule has 6 million tree edges over 30 thousand
+walks."""
 
 
 @dataclass
@@ -71,6 +77,8 @@ class LPSchedule:
     proof: ForestCollLP | None = None
     """The certified LP (5) optimum the schedule states (default: ``lp`` itself; the cut
     form when ``lp`` is App. G's form held to symmetric solutions)."""
+    orbits: str = ""
+    """How the trees were built by orbits (:mod:`.lp5_orbits`), or "" (general path)."""
 
     collective = "allreduce"
 
@@ -88,26 +96,47 @@ class LPSchedule:
 
     def _k(self) -> int:
         """Common k: every root's multiplicities, rescaled to sum to k, stay integers."""
+        common: dict[Node, int] = {}
+        for tr in self.trees:
+            common[tr.root] = math.gcd(common.get(tr.root, 0), tr.multiplicity)
         k = 1
         for v, x in self.lp.x.items():
             n = int(x * self.scale)
             if n:
-                g = n
-                for tr in self.trees:
-                    if tr.root == v:
-                        g = math.gcd(g, tr.multiplicity)
+                g = math.gcd(n, common.get(v, 0))
                 k = k * (n // g) // math.gcd(k, n // g)
         return k
 
-    def to_json(self, *, certificates: bool = True) -> dict[str, Any]:
+    @property
+    def tree_edges(self) -> int:
+        """Tree edges of both phases, written out."""
+        return sum(len(tr.edges) for tr in self.trees)
+
+    def to_json(self, *, certificates: bool = True, compact: bool | None = None,
+                ) -> dict[str, Any]:
+        """The ``collcert-schedule/1`` document; ``compact``: each phase's distinct edges
+        once in ``walks`` and the trees' edges as indices (docs/schedule-format.md),
+        by default from :data:`COMPACT_EDGES` tree edges on."""
         t = self.topology
         k = self._k()
         supply = {v: int(x * self.scale) for v, x in self.lp.x.items()}
+        if compact is None:
+            compact = self.tree_edges >= COMPACT_EDGES
 
-        def tree_json(tr: LPTree) -> dict[str, Any]:
-            return {"root": tr.root, "multiplicity": tr.multiplicity * k // supply[tr.root],
-                    "direction": tr.direction,
-                    "edges": [{"src": u, "dst": v, "path": list(w)} for u, v, w in tr.edges]}
+        def phase_json(collective: str, trees: list[LPTree]) -> dict[str, Any]:
+            walks: dict[tuple[Node, Node, Walk], int] = {}
+
+            def edges(tr: LPTree) -> list[Any]:
+                if not compact:
+                    return [{"src": u, "dst": v, "path": list(w)} for u, v, w in tr.edges]
+                return [walks.setdefault(e, len(walks)) for e in tr.edges]
+
+            out = {"collective": collective, "k": k, "trees": [
+                {"root": tr.root, "multiplicity": tr.multiplicity * k // supply[tr.root],
+                 "direction": tr.direction, "edges": edges(tr)} for tr in trees]}
+            if compact:
+                out["walks"] = [{"src": u, "dst": v, "path": list(w)} for u, v, w in walks]
+            return out
 
         out: dict[str, Any] = {
             "format": FORMAT,
@@ -119,16 +148,13 @@ class LPSchedule:
             "root": None,
             "weights": {str(v): fraction_str(x) for v, x in self.lp.x.items()},
             "overlap": True,
-            "phases": [
-                {"collective": "reduce-scatter", "k": k,
-                 "trees": [tree_json(tr) for tr in self.reduce_trees]},
-                {"collective": "allgather", "k": k,
-                 "trees": [tree_json(tr) for tr in self.broadcast_trees]},
-            ],
+            "phases": [phase_json("reduce-scatter", self.reduce_trees),
+                       phase_json("allgather", self.broadcast_trees)],
             "claimed": {"algbw": fraction_str(self.algbw),
                         "time_per_unit": fraction_str(self.time_per_unit)},
             "generator": {"tool": "collcert", "method": "lp",
                           "options": {"scale": self.scale},
+                          **({"orbits": self.orbits} if self.orbits else {}),
                           "seconds": {k2: round(v, 4) for k2, v in self.timings.items()}},
         }
         if certificates:  # a solution held symmetric is proven by the cut form's certificate
@@ -143,7 +169,8 @@ class LPSchedule:
                 f"{t.unit}, time per unit {show(self.time_per_unit)}; {len(self.reduce_trees)} "
                 f"reduce trees and {len(self.broadcast_trees)} broadcast trees over {roots} "
                 f"roots, running at the same time (pipelined); equals the exact LP (5) optimum; "
-                f"took {sum(self.timings.values()):.2f} s.")
+                + (f"built by orbits ({self.orbits}); " if self.orbits else "")
+                + f"took {sum(self.timings.values()):.2f} s.")
 
 
 def _walks(t: Topology, lp: ForestCollLP, scale: int) -> dict[Link, list[list[Any]]]:
@@ -209,19 +236,23 @@ def _balanced(t: Topology, sol: ForestCollLP) -> bool:
     return not any(net.get((s, v)) for s in ("bc", "re") for v in t.compute_nodes)
 
 
-SPLIT_BYTES_PER_ENTRY = 600
-SPLIT_SECONDS_PER_ENTRY = 2e-4
-"""Edge splitting and packing per (compute node × link), planning figures measured on
-dgx_a100:16 (128 GPUs, 768 links: about 60 MB and 20 s on a loaded 2-core machine)."""
-
-
-def _check_split_budget(t: Topology) -> None:
-    entries = t.num_compute * len(t.capacity)
-    check_budget(f"the LP (5) schedule of {t.name or 'the topology'}",
-                 SPLIT_BYTES_PER_ENTRY * entries,
-                 f"switch removal and tree packing ({t.num_compute} compute nodes × "
-                 f"{len(t.capacity)} links)", SPLIT_SECONDS_PER_ENTRY * entries,
-                 action="try a smaller topology, or --method forestcoll")
+def _check_split_budget(t: Topology, bc: dict[Link, int], re_rev: dict[Link, int],
+                        supply: dict[Node, int], notice: Notice | None) -> None:
+    """The general path's estimate for both sides (``forestcoll.estimate_general``: switch
+    removal keeps a flow per compute node), told to ``notice`` and refused (exit 2)
+    beyond the memory budget or ``COLLCERT_MAX_SECONDS``."""
+    sides = [estimate_general(t.compute_nodes, t.switch_nodes, caps, supply)
+             for caps in (bc, re_rev)]
+    seconds = sum(e.seconds for e in sides)
+    memory = max(e.memory_bytes for e in sides) + min(e.memory_bytes for e in sides) // 2
+    if notice is not None:
+        notice(f"LP (5) schedule by the general algorithms (no symmetry used), broadcast "
+               f"side: {sides[0].describe()}; the reduce side about as much", seconds)
+    check_budget(f"the LP (5) schedule of {t.name or 'the topology'}", memory,
+                 f"switch removal and tree packing by the general algorithms, both sides "
+                 f"({t.num_compute} compute nodes, about {sides[0].maxflows + sides[1].maxflows}"
+                 " packing max-flows)", seconds,
+                 action="try a smaller or more symmetric topology, or --method forestcoll")
 
 
 def _by_splitting(t: Topology, caps: dict[Link, int], supply: dict[Node, int], engine: str,
@@ -279,7 +310,9 @@ def _route(batches: list[tuple[Node, int, list[Link]]], direction: str,
     return out
 
 
-def _default_lp(t: Topology) -> tuple[ForestCollLP, ForestCollLP]:
+def _default_lp(t: Topology, notice: Notice | None = None,
+                progress: Callable[[int, int], None] | None = None,
+                ) -> tuple[ForestCollLP, ForestCollLP]:
     """(the LP (5) solution the trees realise, the one whose certificate they carry).
 
     The cut form's solution, fixed by the automorphisms (symmetric shares: few MSCCL
@@ -287,7 +320,7 @@ def _default_lp(t: Topology) -> tuple[ForestCollLP, ForestCollLP]:
     flow form is too large; else the flow form (its logical arcs carry the walks
     through switches), held to symmetric solutions when the machine has symmetry."""
     size = lp5_size(t)
-    cut = forestcoll_lp(t, method="cuts")
+    cut = forestcoll_lp(t, method="cuts", notice=notice, progress=progress)
     symmetric = cut.stats["node_orbits"] < t.num_compute
     if size > MAX_LP_NONZEROS or (symmetric and not t.switch_nodes):
         return cut, cut  # with switches: split off at the switches (_by_splitting)
@@ -301,16 +334,24 @@ def _default_lp(t: Topology) -> tuple[ForestCollLP, ForestCollLP]:
 
 
 def lp_schedule(topology: Topology, *, engine: str = "auto",
-                lp: ForestCollLP | None = None) -> LPSchedule:
+                lp: ForestCollLP | None = None, notice: Notice | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> LPSchedule:
     """Reduce trees into and broadcast trees out of every root, reaching LP (5) exactly.
 
     ``lp``: the LP (5) solution to realise (default: :func:`_default_lp`). A cut-form
     solution on a topology with switches is solved again in the flow form when that
     fits, else its per-link capacities are split off at the switches (they balance
     there), which needs them balanced at compute nodes too (symmetric machines such as
-    the DGX boxes); otherwise edge splitting refuses."""
+    the DGX boxes); otherwise edge splitting refuses. Split off, the trees are built
+    by the orbits of the machine's box symmetry where it keeps the solution
+    (:mod:`.lp5_orbits`), else by the general algorithms, whose estimate is told to
+    ``notice`` first and refused beyond the limits. ``notice(text, seconds)``: what the
+    next long step is and what it will cost, before it starts; ``progress(stage, done,
+    total)``: the LP's rounds and the stages of the build."""
     t0 = time.perf_counter()
-    sol, proof = (lp, lp) if lp else _default_lp(topology)
+    lp_progress = None if progress is None else (  # total 0: rounds, their number unknown
+        lambda rounds, cuts: progress(f"LP (5): cut generation, {cuts} cuts", rounds, 0))
+    sol, proof = (lp, lp) if lp else _default_lp(topology, notice, lp_progress)
     split = isinstance(sol, ForestCollCutLP) and bool(topology.switch_nodes)
     if split and lp5_size(topology) <= MAX_LP_NONZEROS:
         # the cut form has c per link; the walks through switches come from App. G's form
@@ -327,8 +368,6 @@ def lp_schedule(topology: Topology, *, engine: str = "auto",
     bc = {e: int(c * scale) for e, c in sol.c_bc.items() if c}
     re_rev = {(v, u): int(c * scale) for (u, v), c in sol.c_re.items() if c}
     nodes = list(topology.compute_nodes)
-    if split:
-        _check_split_budget(topology)
     if split and not _balanced(topology, sol):
         # the same optimum with c^RE, c^BC balanced at compute nodes too, if there is one
         even = forestcoll_lp_cuts(topology, balance_compute=True)
@@ -338,6 +377,14 @@ def lp_schedule(topology: Topology, *, engine: str = "auto",
             bc = {e: int(c * scale) for e, c in sol.c_bc.items() if c}
             re_rev = {(v, u): int(c * scale) for (u, v), c in sol.c_re.items() if c}
     if split:
+        built = orbit_trees(topology, bc, re_rev, supply, scale, engine, progress)
+        if built is not None:
+            reduce_in, bcast_out, how = built
+            t2 = time.perf_counter()
+            return LPSchedule(topology, sol, [LPTree(*x) for x in reduce_in],
+                              [LPTree(*x) for x in bcast_out], scale,
+                              {"lp": t1 - t0, "orbits": t2 - t1}, proof, how)
+        _check_split_budget(topology, bc, re_rev, supply, notice)
         bc, pools_out = _by_splitting(topology, bc, supply, engine, reverse=False)
         re_rev, pools_in = _by_splitting(topology, re_rev, supply, engine, reverse=True)
     else:

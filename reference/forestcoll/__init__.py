@@ -39,15 +39,17 @@ Modules:
                        2026, §6.1)
 """
 
+from .general_estimate import estimate_general
 from .optima import optimum
 from .optimum_result import FlowWitness, Optimum
 from .packing import Packing, pack_trees
 from .pipeline import schedule
 from .request import COLLECTIVES
-from .schedule_build import peak_memory_mb
+from .schedule_build import Stages, build_phase, peak_memory_mb
 from .schedule_io import expand, forestcoll_xml, read_text, render, write_schedule
 from .schedule_result import Phase, Schedule, Tree, TreeEdge
 from .splitting import SplitResult, remove_switches
+from .symsplit import SymmetryFailed
 
 __all__ = [
     "COLLECTIVES",
@@ -57,8 +59,12 @@ __all__ = [
     "Phase",
     "Schedule",
     "SplitResult",
+    "Stages",
+    "SymmetryFailed",
     "Tree",
     "TreeEdge",
+    "build_phase",
+    "estimate_general",
     "expand",
     "forestcoll_xml",
     "optimum",

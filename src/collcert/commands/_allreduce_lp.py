@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from collcert.reference.model import ScheduleError, fraction_str
 
-from ._common import load_topology, print_json, write_output
+from ._common import Progress, load_topology, print_json, write_output
 
 if TYPE_CHECKING:
     from collcert.reference.allreduce import LPSchedule
@@ -33,7 +33,8 @@ def run(args: argparse.Namespace) -> int:
     _refuse_options(args)
     topo = load_topology(args.topology, strict=False)
     started = time.monotonic()
-    s = lp_schedule(topo, engine=args.engine)
+    bars = _Bars(args.progress)
+    s = lp_schedule(topo, engine=args.engine, notice=bars.notice, progress=bars)
     doc = s.to_json(certificates=not args.no_certificates)
     program = None
     if args.format == "msccl-xml":
@@ -43,6 +44,9 @@ def run(args: argparse.Namespace) -> int:
         program = _mscclpp(s, args)
     if program is not None and not _rated(s, args):
         return 1  # --strict and the export is slower than the schedule: nothing written
+    if args.check and bars.force:
+        print(f"collcert schedule: checking the schedule with collcert.certify "
+              f"({s.tree_edges:,} tree edges) ...", file=sys.stderr, flush=True)
     checked = _check(topo, s, doc, program) if args.check else None
     text = json.dumps(doc, indent=1) + "\n" if program is None else program.text
     if args.output:
@@ -54,6 +58,37 @@ def run(args: argparse.Namespace) -> int:
     else:
         _print_text(s, program, checked, args, out)
     return 0
+
+
+class _Bars:
+    """``notice`` and ``progress`` of lp_schedule(): an estimate is printed on stderr
+    when it is long (``NOTICE_SECONDS``) or with --progress, and the stages are shown from
+    then on (the LP's rounds as a counter, the build's stages as bars)."""
+
+    NOTICE_SECONDS = 10.0
+
+    def __init__(self, force: bool) -> None:
+        self.force = force
+        self.bars: dict[str, Progress] = {}
+        self.started = time.monotonic()
+
+    def notice(self, text: str, seconds: float) -> None:
+        if self.force or seconds >= self.NOTICE_SECONDS:
+            print(f"collcert schedule: {text}", file=sys.stderr, flush=True)
+            self.force = True
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.force:
+            return
+        if total <= 0:  # LP (5)'s rounds: how many is not known before
+            name = stage.split(",")[0]
+            print(f"\r[{name}] round {done}{stage[len(name):]}, "
+                  f"{time.monotonic() - self.started:.1f} s\033[K", end="", file=sys.stderr,
+                  flush=True)
+            return
+        if stage not in self.bars:
+            self.bars[stage] = Progress(f"[{len(self.bars) + 1}] {stage}", force=True)
+        self.bars[stage](done, total)
 
 
 def _refuse_options(args: argparse.Namespace) -> None:
