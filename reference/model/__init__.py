@@ -37,6 +37,7 @@ from .limits import (
     check_prove_size,
     check_size,
     check_solvable,
+    estimates_to,
     read_text,
     schedule_transfers,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "check_size",
     "check_solvable",
     "decimal_str",
+    "estimates_to",
     "fraction_str",
     "lcm_of_denominators",
     "node_name",

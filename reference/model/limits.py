@@ -32,9 +32,10 @@ every count is printed exactly; no figure from here reaches a reported optimum.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import BinaryIO, Protocol
@@ -213,6 +214,24 @@ def check_budget(what: str, need: int, detail: str, seconds: float | None = None
                 f"{what}: {detail} would take about {human_seconds(seconds)}, more than the "
                 f"{human_seconds(limit)} collcert starts (set {ENV_SECONDS} to allow longer); "
                 f"{action} (docs/limits.md)")
+        for listener in list(_LISTENERS):  # the work goes ahead: say what it will take
+            listener(what, detail, seconds)
+
+
+Estimate = Callable[[str, str, float], None]
+_LISTENERS: list[Estimate] = []
+
+
+@contextlib.contextmanager
+def estimates_to(listener: Estimate) -> Iterator[None]:
+    """Within the ``with`` block, every :func:`check_budget` that lets timed work go ahead
+    calls ``listener(what, detail, seconds)`` with its estimate (the CLI prints it on
+    stderr before a long export, which was silent for minutes)."""
+    _LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        _LISTENERS.remove(listener)
 
 
 def seconds_budget() -> float:

@@ -22,6 +22,7 @@ from ._common import (
     Progress,
     add_progress_option,
     add_topology_argument,
+    announce_estimates,
     load_topology,
     print_json,
     write_output,
@@ -181,7 +182,8 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         _check(s, args, stages, progress)
     try:
-        _write(s, args, stages, progress)
+        with announce_estimates("schedule", args.progress):  # a long export says so first
+            _write(s, args, stages, progress)
     except _slow_export() as exc:
         print(f"collcert schedule: refused (--strict): {exc}", file=sys.stderr)
         return 1
