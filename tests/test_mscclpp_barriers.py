@@ -316,3 +316,31 @@ def test_the_fuzz_property_holds_and_catches_missing_barriers(
     monkeypatch.setattr(mscclpp_export, "dsl_passes", lambda ops: ops)  # no barriers
     with pytest.raises(PropertyFailure, match="is not between two nops"):
         properties.OPT_IN["mscclpp_export"](topo)
+
+
+def test_the_dsls_same_channel_pwsf_goes_wrong_and_collcerts_does_not() -> None:
+    # the one place collcert's passes differ from the DSL on purpose: running the DSL's
+    # port allreduce thread by thread (smoke's host executor) gives wrong sums, where the
+    # two outputs of the fused pwsf on one channel land in the other order; collcert's
+    # export of the same program, which keeps them apart, gives the collective's result
+    import numpy as np
+
+    from collcert.reference.execution import run_host
+    from collcert.reference.execution.execplan import expected_values
+    from collcert.smoke.mscclppplan import plan_from_mscclpp
+
+    def wrong_ranks(text: str) -> list[int]:
+        plan = plan_from_mscclpp(mscclpp.read(text))
+        outs = run_host(plan, 2)
+        return [r for r, o in enumerate(outs)
+                if o is not None and not np.array_equal(o, expected_values(plan.spec, r, 2))]
+
+    dsl = (COMPILED / "collcert_ring4_allreduce_port_dsl.json").read_text()
+    assert any(len(set(o["channel_ids"])) < len(o["channel_ids"]) for _, _, ops in
+               _tbs(json.loads(dsl)) for o in ops if o["name"] == "pwsf")
+    assert wrong_ranks(dsl)
+    ours = json.loads(dsl)
+    for g in ours["gpus"]:
+        for tb in g["threadblocks"]:
+            tb["ops"] = dsl_passes(_unfused(tb["ops"]))
+    assert wrong_ranks(json.dumps(ours)) == []

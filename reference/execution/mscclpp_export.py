@@ -32,7 +32,7 @@ resident, as the executor's persistent kernel needs). Each threadblock's ops the
 go through the DSL's passes (:func:`.mscclpp_sync.dsl_passes`: fusion, a ``nop``
 around every synchronising op and between dependent data ops), so that the
 executor's threads run them as the audit does. A threadblock takes at most
-:data:`OPS_PER_TB` operations of the plan (fewer on a rank where the ``nop``\ s
+:data:`OPS_PER_TB` operations of the plan (fewer on a rank where the ``nop``\\ s
 push one over the executor's 64 ops: it is compiled again) and :data:`SENDS_PER_TB`
 sends and receives, within the executor's 16 channels. The plan's ``name`` is
 :func:`plan_name`'s: the executor caches a plan's setup by name.
