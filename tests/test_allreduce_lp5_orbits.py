@@ -98,3 +98,14 @@ def test_the_lp_estimate_is_told_before_the_rounds() -> None:
     assert len(said) == 1 and rounds
     text, seconds = said[0]
     assert "64 compute nodes in 1 orbit" in text and "estimated" in text and seconds > 0
+
+
+def test_optimum_allreduce_shows_the_lp_estimate_and_rounds(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from collcert.cli import main
+
+    assert main(["optimum", "-c", "allreduce", "dgx_a100:8", "--progress"]) == 0
+    err = capsys.readouterr().err
+    lp = err.index("allreduce: LP (5) ...")
+    assert err.index("LP (5) of 8-box DGX A100 by cut generation") > lp
+    assert "estimated" in err and "LP (5): round 1," in err

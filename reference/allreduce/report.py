@@ -279,6 +279,8 @@ def allreduce_rate(
     progress: Progress | None = None,
     stage: Callable[[str], None] | None = None,
     warm: Progress | None = None,
+    lp5: Progress | None = None,
+    notice: Callable[[str, float], None] | None = None,
 ) -> AllreduceRate:
     """The certified allreduce rates of ``topology`` (see the module docstring).
 
@@ -286,7 +288,8 @@ def allreduce_rate(
     figure that needs more (no switches, an Eulerian graph) is ``None`` with
     its reason. One compute node is refused: that allreduce needs no
     communication. ``stage(name)`` is called as each figure starts, ``progress`` and
-    ``warm`` go to :func:`.rate.mac_bc_lp`; R_LP comes
+    ``warm`` go to :func:`.rate.mac_bc_lp`, ``lp5`` (rounds, cuts) and ``notice(text,
+    seconds)`` (its estimate, before the rounds) to :func:`.lp5.forestcoll_lp`; R_LP comes
     from a closed form where Zhou & Sun 2026 give one (:mod:`.rate_closed`).
     """
     if not isinstance(topology, Topology):
@@ -315,7 +318,7 @@ def allreduce_rate(
     else:
         say("LP (5)")
         try:
-            fc = forestcoll_lp(t)
+            fc = forestcoll_lp(t, progress=lp5, notice=notice)
         except CollcertError as exc:
             reasons["forestcoll_lp"] = str(exc)
     rs: Optimum | None = None

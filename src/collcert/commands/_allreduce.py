@@ -172,6 +172,23 @@ class _Stages:
         self.open_line = done < total
         self.bar(done, total, f"round {self.rounds}")
 
+    def notice(self, text: str, seconds: float) -> None:
+        """LP (5)'s estimate, before its rounds: shown from ``ESTIMATE_SHOWN_FROM`` seconds
+        on (or with the stages), and the stages shown from then on."""
+        if self.shown or seconds >= ESTIMATE_SHOWN_FROM:
+            if not self.shown:  # the stage line it belongs to
+                print(f"allreduce: {self.name} ...", file=sys.stderr, flush=True)
+            self.shown = True
+            print(f"  {text}", file=sys.stderr, flush=True)
+
+    def lp5_round(self, rounds: int, cuts: int) -> None:
+        """LP (5)'s cut generation: the round and the cuts so far, on one line."""
+        if self.shown:
+            print(f"\r  LP (5): round {rounds}, {cuts} cuts, "
+                  f"{time.monotonic() - self.since:.1f} s\033[K", end="", file=sys.stderr,
+                  flush=True)
+            self.open_line = True
+
     def finish(self) -> None:
         if self.shown and self.name:
             end = "\n" if self.open_line else ""
@@ -217,7 +234,7 @@ def run(args: argparse.Namespace) -> int:
     def solve(t: Any, label: str = "") -> tuple[Any, dict[str, bool]]:
         stages.label = f"{label} machine: " if label else ""
         rate = allreduce_rate(t, engine=args.engine, progress=stages.round, stage=stages,
-                              warm=stages.warm)
+                              warm=stages.warm, lp5=stages.lp5_round, notice=stages.notice)
         add_in_network(rate, args.engine, stages)
         stages("checking the certificates")
         done = check_all(rate)
