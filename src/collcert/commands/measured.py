@@ -184,8 +184,8 @@ def _plot(path: str, results: list[Any], busbw: bool) -> None:
             ceiling = s.model.ceiling if s.model is not None else None
             above = [(r.size, r.busbw if busbw else r.algbw) for r in s.rows
                      if ceiling is not None and r.algbw > ceiling]
-            measured.append(MeasuredLine(f"measured {key}: {tag} ({os.path.basename(m.source)}, "
-                                         f"line {m.first_line}, {m.place})",
+            measured.append(MeasuredLine(f"measured {key} ({m.place}): {tag}, "
+                                         f"{os.path.basename(m.source)} line {m.first_line}",
                                          [(r.size, r.busbw if busbw else r.algbw)
                                           for r in s.rows], above))
             if s.model is not None and not models:

@@ -57,7 +57,7 @@ def plot_measured(path: str, measured: Sequence[MeasuredLine], models: Sequence[
     while not xs or xs[-1] < hi:
         xs.append(min(lo * 2 ** (k / 4), float(hi)))
         k += 1
-    fig, ax = plt.subplots(figsize=(9, 5.6))
+    fig, ax = plt.subplots(figsize=(9, 5.4 + 0.22 * (len(models) + len(measured))))
     for i, c in enumerate(models):
         ys = [float(c.rate(Fraction(x))) for x in xs]  # type: ignore[operator]
         label = f"{c.label} (→ {float(c.limit):.4g} GB/s)"
@@ -82,16 +82,21 @@ def plot_measured(path: str, measured: Sequence[MeasuredLine], models: Sequence[
     octaves = max(1, (hi // max(lo, 1)).bit_length())
     ax.xaxis.set_major_locator(LogLocator(base=2 ** max(1, -(-octaves // 12)), numticks=40))
     ax.xaxis.set_major_formatter(FuncFormatter(_bytes))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _pos: f"{y:g}"))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    plain = FuncFormatter(lambda y, _pos: f"{y:g}")
+    ax.yaxis.set_major_formatter(plain)
+    y_lo, y_hi = ax.get_ylim()  # within a decade or so the minor ticks carry the numbers
+    ax.yaxis.set_minor_formatter(plain if y_hi / y_lo < 30 else NullFormatter())
     ax.set_xlabel("message size (bytes; K, M, G = 2^10, 2^20, 2^30)")
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="major", alpha=0.35)
-    ax.legend(loc="lower right", fontsize=7.5)
     lines = textwrap.wrap(note, 140) if note else []
+    handles, labels = ax.get_legend_handles_labels()
+    band = (0.026 * len(labels) + 0.02 + 0.018 * len(lines))  # legend and note under the axes
+    fig.legend(handles, labels, loc="lower left", bbox_to_anchor=(0.01, 0.018 * len(lines) + 0.01),
+               fontsize=7.5, frameon=False)  # below the axes: never over a curve
     if lines:
         fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, color="0.3", ha="left",
                  va="bottom")
-    fig.tight_layout(rect=(0, 0.022 * len(lines), 1, 1))
+    fig.tight_layout(rect=(0, band, 1, 1))
     save(fig, path)

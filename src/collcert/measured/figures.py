@@ -101,8 +101,9 @@ def build_model(topology: Topology, collective: str, root: Any, sizes: Sequence[
     lat = latency_lower_bound(topology, collective, alphas, cmp.root)
     curves = [Curve("bound", "certified optimum + latency bound", "bound", ceiling,
                     lat.latency)]
-    for r in cmp.rows:
-        curves.append(Curve(r.name, r.label, r.kind, r.algbw * gbps,
+    for r in cmp.rows:  # ForestColl's own schedule is "forestcoll": the bound is the optimum
+        curves.append(Curve("forestcoll" if r.name == "optimum" else r.name, r.label, r.kind,
+                            r.algbw * gbps,
                             r.latency_us if r.latency_us is not None else Fraction(0)))
     model = Model(collective, cmp.root, optimum, cmp.optimum_kind, ceiling, kind, curves,
                   skipped=list(cmp.skipped), notes=list(cmp.notes), latency_bound=lat)
