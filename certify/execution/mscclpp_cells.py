@@ -43,8 +43,9 @@ def at(plan: Plan, j: int) -> str:
 
 
 def join(into: Clock, other: Clock) -> None:
+    got = into.get
     for k, t in other.items():
-        if into.get(k, 0) < t:
+        if got(k, 0) < t:
             into[k] = t
 
 

@@ -42,6 +42,7 @@ from .mscclpp_ops import Actor, DataOps
 from .mscclpp_threads import (
     USER,
     Know,
+    ThreadKnow,
     Threads,
     is_proxy,
     proxy_done,
@@ -74,7 +75,8 @@ class _Run(DataOps):
         self.pc: dict[Key, int] = {k: 0 for k in plan.tbs}
         self.inbox: dict[tuple[int, str, int], deque[tuple[Know, bool]]] = {}
         self.sem: dict[tuple[int, int], deque[Know]] = {
-            (r, s): deque(Know() for _ in range(init)) for r, inits in plan.semaphores.items()
+            (r, s): deque(self.threads.blank.copy() for _ in range(init))
+            for r, inits in plan.semaphores.items()
             for s, init in enumerate(inits)}
         self.arrived: dict[tuple[int, int], dict[Key, Know]] = {}
         self.released: dict[Key, Know] = {}
@@ -134,7 +136,7 @@ class _Run(DataOps):
             return f"rank {who[0]} tb {who[1]} op {at - 1} of the previous call"
         return f"rank {who[0]} tb {who[1]} op {at - self.base - 1}"
 
-    def boundary(self, know: Know, who: Key, at: int) -> bool:
+    def boundary(self, know: Know | ThreadKnow, who: Key, at: int) -> bool:
         """Done before the kernel boundary that ``know`` is ordered after: a rank's new
         kernel starts once its previous one (and the user's writes) completed."""
         return (self.call == 2 and not is_proxy(who) and at <= self.base
@@ -296,7 +298,7 @@ class _Run(DataOps):
         if len(group) < max(op.nblocks, 1):
             return (f"waits at barrier {op.barrier} for {op.nblocks} threadblocks "
                     f"({len(group)} arrived)")
-        joined = Know()
+        joined = self.threads.blank.copy()
         for know in group.values():
             joined.join(know)
         for member in group:
@@ -337,7 +339,7 @@ class _Run(DataOps):
 
     def kernel_end(self, q: int, base: int) -> Know:
         """What rank q knows when its kernel ends: every thread of every block done."""
-        end = Know()
+        end = self.threads.blank.copy()
         for key, ops in self.plan.tbs.items():
             if key[0] == q:
                 end.join(self.threads.all(key))

@@ -38,6 +38,7 @@ USER = -1  # the tb slot of the user: (rank, USER) stamps its writes between two
 SYNC_OPS = ("signal", "rlxsignal", "wait", "rlxwait", "flush", "sem_acquire", "sem_release")
 PUBLISHING = ("signal", "rlxsignal", "sem_release", "pws", "pwsf")
 WAITING = ("wait", "rlxwait", "sem_acquire")
+WEAK = ("rppkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")  # LL reads: flags only
 
 
 def proxy_done(rank: int, ch: int) -> Key:
@@ -56,25 +57,41 @@ def is_proxy(key: Key) -> bool:
 
 @dataclass
 class Know:
-    """What an actor knows: ``data`` (visible) and ``exe`` (happened; ⊇ data)."""
+    """What an actor knows: ``data`` (visible) and ``exe`` (happened; ⊇ data). In a plan
+    with no relaxed synchronisation (no ``rlx*`` on memory channels, no LL packets) the
+    two are one dict (:func:`fresh`)."""
 
     data: Clock = field(default_factory=dict)
     exe: Clock = field(default_factory=dict)
 
     def copy(self) -> Know:
-        return Know(dict(self.data), dict(self.exe))
+        data = dict(self.data)
+        return Know(data, data if self.exe is self.data else dict(self.exe))
 
     def join(self, other: Know, strong: bool = True) -> None:
         """Learn ``other``: all of it through a release/acquire pair (``strong``), its
         execution only through a relaxed one."""
         if strong:
             join(self.data, other.data)
-        join(self.exe, other.exe)  # exe ⊇ data, in every Know
+        if self.exe is not self.data or other.exe is not other.data:
+            join(self.exe, other.exe)  # exe ⊇ data, in every Know
 
     def stamp(self, key: Key, at: int) -> None:
         for c in (self.data, self.exe):
             if c.get(key, 0) < at:
                 c[key] = at
+
+
+def fresh(plan: Plan) -> Know:
+    """An empty :class:`Know` for ``plan``: one dict for both clocks when nothing in the
+    plan orders execution without data."""
+    weak = any(op.name in WEAK or (op.name in ("rlxsignal", "rlxwait")
+                                   and op.chan_type != "port")
+               for ops in plan.tbs.values() for op in ops)
+    if weak:
+        return Know()
+    shared: Clock = {}
+    return Know(shared, shared)
 
 
 def items(op: Op) -> int:
@@ -90,23 +107,72 @@ def items(op: Op) -> int:
     return 0
 
 
+class _Either:
+    """A clock read as the larger of two (a thread's block's and its own since)."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: Clock, b: Clock) -> None:
+        self.a, self.b = a, b
+
+    def get(self, key: Key, default: int = 0) -> int:
+        return max(self.a.get(key, default), self.b.get(key, default))
+
+
+class ThreadKnow:
+    """Thread i's knowledge: its block's ``common`` (fixed until the next ``nop``) and
+    ``delta``, what it learnt since; read, joined and stamped as a :class:`Know`."""
+
+    def __init__(self, common: Know, blank: Know) -> None:
+        self.common, self.delta = common, blank.copy()
+
+    @property
+    def data(self) -> _Either:
+        return _Either(self.common.data, self.delta.data)
+
+    @property
+    def exe(self) -> _Either:
+        return _Either(self.common.exe, self.delta.exe)
+
+    def join(self, other: Know, strong: bool = True) -> None:
+        if strong:
+            _over(self.delta.data, other.data, self.common.data)
+        if self.delta.exe is not self.delta.data or other.exe is not other.data:
+            _over(self.delta.exe, other.exe, self.common.exe)
+
+    def stamp(self, key: Key, at: int) -> None:
+        self.delta.stamp(key, at)
+
+    def copy(self) -> Know:
+        out = self.common.copy()
+        out.join(self.delta)
+        return out
+
+
+def _over(into: Clock, other: Clock, base: Clock) -> None:
+    """``into`` learns from ``other`` what neither it nor ``base`` knows."""
+    got, known = into.get, base.get
+    into.update({k: t for k, t in other.items() if t > known(k, 0) and t > got(k, 0)})
+
+
 class Threads:
     """Per threadblock: ``common`` (what all its threads know) and ``extra[key][i]``,
     thread i's knowledge where it has learnt more since the last ``nop``."""
 
     def __init__(self, plan: Plan) -> None:
         self.width = plan.threads
-        self.common: dict[Key, Know] = {k: Know() for k in plan.tbs}
-        self.extra: dict[Key, dict[int, Know]] = {}
+        self.blank = fresh(plan)
+        self.common: dict[Key, Know] = {k: self.blank.copy() for k in plan.tbs}
+        self.extra: dict[Key, dict[int, ThreadKnow]] = {}
 
-    def thread(self, key: Key, i: int) -> Know:
+    def thread(self, key: Key, i: int) -> ThreadKnow:
         """Thread i's knowledge, to read or to add to."""
         mine = self.extra.setdefault(key, {})
         if i not in mine:
-            mine[i] = self.common[key].copy()
+            mine[i] = ThreadKnow(self.common[key], self.blank)
         return mine[i]
 
-    def threads(self, key: Key) -> list[Know]:
+    def threads(self, key: Key) -> list[ThreadKnow]:
         """The knowledge of the threads that learnt more than ``common``."""
         return list(self.extra.get(key, {}).values())
 
@@ -114,7 +180,7 @@ class Threads:
         """What the block's threads know together (a ``__syncthreads`` joins it)."""
         out = self.common[key].copy()
         for know in self.threads(key):
-            out.join(know)
+            out.join(know.delta)
         return out
 
     def sync(self, key: Key, at: int) -> None:
@@ -122,7 +188,7 @@ class Threads:
         all of them finished the ops stamped below ``at``."""
         joined = self.common[key]
         for know in self.extra.pop(key, {}).values():
-            joined.join(know)
+            joined.join(know.delta)
         joined.stamp(key, at)
 
     def reset(self, key: Key, know: Know) -> None:
