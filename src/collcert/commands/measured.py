@@ -80,8 +80,9 @@ def run(args: argparse.Namespace) -> int:
 
         raise CollcertError(f"--run {args.run}: runs are counted from 1")
     ranks = read_ranks(args.ranks) if args.ranks else None
-    runs = [r for path in args.logs for r in read_nccl_tests(path).runs]
-    runs = _pick(runs, args.run)
+    logs = [read_nccl_tests(path) for path in args.logs]
+    runs = _pick([r for log in logs for r in log.runs], args.run)
+    _log_notes(logs)
     topo = load_topology(args.topology)
     _announce(args, topo, runs)
     progress = _progress(args)
@@ -103,6 +104,19 @@ def run(args: argparse.Namespace) -> int:
         if args.plot:
             print(f"Plot written to {args.plot}.")
     return max(m.exit_code for m in results)
+
+
+def _log_notes(logs: list[Any]) -> None:
+    """What the reader passed over that a reader of the report should know: runs that
+    stopped before their table, NCCL's warnings."""
+    import sys
+
+    for log in logs:
+        for text in log.dropped:
+            print(f"note: {text}", file=sys.stderr)
+        if log.warnings:
+            more = f" ({len(log.warnings)} shown of the first)" if len(log.warnings) > 1 else ""
+            print(f"note: {log.source}: NCCL warned{more}: {log.warnings[0]}", file=sys.stderr)
 
 
 def _announce(args: argparse.Namespace, topo: Any, runs: list[Any]) -> None:

@@ -374,6 +374,8 @@ class _Reader:
             self._close()
         if not self.log.runs:
             why = f" ({self.log.dropped[0]})" if self.log.dropped else ""
+            if self.log.warnings:
+                why += f"; NCCL warned: {self.log.warnings[0][:200]}"
             raise LogError(f"{self.log.source}: no nccl-tests run in this file (no table of "
                            f"'size count type … time algbw busbw' rows){why}")
         return self.log
