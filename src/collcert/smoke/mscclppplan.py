@@ -53,6 +53,7 @@ from .mscclppdata import PACKET_WAITS, Memory, Stop, items, scratch
 Key = tuple[int, int]
 Thread = tuple[Key, int]
 RETURNS = "the user reads its output"  # the note of the copy made when a rank's call returns
+STEPS_BUDGET = 100_000  # thread steps over all generic orders (at least 2 orders): ~3 s each
 
 
 def plan_from_mscclpp(pp: mscclpp.Plan, tries: int = 8, seed: int = 0,
@@ -61,11 +62,14 @@ def plan_from_mscclpp(pp: mscclpp.Plan, tries: int = 8, seed: int = 0,
     (``inplace``) by its threads in the first of the adversarial orders whose result is
     wrong (the first order when none is); ``plan.problems`` says why it cannot run. The
     orders: for each threadblock the audit's ``reasons`` name (computed when not given),
-    its threads that only move data last, then first; then ``tries`` generic ones."""
+    its threads that only move data last, then first; then ``tries`` generic ones (fewer
+    on a large plan: :data:`STEPS_BUDGET` thread steps, and at least 2)."""
     if reasons is None:
         reasons = mscclpp_sim.run(pp).verdict.reasons
     first: tuple[str, Plan] | None = None
     tried = 0
+    steps = sum(len(ops) * _width(pp, ops) for ops in pp.tbs.values())
+    tries = max(min(tries, 2), min(tries, STEPS_BUDGET // max(steps, 1)))
     for name, order in _targeted(pp, reasons) + list(_orders(pp, tries, seed)):
         plan = _build(pp, order)
         tried += 1
@@ -222,6 +226,7 @@ class _Threads:
         self.released: set[tuple[Key, int]] = set()
         self.ready = list(range(len(order)))  # a heap of thread indices: the first goes
         self.waiting: dict[tuple[object, ...], list[int]] = {}
+        self.acting: dict[tuple[Key, int], int] = {}
         self.left = [sum(1 for th in order if th[0][0] == r and pp.tbs[th[0]])
                      for r in range(pp.ngpus)]
         for r in range(pp.ngpus):
@@ -231,7 +236,10 @@ class _Threads:
 
     def acts(self, key: Key, op: mscclpp.Op) -> int:
         """How many of the block's threads act on the op's channels (threads i < n)."""
-        return min(items(op), self.width[key], self.pp.threads)
+        n = self.acting.get((key, op.pos))
+        if n is None:
+            n = self.acting[(key, op.pos)] = min(items(op), self.width[key], self.pp.threads)
+        return n
 
     def blocked(self, th: Thread, op: mscclpp.Op) -> tuple[str, tuple[object, ...]] | None:
         """None when thread ``th`` can do its part of ``op`` now; else what it waits for,
