@@ -171,13 +171,13 @@ def test_smoke_agrees_with_the_audit_on_mutated_plans() -> None:
     integers) are separate readings of the executor: on mutated plans, whatever the
     simulator finds VALID smoke runs to the collective's result in every order it tries,
     and in a random order of its data dependencies; nothing raises. (Checked on 3000
-    mutants while writing this, see docs/smoke.md; 100 here.)"""
+    mutants while writing this, see docs/smoke.md; 60 here.)"""
     rng = random.Random(22)
     docs = [json.loads((DATA / c["plan"]).read_text()) for c in EXPECTED
             if c["verdict"] != "NOT SIMULATED"]
     docs += [json.loads(_export(c, r, False)) for c, r in CASES[:3]]
     valid = 0
-    for n in range(100):
+    for n in range(60):
         doc = copy.deepcopy(rng.choice(docs))
         _mutate(rng, doc)
         pp = mscclpp.read(json.dumps(doc))
@@ -191,7 +191,7 @@ def test_smoke_agrees_with_the_audit_on_mutated_plans() -> None:
         order = emulated_order(plan, dependencies(plan), [("rank", op.rank) for op in plan.ops],
                                n)
         assert _outputs_right(plan, run_host(plan, 2, order), 2) == []
-    assert valid >= 15  # dropped nops, swapped independent ops, relaxed signals …
+    assert valid >= 12  # dropped nops, swapped independent ops, relaxed signals …
 
 
 def test_exports_on_random_machines_run_right() -> None:
