@@ -277,3 +277,32 @@ def test_any_float_basis_is_repaired(monkeypatch: Any) -> None:
         r = ar.mac_bc_lp(t, passes=0)
         assert r.value == lp_by_z3(t)
         assert check_mac_bc_lp(Graph(t.to_json()), r.certificate(t)).ok
+
+
+def test_capacities_too_far_apart_for_floats_go_exact(monkeypatch: Any) -> None:
+    """Issue 33 row 1 (fuzz case 568 of seed 0): GLOP ran for hours on the MAC-BC master
+    with capacities 7.5*10^20 beside 2. Magnitudes more than 2^48 apart skip the float
+    solver (floats_can_solve), and the masters' float solves have a time limit."""
+    import collcert.reference.allreduce.rate as ar
+    import collcert.reference.solvers.lp as lp_module
+    from collcert.reference.solvers import LinearProgram, floats_can_solve, solve_lp
+
+    def no_solve(*_: Any) -> None:
+        raise AssertionError("a float solve was started")
+
+    monkeypatch.setattr(ar._FloatMaster, "solve", lambda self: None if self.failed
+                        else no_solve())
+    monkeypatch.setattr(lp_module, "float_solver", no_solve)
+    assert floats_can_solve([1, 2**40, Fraction(1, 3)])
+    assert not floats_can_solve([2, 749220106731066052670]) and floats_can_solve([0, 0])
+    huge = 749220106731066052668
+    t = digraph(4, {(0, 1): huge, (1, 2): huge, (2, 3): huge, (3, 0): huge,
+                    (1, 0): 2, (2, 1): 2, (3, 2): 2, (0, 3): 2})
+    r = mac_bc_lp(t)
+    assert r.value == mac_bc_lp_enumerated(t) == lp_by_z3(t)
+    assert check_mac_bc_lp(Graph(t.to_json()), r.certificate(t)).ok
+    lp = LinearProgram("max")
+    lp.add_row("a", {"x": 1, "y": huge}, "<=", huge)
+    lp.add_row("b", {"x": 2, "y": 1}, "<=", 3)
+    lp.add_variable("z", 1, column={"a": 1})
+    assert solve_lp(lp).objective == huge  # by the exact simplex alone

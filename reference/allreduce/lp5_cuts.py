@@ -37,7 +37,15 @@ from typing import Any
 import numpy as np
 
 from ..model import Topology, TopologyError, check_budget, fraction_str
-from ..solvers import FlowNetwork, LinearProgram, LPResult, lp_exact, solve_lp
+from ..solvers import (
+    FlowNetwork,
+    LinearProgram,
+    LPResult,
+    float_solver,
+    floats_can_solve,
+    lp_exact,
+    solve_lp,
+)
 from ..symmetry import find_generators, find_symmetry
 from .lp5_flows import ForestCollLP, name
 from .lp5_model import CutModel, group_generators
@@ -69,9 +77,7 @@ class _FloatMaster:
     is trusted: it only chooses cuts."""
 
     def __init__(self, m: CutModel) -> None:
-        from ortools.linear_solver import pywraplp
-
-        self.s = s = pywraplp.Solver.CreateSolver("GLOP")
+        self.s = s = float_solver("GLOP")  # a time limit: past it, the exact step goes on
         inf = s.infinity()
         self.x = [s.NumVar(0.0, inf, "") for _ in range(m.num_classes)]
         self.cre = [s.NumVar(0.0, inf, "") for _ in range(m.num_link_orbits)]
@@ -93,7 +99,8 @@ class _FloatMaster:
                 for p, a in m.balance(w).items():
                     row.SetCoefficient(cs[p], float(a))
                 self.rows.append(row)
-        self.failed = False
+        self.failed = not floats_can_solve(m.orbit_capacity(p)
+                                           for p in range(m.num_link_orbits))
 
     def add_cut(self, side: str, xs: list[int], cs: list[int]) -> None:
         row = self.s.Constraint(-self.s.infinity(), 0.0)
@@ -117,6 +124,8 @@ class _FloatMaster:
                 lp_exact.snap_all([r.dual_value() for r in self.rows]))
 
     def solve(self) -> tuple[list[float], list[float], list[float]] | None:
+        if self.failed:  # once failed (or capacities too far apart), the exact step alone
+            return None
         self.failed = self.s.Solve() != self.s.OPTIMAL
         if self.failed:
             return None

@@ -39,7 +39,14 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import Link, Node, Topology, TopologyError, fraction_str
-from ..solvers import LinearProgram, LPResult, lp_exact, min_arborescence
+from ..solvers import (
+    LinearProgram,
+    LPResult,
+    float_solver,
+    floats_can_solve,
+    lp_exact,
+    min_arborescence,
+)
 from .cut_set import check_two_compute_nodes
 
 Progress = Callable[[int, int], None]
@@ -190,14 +197,12 @@ class _FloatMaster:
     """
 
     def __init__(self, sup: _Support) -> None:
-        from ortools.linear_solver import pywraplp
-
-        self.s = pywraplp.Solver.CreateSolver("GLOP")
+        self.s = float_solver("GLOP")  # a time limit: past it, the exact master goes on
         self.rows = [self.s.Constraint(-self.s.infinity(), float(c)) for c in sup.cap]
         self.obj = self.s.Objective()
         self.obj.SetMaximization()
         self.vars: list[Any] = []
-        self.failed = False
+        self.failed = not floats_can_solve(sup.cap)  # capacities too far apart for floats
 
     @property
     def size(self) -> int:
@@ -221,6 +226,8 @@ class _FloatMaster:
     def solve(self) -> tuple[float, list[float]] | None:
         """(value, duals), or None when GLOP gives up (capacities over a huge range can
         defeat floats): from then on the exact master works alone (``failed``)."""
+        if self.failed:  # once failed, never again: a hang or a wrong basis each round
+            return None
         status = self.s.Solve()
         self.failed = status != self.s.OPTIMAL
         if self.failed:

@@ -16,7 +16,7 @@ from . import lp_exact
 from .arborescence import min_arborescence, min_in_and_out
 from .edge_colouring import colour
 from .linear_program import LinearProgram, LPError
-from .lp import LPResult, solve_lp
+from .lp import LPResult, float_solver, floats_can_solve, solve_lp
 from .maxflow import INF, FlowNetwork, FlowResult, MaxFlow, max_flow
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "LinearProgram",
     "MaxFlow",
     "colour",
+    "float_solver",
+    "floats_can_solve",
     "lp_exact",
     "max_flow",
     "min_arborescence",

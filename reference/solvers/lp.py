@@ -5,7 +5,9 @@ heavy work, then prove the result exactly*. An LP is solved here in three
 steps:
 
 1. **Float solve** by OR-Tools' simplex codes (CLP, else GLOP), which
-   return an optimal *basis* as well as float values.
+   return an optimal *basis* as well as float values; skipped when the LP's
+   magnitudes span more than :data:`FLOAT_RANGE` (doubles cannot hold them side
+   by side: a wrong basis, or a solve that never ends).
 2. **Exact proof.** The values a basis determines are computed in rationals
    (:mod:`collcert.reference.solvers.lp_exact`: the triangular parts of the basis
    matrix are peeled off by singletons, the remaining core goes to
@@ -32,7 +34,7 @@ In both, b·y equals the optimum.
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -101,6 +103,47 @@ def solve_lp(lp: LinearProgram, *, engine: str = "auto", max_repair_pivots: int 
 
 
 FLOAT_ENGINES = ("CLP", "GLOP")
+FLOAT_RANGE = 2.0 ** 48
+"""Widest ratio of nonzero magnitudes (coefficients, right-hand sides, costs) handed to a
+float solver: beyond it double precision (53 bits) cannot keep the small ones next to
+the large, and GLOP was seen to return a wrong basis (capacities 38309034514815479 beside
+1) or to run for hours (7.5·10^20 beside 2; issue 33 row 1). The exact simplex then
+works alone."""
+FLOAT_SECONDS = 60.0
+"""Time limit of one float solve of a column- or cut-generation master (re-solved every
+round; milliseconds normally): past it the master gives up and the exact layer goes on."""
+
+
+def floats_can_solve(numbers: Iterable[Fraction | int]) -> bool:
+    """Whether the nonzero magnitudes of ``numbers`` lie within :data:`FLOAT_RANGE` of each
+    other (and fit a double), so that a float solve of an LP made of them is worth trying."""
+    low = high = None
+    for v in numbers:
+        a = abs(v)
+        if a:
+            low = a if low is None or a < low else low
+            high = a if high is None or a > high else high
+    if low is None or high is None:
+        return True
+    return high <= 2.0 ** 1000 and high <= FLOAT_RANGE * low
+
+
+def float_solver(engine: str, seconds: float | None = FLOAT_SECONDS) -> Any:
+    """An OR-Tools ``pywraplp`` solver (``"CLP"``, ``"GLOP"``) with a time limit of
+    ``seconds`` (None: none), or None where the engine is missing."""
+    from ortools.linear_solver import pywraplp
+
+    s = pywraplp.Solver.CreateSolver(engine)
+    if s is not None and seconds is not None:
+        s.SetTimeLimit(int(seconds * 1000))
+    return s
+
+
+def _lp_numbers(lp: LinearProgram) -> Iterator[Fraction]:
+    yield from lp.cost
+    yield from lp.rhs
+    for col in lp.cols:
+        yield from col.values()
 
 
 def _float_solve(lp: LinearProgram, engines: tuple[str, ...] = FLOAT_ENGINES,
@@ -115,10 +158,10 @@ def _float_solve(lp: LinearProgram, engines: tuple[str, ...] = FLOAT_ENGINES,
     undefined symbol, so an LP layer on highspy would break every process that
     also computes max-flows (OR-Tools is the max-flow engine).
     """
-    from ortools.linear_solver import pywraplp
-
+    if not floats_can_solve(_lp_numbers(lp)):  # floats would be wrong, or never finish
+        return None, None
     for engine in engines:
-        s = pywraplp.Solver.CreateSolver(engine)
+        s = float_solver(engine, None)  # one solve, however large: no time limit
         if s is None:
             continue
         inf = s.infinity()
