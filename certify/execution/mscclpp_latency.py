@@ -54,13 +54,13 @@ class _Timed(_Run):
         self.ptime: dict[Loc, Stamp] = {}
         self.end: Stamp = ZERO
 
-    def send(self, op: Op, k: int, msg: Know, strong: bool) -> None:
+    def send(self, op: Op, k: int, msg: Know, strong: bool, thread: int) -> None:
         other = self.plan.pair.get((op.rank, op.chan_type, k))
         if other is not None:
             peer = self.plan.peers[(op.rank, op.chan_type)][k]
             self.inbox_t.setdefault(other, deque()).append(
                 _after(self.t[(op.rank, op.tb)], self.cost(op.rank, peer)))
-        super().send(op, k, msg, strong)
+        super().send(op, k, msg, strong, thread)
 
     def blocked(self, op: Op) -> str | None:
         key = (op.rank, op.tb)

@@ -27,7 +27,7 @@ from ..model import Verdict
 from . import mscclpp_cells as mc
 from .mscclpp import Op, Plan, Ref
 from .mscclpp_cells import Content, Key
-from .mscclpp_threads import Know, Threads, items, proxy_done, proxy_push
+from .mscclpp_threads import Know, ThreadKnow, Threads, items, proxy_done, proxy_push
 
 
 @dataclass
@@ -52,6 +52,7 @@ class DataOps:
     pushed: dict[Key, int]
     events: dict[tuple[Key, int], str]
     narrow: set[tuple[int, int, int]]
+    lanes: dict[tuple[int, int], set[tuple[int, int]]]  # (rank, port channel) -> pushers
 
     def fail(self, text: str) -> None:
         raise NotImplementedError
@@ -95,31 +96,41 @@ class DataOps:
         knowing what the thread knew (the push is a release)."""
         if i >= self.width(op) or i >= len(op.channels):
             return None
-        ch = op.channels[i]
+        ch, lane = op.channels[i], (op.tb, i)
         t = self.threads.thread((op.rank, op.tb), i)
-        done, pushed = proxy_done(op.rank, ch), proxy_push(op.rank, ch)
         know = t.copy()
-        know.stamp(done, t.data.get(pushed, 0))
+        self.fifo_done(op.rank, ch, know)
+        self.lanes.setdefault((op.rank, ch), set()).add(lane)
+        done = proxy_done(op.rank, ch, lane)
         n = self.pushed.get(done, 0) + 1
         self.pushed[done] = n
-        t.stamp(pushed, n)
+        t.stamp(proxy_push(op.rank, ch, lane), n)
         self.events[(done, n)] = (f"the proxy of rank {op.rank}'s port channel {ch} (request "
                                   f"{i} of {self.name((op.rank, op.tb), self.stamp(op))})")
         return Actor(done, n, know, f"{op.where()} (its request {i}, done by the proxy of "
                                     f"port channel {ch})")
 
+    def fifo_done(self, rank: int, ch: int, know: Know | ThreadKnow) -> None:
+        """``know`` learns that the proxy did every request on the channel it knows was
+        pushed: what goes through the FIFO after them (a signal, a flush) comes after."""
+        for lane in self.lanes.get((rank, ch), ()):
+            know.stamp(proxy_done(rank, ch, lane),
+                       know.data.get(proxy_push(rank, ch, lane), 0))
+
     def deliver(self, op: Op, i: int, actor: Actor, flush: bool) -> None:
         t = self.threads.thread((op.rank, op.tb), i)
         msg = t.copy()
+        self.fifo_done(op.rank, op.channels[i], msg)
         msg.stamp(actor.who, actor.at)
-        self.send(op, op.channels[i], msg, True)
+        self.send(op, op.channels[i], msg, True, i)
         if flush:  # putWithSignalAndFlush waits until the proxy did it
+            self.fifo_done(op.rank, op.channels[i], t)
             t.stamp(actor.who, actor.at)
 
     def packets_read(self, op: Op) -> None:
         self.threads.sync((op.rank, op.tb), self.stamp(op) - 1)
 
-    def send(self, op: Op, k: int, msg: Know, strong: bool) -> None:
+    def send(self, op: Op, k: int, msg: Know, strong: bool, thread: int) -> None:
         raise NotImplementedError
 
     def name(self, who: Key, at: int) -> str:

@@ -45,8 +45,7 @@ from .mscclpp_threads import (
     ThreadKnow,
     Threads,
     is_proxy,
-    proxy_done,
-    proxy_push,
+    meet,
     published_early,
     rule,
 )
@@ -73,7 +72,8 @@ class _Run(DataOps):
         self.readers: dict[Loc, dict[Key, int]] = {}
         self.threads = Threads(plan)
         self.pc: dict[Key, int] = {k: 0 for k in plan.tbs}
-        self.inbox: dict[tuple[int, str, int], deque[tuple[Know, bool]]] = {}
+        self.inbox: dict[tuple[int, str, int], deque[tuple[Know, bool, tuple[Key, int, int]]]] = {}
+        self.lanes: dict[tuple[int, int], set[tuple[int, int]]] = {}
         self.sem: dict[tuple[int, int], deque[Know]] = {
             (r, s): deque(self.threads.blank.copy() for _ in range(init))
             for r, inits in plan.semaphores.items()
@@ -236,8 +236,11 @@ class _Run(DataOps):
         return data
 
     # -- synchronisation -----------------------------------------------------------
-    def send(self, op: Op, k: int, msg: Know, strong: bool) -> None:
-        """A signal on ``op``'s channel ``k``, carrying ``msg``."""
+    def send(self, op: Op, k: int, msg: Know, strong: bool, thread: int) -> None:
+        """A signal on ``op``'s channel ``k`` by its thread ``thread``, carrying ``msg``.
+        Signals that other threads of the block sent on the same channel with no ``nop``
+        between are concurrent: a wait may take any of them first, so each carries only
+        what all of them do."""
         ty = op.chan_type
         other = self.plan.pair.get((op.rank, ty, k))
         if other is None:
@@ -248,7 +251,16 @@ class _Run(DataOps):
                             f"{peer}, which has no matching {ty} channel back: no wait "
                             "can ever see the signal")
             return
-        self.inbox.setdefault(other, deque()).append((msg, strong))
+        key = (op.rank, op.tb)
+        tag = (key, self.threads.epoch[key], thread)
+        box = self.inbox.setdefault(other, deque())
+        both = [j for j, e in enumerate(box) if e[2][:2] == tag[:2] and e[2][2] != thread]
+        if both:
+            common = meet([box[j][0] for j in both] + [msg])
+            for j in both:
+                box[j] = (common.copy(), box[j][1], box[j][2])
+            msg = common
+        box.append((msg, strong, tag))
 
     def signal(self, op: Op) -> None:
         """``signal``/``rlxsignal``: thread i signals channel i with what it knows (a
@@ -257,8 +269,8 @@ class _Run(DataOps):
         for i, k in enumerate(op.channels[:self.width(op)]):
             msg = self.threads.thread((op.rank, op.tb), i).copy()
             if port:  # the proxy sends it after the requests pushed before it
-                msg.stamp(proxy_done(op.rank, k), msg.data.get(proxy_push(op.rank, k), 0))
-            self.send(op, k, msg, op.name == "signal" or port)
+                self.fifo_done(op.rank, k, msg)
+            self.send(op, k, msg, op.name == "signal" or port, i)
 
     def blocked(self, op: Op) -> str | None:
         """None when ``op`` can run now; else what it waits for."""
@@ -311,7 +323,7 @@ class _Run(DataOps):
         name, port = op.name, op.chan_type == "port"
         if name in ("wait", "rlxwait"):
             for i, k in enumerate(op.channels[:self.width(op)]):
-                msg, strong = self.inbox[(op.rank, op.chan_type, k)].popleft()
+                msg, strong, _ = self.inbox[(op.rank, op.chan_type, k)].popleft()
                 self.threads.thread(key, i).join(msg, strong and (name == "wait" or port))
         elif name == "sem_acquire":
             for i, s in enumerate(op.sems[:self.width(op)]):
@@ -328,8 +340,7 @@ class _Run(DataOps):
             self.threads.sync(key, self.stamp(op))
         elif name == "flush":
             for i, k in enumerate(op.channels[:self.width(op)]):
-                t = self.threads.thread(key, i)
-                t.stamp(proxy_done(op.rank, k), t.data.get(proxy_push(op.rank, k), 0))
+                self.fifo_done(op.rank, k, self.threads.thread(key, i))
         elif name in ("signal", "rlxsignal"):
             self.signal(op)
         else:

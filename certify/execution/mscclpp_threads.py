@@ -18,7 +18,9 @@ and ``exe`` ⊇ ``data``, what has happened (relaxed signals and LL packet flags
 execution only). A clock maps an actor to a stamp: a threadblock ``(rank, tb)`` to the
 ops *all* its threads have finished (``base + pos + 1``), the user ``(rank, -1)`` to
 its writes between two calls, a port channel's proxy to its transfers
-(:func:`proxy_done`) and to the requests pushed into it (:func:`proxy_push`).
+(:func:`proxy_done`) and to the requests pushed into it (:func:`proxy_push`), one lane
+per pushing thread: the proxy takes a channel's requests in the order they were pushed,
+which orders two threads' requests only when their pushes are ordered.
 
 A data op runs on every thread, so it acts with what *every* thread of its block knows:
 :attr:`Threads.common`, joined at each ``nop``/``barrier`` (and at the kernel's
@@ -41,14 +43,19 @@ WAITING = ("wait", "rlxwait", "sem_acquire")
 WEAK = ("rppkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")  # LL reads: flags only
 
 
-def proxy_done(rank: int, ch: int) -> Key:
-    """The proxy of rank ``rank``'s port channel ``ch``: its transfers done (stamp = id)."""
-    return (rank, -2 - 2 * ch)
+def _lane(ch: int, lane: tuple[int, int]) -> int:
+    return (ch * 100_001 + lane[0]) * 1024 + lane[1]
 
 
-def proxy_push(rank: int, ch: int) -> Key:
-    """The requests pushed into that channel's FIFO (stamp = the last id pushed)."""
-    return (rank, -3 - 2 * ch)
+def proxy_done(rank: int, ch: int, lane: tuple[int, int]) -> Key:
+    """The proxy of rank ``rank``'s port channel ``ch``: the transfers it has done of the
+    requests one thread pushed (``lane`` = (threadblock, thread); stamp = their count)."""
+    return (rank, -2 - 2 * _lane(ch, lane))
+
+
+def proxy_push(rank: int, ch: int, lane: tuple[int, int]) -> Key:
+    """The requests that thread pushed into that channel's FIFO (stamp = their count)."""
+    return (rank, -3 - 2 * _lane(ch, lane))
 
 
 def is_proxy(key: Key) -> bool:
@@ -80,6 +87,15 @@ class Know:
         for c in (self.data, self.exe):
             if c.get(key, 0) < at:
                 c[key] = at
+
+
+def meet(knows: list[Know]) -> Know:
+    """What every one of ``knows`` knows (a wait may receive any of them first)."""
+    first = knows[0]
+    data = {k: v for k in first.data if (v := min(x.data.get(k, 0) for x in knows))}
+    if first.exe is first.data:
+        return Know(data, data)
+    return Know(data, {k: v for k in first.exe if (v := min(x.exe.get(k, 0) for x in knows))})
 
 
 def fresh(plan: Plan) -> Know:
@@ -164,6 +180,7 @@ class Threads:
         self.blank = fresh(plan)
         self.common: dict[Key, Know] = {k: self.blank.copy() for k in plan.tbs}
         self.extra: dict[Key, dict[int, ThreadKnow]] = {}
+        self.epoch: dict[Key, int] = {k: 0 for k in plan.tbs}  # nops and barriers passed
 
     def thread(self, key: Key, i: int) -> ThreadKnow:
         """Thread i's knowledge, to read or to add to."""
@@ -190,10 +207,12 @@ class Threads:
         for know in self.extra.pop(key, {}).values():
             joined.join(know.delta)
         joined.stamp(key, at)
+        self.epoch[key] += 1
 
     def reset(self, key: Key, know: Know) -> None:
         self.common[key] = know
         self.extra.pop(key, None)
+        self.epoch[key] += 1
 
 
 def last_sync(ops: list[Op], pos: int) -> int:
@@ -233,8 +252,9 @@ def rule(plan: Plan, op: Op, who: Key, at: int, base: int, threads_know: bool,
     if is_proxy(who):
         return ("nothing tells it that transfer is done: a port put's data lands when the "
                 "proxy gets to it, which only a later signal on that channel (pws, pwsf) "
-                "tells the peer and only pwsf the pusher; a flush op as the DSL writes it "
-                "flushes nothing (rule 5: port data lands late)")
+                "tells the peer and only pwsf the pusher, and requests two threads push "
+                "with no nop between may be done in either order; a flush op as the DSL "
+                "writes it flushes nothing (rule 5: port data lands late)")
     if who == me and at > base:
         return (f"no nop or barrier separates op {at - base - 1} from op {op_at - base - 1} "
                 "of this threadblock, whose threads handle different elements in each op "
