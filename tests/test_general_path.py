@@ -74,7 +74,7 @@ def test_schedule_announces_each_general_phase_before_it_starts() -> None:
 def test_orbit_phases_are_not_announced() -> None:
     events: list[GeneralEstimate] = []
     s = collcert.schedule(dgx_a100(4), estimate=events.append)
-    assert "representative roots" in s.phases[0].stats["symmetry"]
+    assert "representative root" in s.phases[0].stats["symmetry"]
     assert events == []
 
 

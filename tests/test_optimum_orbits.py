@@ -24,6 +24,7 @@ from collcert.cli import main
 from collcert.fuzz.generators import RandomSource, boxes, generate
 from collcert.reference.forestcoll import optimum
 from collcert.reference.model import Topology, limits
+from collcert.reference.symmetry import find_symmetry
 
 
 def _json(data: Any) -> Any:
@@ -53,11 +54,14 @@ def test_orbits_give_the_general_optimum_with_fewer_maxflows(coll: str, build: A
     orb = optimum(t, coll, symmetry=True)
     assert (orb.algbw, orb.inv_x, orb.k, orb.U) == (general.algbw, general.inv_x, general.k,
                                                     general.U)
-    # one flow per orbit, not one per compute node
-    boxes = len({str(v).split(".")[0] for v in t.compute_nodes})
-    assert len(orb.flows) == t.num_compute // boxes < len(general.flows) == t.num_compute
+    # one flow per orbit, not one per compute node: the product group (box shift × the
+    # shifts inside a box) of dgx_a100 and dgx_h100 has one orbit; mi250's is the box shift
+    sym = find_symmetry(t)
+    assert sym is not None
+    assert len(orb.flows) == len(sym.reps) < len(general.flows) == t.num_compute
+    assert len(sym.reps) == (16 if "MI250" in str(t.name) else 1)
     assert orb.maxflows < general.maxflows
-    assert len(orb.automorphisms) == 1
+    assert len(orb.automorphisms) == len(sym.factors)
     if coll == "allreduce":  # bound (7)'s cuts mapped by the symmetry are the computed ones
         for key in ("bound7_cuts", "bound7_time_per_unit", "lower_bound_time_per_unit",
                     "rsag_proven_optimal"):
@@ -91,7 +95,7 @@ def test_fixed_k_by_orbits(dgx4: Topology) -> None:
     general = optimum(dgx4, fixed_k=1, symmetry=False)
     orb = optimum(dgx4, fixed_k=1, symmetry=True)
     assert (orb.algbw, orb.U, orb.cut) == (general.algbw, general.U, general.cut)
-    assert len(orb.flows) == 8
+    assert len(orb.flows) == 1  # the group 4 × 2 × 4 has one orbit
     v = check_optimum(dgx4.to_json(), _json(orb.certificate()))
     assert v.ok, v.reasons
 
@@ -105,16 +109,20 @@ def test_known_value_of_two_dgx_boxes() -> None:
 
 def test_certificate_with_automorphism_is_checked(dgx4: Topology,
                                                   dgx4_cert: dict[str, Any]) -> None:
-    assert len(dgx4_cert["flows"]) == 8 < dgx4.num_compute
+    assert len(dgx4_cert["flows"]) == 1 < dgx4.num_compute
     v = check_optimum(dgx4.to_json(), dgx4_cert)
     assert v.ok, v.reasons
-    # the checker's own orbits: 8 orbits of 4 compute nodes each
+    # the checker's own orbits: one orbit of 32 compute nodes (box shift × the shift of
+    # the GPUs between the two IB switches × the shift by two GPUs), 4 of 8 with the box
+    # shift alone (its first generator)
     topo = Topo(dgx4.to_json())
-    orbit = orbits(topo, read(topo, dgx4_cert["automorphisms"]))
-    sizes: dict[object, int] = {}
-    for c in topo.compute:
-        sizes[orbit[c]] = sizes.get(orbit[c], 0) + 1
-    assert sorted(sizes.values()) == [4] * 8
+    for gens, expect in ((dgx4_cert["automorphisms"], [32]),
+                         (dgx4_cert["automorphisms"][:1], [4] * 8)):
+        orbit = orbits(topo, read(topo, gens))
+        sizes: dict[object, int] = {}
+        for c in topo.compute:
+            sizes[orbit[c]] = sizes.get(orbit[c], 0) + 1
+        assert sorted(sizes.values()) == expect
 
 
 def _refused(t: Topology, cert: dict[str, Any], words: str) -> None:
@@ -246,6 +254,6 @@ def test_cli_orbits_and_check(tmp_path: Any, capsys: pytest.CaptureFixture[str])
     assert main(["optimum", "dgx_a100:8", "--certificate"]) == 0
     cert = tmp_path / "cert.json"
     cert.write_text(capsys.readouterr().out)
-    assert len(json.loads(cert.read_text())["flows"]) == 8
+    assert len(json.loads(cert.read_text())["flows"]) == 1
     assert main(["check", "dgx_a100:8", str(cert)]) == 0
     assert "OK" in capsys.readouterr().out

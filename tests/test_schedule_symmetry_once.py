@@ -44,7 +44,7 @@ def test_a_schedule_searches_once_and_its_optimum_uses_what_was_found(
     s = schedule(t, collective)
     assert len(searches) == 1
     assert s.optimum.automorphisms  # the optimum went by orbits, without searching
-    assert all("representative roots" in p.stats["symmetry"] for p in s.phases)
+    assert all("representative root" in p.stats["symmetry"] for p in s.phases)
     assert check_optimum(Topo(t.to_json()), s.optimum.certificate()).ok
     # the same optimum and certificate as optimum() finds by itself
     searches.clear()
@@ -69,7 +69,7 @@ def test_small_machines_search_once_for_the_phases_only(searches: list[Any]) -> 
     s = schedule(t, "allreduce")
     assert len(searches) == 1
     assert not s.optimum.automorphisms
-    assert all("representative roots" in p.stats["symmetry"] for p in s.phases)
+    assert all("representative root" in p.stats["symmetry"] for p in s.phases)
     assert list(s.timings)[:2] == ["optimum", "symmetry"]  # reported in the usual order
     assert s.optimum.certificate() == optimum(t, "allreduce").certificate()
 

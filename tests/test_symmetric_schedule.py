@@ -24,19 +24,23 @@ from collcert.certify.model import InputError, Topo
 from collcert.cli import main
 from collcert.reference.forestcoll import Schedule, schedule
 from collcert.reference.model import ScheduleError, Topology
+from collcert.reference.symmetry import orbits
 from tests.test_certify_schedule import ring_allgather
+
+# the files of one generator σ (the box shift): the product group that collcert finds
+# by default has several generators (tests/test_machines_as_built.py)
 
 
 @pytest.fixture(scope="module")
 def dgx4() -> tuple[Topology, Schedule]:
     t = platforms.dgx_a100(4)
-    return t, schedule(t, "allgather", symmetry=True)
+    return t, schedule(t, "allgather", symmetry=orbits.box_shift(t))
 
 
 @pytest.fixture(scope="module")
 def dgx3_allreduce() -> tuple[Topology, Schedule]:
     t = platforms.dgx_a100(3)
-    return t, schedule(t, "allreduce", symmetry=True)
+    return t, schedule(t, "allreduce", symmetry=orbits.box_shift(t))
 
 
 def _sym(s: Schedule) -> dict[str, Any]:
@@ -167,7 +171,7 @@ def test_over_capacity_and_changed_figures(dgx3_allreduce: tuple[Topology, Sched
 def test_unreadable_symmetry_blocks(dgx4: tuple[Topology, Schedule]) -> None:
     t, s = dgx4
     topo = Topo(t.to_json())
-    for change, needle in [({"generators": []}, "exactly one generator"),
+    for change, needle in [({"generators": []}, "exactly one generator σ"),
                            ({"order": "x"}, "symmetry.order"),
                            ({"representatives": "b0.gpu0"}, "symmetry.representatives"),
                            ({"seed": 1}, "field 'seed'")]:
@@ -199,8 +203,9 @@ def test_expansion_has_a_limit(dgx4: tuple[Topology, Schedule], tmp_path: Path,
 def test_schedule_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
     out = tmp_path / "s.json"
     assert main(["schedule", "dgx_a100:4", "--symmetric", "--check", "-o", str(out)]) == 0
-    assert "symmetric: the trees of 8 representative roots" in capsys.readouterr().out
-    assert json.loads(out.read_text())["symmetry"]["order"] == 4
+    assert ("symmetric: the trees of 1 representative root and the 3 generators of a group "
+            "of order 32 (4 × 2 × 4)") in capsys.readouterr().out
+    assert json.loads(out.read_text())["symmetry"]["orders"] == [4, 2, 4]
     assert main(["check", "dgx_a100:4", str(out)]) == 0
     assert "checked_by_orbits" in capsys.readouterr().out
     assert main(["schedule", "dgx_a100:4", "--symmetric", "--no-symmetry"]) == 2

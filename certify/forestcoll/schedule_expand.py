@@ -1,7 +1,9 @@
 """A symmetric schedule file written out in full, for the tools that need every tree.
 
 A symmetric file (docs/schedules.md, "Symmetric schedule files") stands for every
-image σ^j(T), 0 ≤ j < ``order``, of each tree T it holds (a pipeline of spanning
+image σ^j(T), 0 ≤ j < ``order``, of each tree T it holds (with several generators
+and their ``orders``: every image by element j of the group, j's digits in the
+mixed radix of the orders the powers of the generators; a pipeline of spanning
 trees, Zhao & Krishnamurthy 2023, §2). ``collcert check`` and ``collcert audit``
 check it by orbits (:mod:`.schedule_orbits`); drawing, the α-β view, smoke runs and
 exports need the trees themselves, and get them from :func:`expand_symmetric`,
@@ -25,15 +27,16 @@ million); beyond, only the orbit-wise checks of ``collcert check``/``audit`` rea
 class _Power:
     """σ^j of node ids (matched by their string form, as checkers match ids)."""
 
-    def __init__(self, pairs: Any) -> None:
+    def __init__(self, pairs: Any, g: int = 0) -> None:
         if not isinstance(pairs, list):
-            raise InputError("symmetry.generators[0] must be an array of [node, image] pairs")
+            raise InputError(f"symmetry.generators[{g}] must be an array of [node, image] "
+                             "pairs")
         image: dict[str, Any] = {}
         value: dict[str, Any] = {}
         for i, pair in enumerate(pairs):
             if not isinstance(pair, list) or len(pair) != 2 or not all(
                     isinstance(x, str | int) and not isinstance(x, bool) for x in pair):
-                raise InputError(f"symmetry.generators[0][{i}] is not a [node, image] pair")
+                raise InputError(f"symmetry.generators[{g}][{i}] is not a [node, image] pair")
             image[str(pair[0])] = str(pair[1])
             value[str(pair[0])] = pair[0]
             value.setdefault(str(pair[1]), pair[1])
@@ -48,7 +51,7 @@ class _Power:
                 cyc.append(y)
                 y = image.get(y)
             if y != x:
-                raise InputError(f"symmetry.generators[0] is not a permutation: following it "
+                raise InputError(f"symmetry.generators[{g}] is not a permutation: following it "
                                  f"from {value[x]!r} does not come back")
             vals = [value[c] for c in cyc]
             for p, c in enumerate(cyc):
@@ -61,18 +64,40 @@ class _Power:
         return x if cyc is None else cyc[(self.pos[key] + j) % len(cyc)]
 
 
+class _Element:
+    """Element j of the file's group on node ids: the generators' powers by j's digits."""
+
+    def __init__(self, sym: Mapping[str, Any], order: int) -> None:
+        gens = sym["generators"]
+        raw = sym.get("orders", [order] if len(gens) == 1 else None)
+        if not isinstance(raw, list) or len(raw) != len(gens):
+            raise InputError("symmetry.orders must list the order of each generator "
+                             "(docs/schedules.md, symmetric schedule files)")
+        self.orders = [integer(m, f"symmetry.orders[{i}]", 1, strict=True)
+                       for i, m in enumerate(raw)]
+        self.powers = [_Power(p, g) for g, p in enumerate(gens)]
+
+    def __call__(self, x: Any, j: int) -> Any:
+        for power, m in zip(self.powers, self.orders):
+            j, a = divmod(j, m)
+            if a:
+                x = power(x, a)
+        return x
+
+
 def expand_symmetric(doc: Mapping[str, Any], origin: str = "schedule",
                      limit: int = MAX_EXPANDED_EDGES) -> dict[str, Any]:
     """The same schedule with every image of its trees written out, and its G*
     certificates' arcs too; without its ``symmetry``. InputError past ``limit`` tree
     edges, or when the symmetry block cannot be read."""
     sym = doc.get("symmetry")
-    if not isinstance(sym, Mapping) or not isinstance(sym.get("generators"), list) or len(
-            sym["generators"]) != 1:
-        raise InputError(f"{origin}: 'symmetry' must be an object with exactly one generator "
-                         "(docs/schedules.md, symmetric schedule files)")
+    if not isinstance(sym, Mapping) or not isinstance(sym.get("generators"), list) or not sym[
+            "generators"]:
+        raise InputError(f"{origin}: 'symmetry' must be an object with exactly one generator, "
+                         "or several with their 'orders' (docs/schedules.md, symmetric "
+                         "schedule files)")
     order = integer(sym.get("order"), "symmetry.order", 1, strict=True)
-    power = _Power(sym["generators"][0])
+    power = _Element(sym, order)
     phases = doc.get("phases")
     trees = edges = 0
     for ph in phases if isinstance(phases, list) else []:
@@ -98,7 +123,7 @@ def expand_symmetric(doc: Mapping[str, Any], origin: str = "schedule",
     return out
 
 
-def _phase(ph: Mapping[str, Any], power: _Power, order: int,
+def _phase(ph: Mapping[str, Any], power: _Element, order: int,
            rank: Mapping[str, int]) -> dict[str, Any]:
     out = dict(ph)
     walks = ph.get("walks")
@@ -126,7 +151,7 @@ def _phase(ph: Mapping[str, Any], power: _Power, order: int,
     return out
 
 
-def _walk(w: Any, power: _Power, j: int) -> Any:
+def _walk(w: Any, power: _Element, j: int) -> Any:
     """An edge {src, dst, path} mapped by σ^j (anything else unchanged, for the reader)."""
     if not isinstance(w, Mapping):
         return w
@@ -139,7 +164,7 @@ def _walk(w: Any, power: _Power, j: int) -> Any:
     return out
 
 
-def _certificates(certs: Mapping[str, Any], power: _Power, order: int) -> dict[str, Any]:
+def _certificates(certs: Mapping[str, Any], power: _Element, order: int) -> dict[str, Any]:
     """G*'s arcs and their routing, one arc per orbit in a symmetric file, mapped to all
     of their orbit."""
     out = dict(certs)
@@ -156,7 +181,7 @@ def _certificates(certs: Mapping[str, Any], power: _Power, order: int) -> dict[s
     return out
 
 
-def _route(r: Any, power: _Power, j: int) -> Any:
+def _route(r: Any, power: _Element, j: int) -> Any:
     """A routing entry {src, dst, paths: [[walk, count], …]} mapped by σ^j."""
     if not isinstance(r, Mapping) or not isinstance(r.get("paths"), list):
         return r

@@ -2,7 +2,13 @@
 
 A symmetric file (docs/schedules.md, "Symmetric schedule files") holds the trees
 of one root per orbit of a cyclic group H = <σ>, and σ; its schedule is every
-image σ^j(T), 0 ≤ j < ``order``, of every tree T it holds. The pipeline of
+image σ^j(T), 0 ≤ j < ``order``, of every tree T it holds. With several
+generators g_0, …, g_{k-1} and their ``orders`` m_i, H is the group of the
+products g_0^{a_0} ∘ … ∘ g_{k-1}^{a_{k-1}}, 0 ≤ a_i < m_i, and its schedule every
+image of the trees under these ``order`` = Π m_i elements; the same checks hold
+once :mod:`.schedule_group` has checked that the generators commute, that
+g_i^{m_i} is the identity and that the products act freely on the compute nodes
+(each representative's orbit has ``order`` distinct compute nodes). The pipeline of
 spanning trees of Zhao & Krishnamurthy 2023, §2 (its time the busiest link's
 load) is checked on the representatives once this module has checked what
 makes the images as good as them:
@@ -35,15 +41,19 @@ from typing import Any
 
 from ..model import InputError, Link, Node, Topo, Verdict, integer
 from ..symmetry import automorphisms
+from .schedule_group import read_group
 from .trees import Edge, Tree
 
-FIELDS = ("generators", "order", "representatives")
+FIELDS = ("generators", "order", "orders", "representatives")
 
 
 @dataclass
 class Orbits:
-    """σ (its moved nodes), the order of <σ>, and every compute node's place: v is
-    σ^pos[v] of its orbit's representative rep_of[v]; cycle[r] lists r, σr, σ²r, …"""
+    """The generators (their moved nodes), the order of H, and every compute node's
+    place: v is element pos[v] of H applied to its orbit's representative rep_of[v];
+    cycle[r] lists the images of r by the elements 0, 1, …, order−1 (one generator:
+    r, σr, σ²r, …). ``orders``: each generator's order (element j has the digits
+    a_i of j in the mixed radix of the orders, a_0 the fastest)."""
 
     sigma: dict[Node, Node]
     order: int
@@ -51,15 +61,34 @@ class Orbits:
     rep_of: dict[Node, Node] = field(default_factory=dict)
     pos: dict[Node, int] = field(default_factory=dict)
     cycle: dict[Node, list[Node]] = field(default_factory=dict)
+    gens: list[dict[Node, Node]] = field(default_factory=list)
+    orders: list[int] = field(default_factory=list)
 
-    def image(self, e: Link) -> Link:
-        s = self.sigma
-        return s.get(e[0], e[0]), s.get(e[1], e[1])
+    def minus(self, a: int, b: int) -> int:
+        """The element index of (element a) ∘ (element b)⁻¹: digits subtracted."""
+        if len(self.orders) < 2:
+            return (a - b) % self.order
+        out, stride = 0, 1
+        for m in self.orders:
+            out += ((a % m - b % m) % m) * stride
+            a, b, stride = a // m, b // m, stride * m
+        return out
 
     def canon(self, a: Node, b: Node) -> Link:
         """The arc of the orbit of (a, b) (compute nodes) whose tail is a representative."""
-        p = self.pos[a]
-        return self.rep_of[a], self.cycle[self.rep_of[b]][(self.pos[b] - p) % self.order]
+        return self.rep_of[a], self.cycle[self.rep_of[b]][self.minus(self.pos[b], self.pos[a])]
+
+    def link_orbit(self, e: Link) -> list[Link]:
+        """The orbit of a link under H: its images by the generators, closed."""
+        gens = self.gens or [self.sigma]
+        orbit, known = [e], {e}
+        for a, b in orbit:  # grows while it is walked
+            for g in gens:
+                x = (g.get(a, a), g.get(b, b))
+                if x not in known:
+                    known.add(x)
+                    orbit.append(x)
+        return orbit
 
     def spread(self, load: Mapping[Link, int]) -> dict[Link, int]:
         """The whole schedule's load of every link in the orbit of a loaded link, from
@@ -68,11 +97,7 @@ class Orbits:
         for e in load:
             if e in out:
                 continue
-            orbit = [e]
-            x = self.image(e)
-            while x != e:
-                orbit.append(x)
-                x = self.image(x)
+            orbit = self.link_orbit(e)
             total = sum(load.get(y, 0) for y in orbit) * (self.order // len(orbit))
             for y in orbit:
                 out[y] = total
@@ -114,10 +139,18 @@ def read_orbits(topo: Topo, raw: Any, weights: Mapping[Node, int] | None,
         raise InputError(f"symmetry: field {extra[0]!r} is not one a symmetric file has "
                          f"({', '.join(FIELDS)})")
     gens = automorphisms.read(topo, raw.get("generators"), "symmetry.generators")
-    if len(gens) != 1:
-        raise InputError(f"symmetry.generators lists {len(gens)} permutations; a symmetric "
-                         "file has exactly one generator σ (the group is <σ>)")
+    if not gens:
+        raise InputError("symmetry.generators lists no permutation; a symmetric file has "
+                         "exactly one generator σ (the group is <σ>), or several commuting "
+                         "ones with their 'orders'")
     order = integer(raw.get("order"), "symmetry.order", 1, strict=True)
+    if len(gens) > 1 or "orders" in raw:
+        grp = read_group(topo, gens, raw.get("orders"), order, raw.get("representatives"),
+                         weights, v)
+        if grp is None:
+            return None
+        return Orbits(gens[0], order, grp.reps, grp.rep_of, grp.pos, grp.orbit, gens,
+                      grp.orders)
     sigma = gens[0]
     gv = automorphisms.verify(topo, sigma, weights, "symmetry.generators[0]")
     if not gv.ok:

@@ -78,7 +78,7 @@ def regrouped(t: Topology, healthy: Topology) -> tuple[Topology, Symmetry] | Non
     node failed, no fault in a box, no room for the signatures)."""
     if tuple(t.compute_nodes) != tuple(healthy.compute_nodes):
         return None
-    sym0 = orbits.find_symmetry(healthy)
+    sym0 = orbits.box_shift(healthy)
     if sym0 is None:
         return None
     box = _box_index(healthy, sym0)
@@ -303,5 +303,5 @@ def _on(m_t: Topology, h: Topology, sigma: np.ndarray, order: int, box: np.ndarr
             element[w] = j
             rep_of[w] = v
     box_of = [int(box[h.index[v]]) for v in m_t.compute_nodes]
-    s = GroupedSymmetry(tuple(m_t.nodes), perms, reps, element, rep_of, box_of)
+    s = GroupedSymmetry(tuple(m_t.nodes), perms, reps, element, rep_of, box_of=box_of)
     return s if orbits.symmetry_problem(s, m_t) is None else None

@@ -45,7 +45,7 @@ class OrbitRepair:
         for x in range(packer.nc):
             j = sym.element[x]
             for hb, lab in packer.out_labels.get(sym.rep_of[x], ()):
-                self.in_arcs[perm[j][hb]].append((x, lab, j))
+                self.in_arcs[int(perm[j][hb])].append((x, lab, j))
         self.lists: tuple[list[Any], ...] = ()
         self.touched: set[int] = set()
         self.moves = 0

@@ -143,7 +143,9 @@ def solve_allgather(
 def _mark_orbits(opt: Optimum, sym: Symmetry | NearSymmetry | None) -> None:
     """Record the generators that extend the representatives' flows to every sink."""
     if sym is not None:
-        opt.automorphisms = certificate_generators(sym, opt.topology.nodes)
+        opt.automorphisms = (orbits.generator_pairs(sym, opt.topology.nodes)
+                             if isinstance(sym, Symmetry)
+                             else certificate_generators(sym, opt.topology.nodes))
         opt.extra["symmetry"] = (sym.describe() if isinstance(sym, NearSymmetry)
                                  else orbits.describe(sym))
 

@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any, cast
 
 from ..model import ScheduleError, Topology, fraction_str
-from ..symmetry import Symmetry
+from ..symmetry import Symmetry, orbits
 from .packing import pack_trees
 from .schedule_result import Node, Path, Phase, StageProgress, Tree, TreeEdge
 from .schedule_sym import OrbitTrees, orbit_phase_time
@@ -129,11 +129,11 @@ def build_phase(
 def _by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
                supply: dict[Node, int], sym: Symmetry, transposed: bool, stages: Stages,
                ) -> _Built:
-    """Switch removal and packing by the orbits of ``sym`` (raises SymmetryFailed)."""
+    """Switch removal and packing by the orbits of ``sym`` (raises SymmetryFailed). A
+    switch removal that gets stuck is tried again without the far spread of
+    :mod:`.symsplit`, then (a product group) with the box shift alone."""
     t0 = time.monotonic()
-    split = remove_switches_orbits(g.compute_nodes, g.switch_nodes, caps, supply, sym,
-                                   engine=stages.engine,
-                                   progress=stages.callback(f"{collective}: switch removal"))
+    split, sym = _split_by_orbits(g, collective, caps, supply, sym, stages)
     t1 = time.monotonic()
     mem_split = peak_memory_mb()
     orb = pack_orbits(split, sym, supply, progress=stages.callback(f"{collective}: tree packing"))
@@ -141,10 +141,39 @@ def _by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
     mem_pack = peak_memory_mb()
     stats: dict[str, Any] = dict(split.stats)
     stats.update(orb.stats)
-    stats["symmetry"] = f"{sym.order} boxes, {len(sym.reps)} representative roots"
+    stats["symmetry"] = orbit_note(sym)
     ot = OrbitTrees(orb, transposed)  # the other roots' trees are mapped when first used
     return _Built(split, cast(list[Tree], ot.lazy()), stats, True, (t0, t1, t2),
                   (mem_split, mem_pack), ot)
+
+
+def _split_by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
+                     supply: dict[Node, int], sym: Symmetry, stages: Stages,
+                     ) -> tuple[SplitResult, Symmetry]:
+    """:func:`.symsplit.remove_switches_orbits` in the tries of :func:`_by_orbits`."""
+    tries = [(sym, True), (sym, False)]
+    if sym.orders:
+        box = orbits.box_shift(g, [supply.get(c, 0) for c in g.compute_nodes])
+        if box is not None:
+            tries += [(box, True), (box, False)]
+    for n, (grp, far) in enumerate(tries):
+        try:
+            split = remove_switches_orbits(
+                g.compute_nodes, g.switch_nodes, caps, supply, grp, engine=stages.engine,
+                progress=stages.callback(f"{collective}: switch removal"), far=far)
+            return split, grp
+        except SymmetryFailed:
+            if n + 1 == len(tries):
+                raise
+    raise AssertionError("unreachable")
+
+
+def orbit_note(sym: Symmetry) -> str:
+    """What a phase built by orbits went by, in words."""
+    roots = f"{len(sym.reps)} representative root{'s' if len(sym.reps) != 1 else ''}"
+    if not sym.orders:
+        return f"{sym.order} boxes, {roots}"
+    return f"a group of {sym.order} ({' × '.join(map(str, sym.factors))}), {roots}"
 
 
 def _general(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],

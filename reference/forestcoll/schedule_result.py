@@ -73,6 +73,8 @@ class OrbitForm(Protocol):
 
     def generator(self) -> list[list[Node]]: ...
 
+    def generators(self) -> list[list[list[Node]]]: ...
+
     def representatives(self) -> list[Node]: ...
 
 
@@ -236,7 +238,9 @@ class Schedule:
     def symmetric(self) -> bool:
         """Whether every phase was built by orbits of one symmetry, so that the schedule
         can be written as a symmetric file (docs/schedules.md)."""
-        return bool(self.phases) and all(p.orbits is not None for p in self.phases)
+        forms = [p.orbits for p in self.phases]
+        return bool(forms) and all(f is not None and f.sym is forms[0].sym  # type: ignore[union-attr]
+                                   for f in forms)
 
     @property
     def expanded_edges(self) -> int:
@@ -327,13 +331,18 @@ class Schedule:
 
     def symmetry_block(self) -> dict[str, Any]:
         """The ``symmetry`` object of a symmetric file: the generator σ as
-        ``[[u, σ(u)], …]``, the order of <σ>, one representative per orbit."""
+        ``[[u, σ(u)], …]``, the order of <σ>, one representative per orbit; with several
+        generators (a product group) each of them and their ``orders``."""
         forms = [p.orbits for p in self.phases if p.orbits is not None]
         first = forms[0]
         if any(f.sym is not first.sym for f in forms[1:]):
             raise ValueError("internal: the phases were built by orbits of different symmetries")
-        return {"generators": [first.generator()], "order": first.sym.order,
-                "representatives": first.representatives()}
+        gens = first.generators()
+        block: dict[str, Any] = {"generators": gens, "order": first.sym.order}
+        if len(gens) > 1:
+            block["orders"] = list(first.sym.factors)
+        block["representatives"] = first.representatives()
+        return block
 
     def why_not_symmetric(self) -> str:
         """Why this schedule cannot be written as a symmetric file."""

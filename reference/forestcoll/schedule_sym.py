@@ -1,8 +1,8 @@
 """Phases built by orbits, kept as orbits: representative trees, the group, lazy mapping.
 
-A phase packed by :mod:`.sympack` has trees for one root per orbit of a box
-symmetry H = <σ> (acting freely on the compute nodes, σ^order = 1); the trees
-of every other root are their images (Zhao & Krishnamurthy 2023, §2: a
+A phase packed by :mod:`.sympack` has trees for one root per orbit of a symmetry
+group H (a box shift <σ>, or a product of shifts; acting freely on the compute
+nodes); the trees of every other root are their images (Zhao & Krishnamurthy 2023, §2: a
 pipeline of spanning trees is correct and as fast on every automorphic
 image). :class:`OrbitTrees` keeps the representatives' trees as
 :class:`~.schedule_result.Tree` objects and maps them to every root only when
@@ -111,7 +111,7 @@ class OrbitTrees:
         for i in range(1, order):
             perm = sym.perms[i]
             for rep, (cs, js) in zip(self.reps, self._ids):
-                ids = (cs * order + (js + i) % order).tolist()
+                ids = (cs * order + sym.compose_many(js, i)).tolist()
                 root = nodes[int(perm[node_idx[rep.root]])]
                 trees.append(Tree(root, rep.multiplicity, rep.direction,
                                   [table[w] for w in ids], rep.height, rep.index))
@@ -119,7 +119,11 @@ class OrbitTrees:
         return trees
 
     def generator(self) -> list[list[Node]]:
-        """σ as ``[[u, σ(u)], …]`` over the nodes it moves."""
+        """σ as ``[[u, σ(u)], …]`` over the nodes it moves (the first generator)."""
+        return orbits.generator_pairs(self.sym, self.sym.nodes)[0]
+
+    def generators(self) -> list[list[list[Node]]]:
+        """Every generator as ``[[u, g(u)], …]`` over the nodes it moves."""
         return orbits.generator_pairs(self.sym, self.sym.nodes)
 
     def representatives(self) -> list[Node]:
@@ -154,19 +158,29 @@ def orbit_phase_time(topology: Topology, ot: OrbitTrees, per_root: dict[Node, Fr
         for a, b in zip(p, p[1:]):
             load[(a, b)] = load.get((a, b), Fraction(0)) + share
     nodes = sym.nodes
-    sigma = dict(zip(nodes, (nodes[j] for j in sym.perms[1].tolist())))
+    idx = {v: i for i, v in enumerate(nodes)}
+    gens = [g.tolist() for g in sym.generators()]
     seen: set[tuple[Node, Node]] = set()
     worst = Fraction(0)
     for link in load:
         if link in seen:
             continue
-        orbit = [link]
-        img = (sigma[link[0]], sigma[link[1]])
-        while img != link:
-            orbit.append(img)
-            img = (sigma[img[0]], sigma[img[1]])
-        seen.update(orbit)
-        total = sum((load.get(y, Fraction(0)) for y in orbit), Fraction(0))
-        worst = max(worst, total * order / len(orbit) / topology.capacity[link])
+        orbit = _link_orbit((idx[link[0]], idx[link[1]]), gens)
+        members = [(nodes[a], nodes[b]) for a, b in orbit]
+        seen.update(members)
+        total = sum((load.get(y, Fraction(0)) for y in members), Fraction(0))
+        worst = max(worst, total * order / len(members) / topology.capacity[link])
     return worst
 
+
+def _link_orbit(link: tuple[int, int], gens: list[list[int]]) -> list[tuple[int, int]]:
+    """The orbit of a link under the group the generators generate (closure)."""
+    orbit = [link]
+    known = {link}
+    for a, b in orbit:  # grows while it is walked
+        for g in gens:
+            img = (g[a], g[b])
+            if img not in known:
+                known.add(img)
+                orbit.append(img)
+    return orbit

@@ -44,7 +44,7 @@ def symmetrized(t: Topology, healthy: Topology) -> Topology | None:
     """M_sym of the module docstring for the degraded ``t`` of ``healthy``, or None."""
     if tuple(t.compute_nodes) != tuple(healthy.compute_nodes):
         return None
-    sym = orbits.find_symmetry(healthy)
+    sym = orbits.box_shift(healthy)
     if sym is None:
         return None
     perms = (sym.perms[j] for j in range(1, sym.order))

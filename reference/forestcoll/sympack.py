@@ -31,6 +31,8 @@ import heapq
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ..symmetry import Symmetry
 from .nearpack_repair import OrbitRepair
 from .splitting import SplitResult
@@ -134,9 +136,9 @@ class _OrbitPacker:
         self.compute = list(split.compute_nodes)
         self.nc = len(self.compute)
         self.idx = {v: i for i, v in enumerate(self.compute)}
-        self.perm = [p[: self.nc].tolist() for p in sym.perms]
+        self.perm = np.asarray(sym.perms)[:, : self.nc]  # element j's images of compute nodes
         order = sym.order
-        inv = [(order - j) % order for j in range(order)]
+        inv = [sym.inverse(j) for j in range(order)]
         # labels: canonical arc (rep, σ^-j(b)) of arc (σ^j(rep), b)
         label_of: dict[tuple[int, int], int] = {}
         self.budget: list[int] = []
@@ -146,7 +148,7 @@ class _OrbitPacker:
             ia, ib = self.idx[a], self.idx[b]
             j = sym.element[ia]
             r = sym.rep_of[ia]
-            key = (r, self.perm[inv[j]][ib])
+            key = (r, int(self.perm[inv[j]][ib]))
             lab = label_of.get(key)
             if lab is None:
                 lab = label_of[key] = len(self.budget)
@@ -222,7 +224,7 @@ class _OrbitPacker:
         p = self.perm[j]
         d = bt.depth[x]
         for hb, lab in self.out_labels.get(sym.rep_of[x], ()):
-            y = p[hb]
+            y = int(p[hb])
             if y not in bt.depth and residual[lab] > 0:
                 heap = bt.inner if self.box_of[y] in bt.boxes else bt.entry
                 if heap is bt.inner and self.strict and self.box_of[x] != self.box_of[y]:

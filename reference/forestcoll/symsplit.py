@@ -1,10 +1,11 @@
-"""Switch removal by orbits of a box symmetry (Zhao & Krishnamurthy 2023, §2.2, Thm 7-8; Zhao et al. 2026, §5.3).
+"""Switch removal by orbits of a symmetry group (Zhao & Krishnamurthy 2023, §2.2, Thm 7-8; Zhao et al. 2026, §5.3).
 
 The same edge splitting as :mod:`.splitting`, done for a whole orbit of
 (ingress, switch, egress) pairs at once: when the graph D is invariant under
-a group H of automorphisms (:mod:`collcert.reference.symmetry`, verified), splitting γ units
-of (u, w), (w, t) is done together with γ units of (h(u), h(w)), (h(w), h(t))
-for every h ∈ H, so D stays invariant. The invariant of Zhao & Krishnamurthy 2023, Thm 5,
+a group H of automorphisms (:mod:`collcert.reference.symmetry`, verified: a box
+shift, or a product of shifts such as server × rail), splitting γ units of
+(u, w), (w, t) is done together with γ units of (h(u), h(w)), (h(w), h(t)) for
+every h ∈ H, so D stays invariant. The invariant of Zhao & Krishnamurthy 2023, Thm 5,
 
     min_{v ∈ V_c} F(s, v; D⃗) ≥ D = Σ_u k_u,
 
@@ -19,26 +20,19 @@ linear function, exact, a few max-flows). A kept flow per representative
 sink is tested first: when it survives the split (re-pairing at w as in
 :mod:`.splitting`) no max-flow is run at all.
 
-Single-pair splits of Zhao & Krishnamurthy 2023, Thm 7 always exist; orbit splits need not (every
-member of the orbit must be splittable at once). When an egress cannot be
-emptied, :class:`SymmetryFailed` is raised and the caller falls back to the
-general algorithm. The walks of the G* arcs are kept equivariant: the walks
-of h(e) are h applied to the walks of e.
-
-Links H fixes. H may fix switches (the core switches of a fat tree, which the
-pod shift keeps), never a compute node. Images of one pair then share links:
-splitting core c.2 → agg_p → core c.1 at every pod's aggregation switch adds
-to the one link c.2 → c.1 once per pod. The orbit is taken as its distinct
-images, and each link counts how many of them split it or add to it (γ times
-that count). A pair H fixes entirely (core → core → core) is split alone, by
-multiples of |H|. The bag of walks of a fixed link is kept *compressed*: an
-entry (walk, x) stands for x units of every image of the walk, so the bag is
-H-invariant and taking x from an entry takes x from each image, which the
-images of a pair sharing that link need. A link fixed by part of H only
-(orbit neither 1 nor |H| links), or one that is split in both roles by one
-orbit: :class:`SymmetryFailed`. Switches whose splitting would join two
-switches of one orbit (a core between two pods' aggregation switches, which
-leaves links inside an orbit that no orbit split removes) are split last.
+H acts freely on the compute nodes but may fix switches, and links: the server
+shift of a rail-optimized fabric fixes every leaf and spine, so a spine → leaf
+link is fixed by it while the rail shift moves it. The orbit of a pair is its
+distinct images; images may share a link (the images of nic → leaf → spine under
+the server shift all end on leaf → spine), and each link counts how many images
+split it or add to it (γ times that count). The walks the units stand for are
+kept equivariant, one bag per orbit of arcs (:mod:`.symbags`, which also says
+how a pair fixed by part of H takes its walks). A link split in both roles by
+one orbit, a link both split and added to, or walks whose symmetry does not
+match: :class:`SymmetryFailed`, and the caller falls back. Switches whose
+splitting would join two switches of one orbit (a core between two pods'
+aggregation switches, which leaves links inside an orbit that no orbit split
+removes) are split last.
 
 The result is checked like any other: the flows of the certificate (the
 representative flows mapped by H) and the trees built on G* are verified by
@@ -47,7 +41,6 @@ representative flows mapped by H) and the trees built on G* are verified by
 
 from __future__ import annotations
 
-import math
 from collections import deque
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
@@ -58,7 +51,9 @@ from ..model import ScheduleError
 from ..solvers import FlowNetwork
 from ..symmetry import Symmetry
 from .splitting import SplitResult, ingress_order
-from .walks import ArcTable, join_units, take_units
+from .symbags import GroupView, OrbitBags
+from .symbags import SymmetryFailed as SymmetryFailed  # raised here too: re-exported
+from .walks import ArcTable
 
 Node = Hashable
 Progress = Callable[[int, int], None]
@@ -71,18 +66,14 @@ height 18 instead of 420, the number of hosts less 12; dgx_a100:128: 21 instead 
 0: no first pass."""
 
 
-class SymmetryFailed(Exception):
-    """The orbit-wise algorithm cannot go on; use the general one."""
-
-
 @dataclass
 class _OrbitPair:
-    """The orbit of a pair (u, w), (w, t) under H: ``pairs[j]`` is its image by σ^j, one
-    per distinct image (all |H| of them, or one for a pair H fixes), and ``arcs[j]`` the
-    arcs of that image, (u, w), (w, t), (u, t) (-1 for a round trip). Images may share
-    a link H fixes (both ends fixed): ``uses[a]`` is the number of images that split
-    link a (negative) or add to it (positive). ``base``: the capacities before the split;
-    ``step``: γ is a multiple of it (|H| for a fixed pair, see :meth:`_move_walks`)."""
+    """The orbit of a pair (u, w), (w, t) under H: ``pairs[j]`` its distinct images,
+    ``arcs[j]`` the arcs of that image, (u, w), (w, t), (u, t) (-1 for a round trip);
+    ``uses[a]``: how many images split link a (negative) or add to it (positive);
+    ``base``: the capacities before the split; ``kp``: the pair's stabilizer (a mask);
+    ``step``: γ is a multiple of it (the walks' block size, :mod:`.symbags`), ``avail``:
+    the units of walks in such blocks on both arcs."""
 
     pairs: list[tuple[int, int, int]]
     arcs: list[tuple[int, int, int]]
@@ -90,7 +81,9 @@ class _OrbitPair:
     c_wt: int
     base: dict[int, int]
     uses: dict[int, int]
+    kp: np.ndarray
     step: int
+    avail: int
     shared: bool
 
 
@@ -104,18 +97,17 @@ class _OrbitSplitter(ArcTable):
         self.n = len(nodes)
         self.s = self.n
         self.sym = sym
-        self.perm = [p.tolist() for p in sym.perms]
-        # the orbit size of every node under the cyclic H (the source s: 1)
-        back = sym.perms[1:] == np.arange(self.n)  # σ^j(v) = v, j ≥ 1
-        first = np.where(back.any(axis=0), back.argmax(axis=0) + 1, sym.order)
-        self.orbit_size: list[int] = first.tolist() + [1]
-        self.orbit_rep: list[int] = sym.perms.min(axis=0).tolist()  # least node of the orbit
-        super().__init__(self.n)  # walks as node-index tuples
+        self.group = GroupView(sym)
+        self.bags = OrbitBags(self.group)
+        P = self.group.P
+        self.orbit_rep: list[int] = P.min(axis=0).tolist()  # least node of the orbit
+        self.moved = (P != np.arange(self.n)).any(axis=0).tolist()
+        super().__init__(self.n)
         for (a, b), c in caps.items():
             if c > 0:
                 i = self.add_arc(a, b)
                 self.cap[i] = int(c)
-                self.paths[i][(a, b)] = int(c)
+                self.bags.add_link(a, b, int(c))
         for v in range(nc):
             self.cap[self.add_arc(self.s, v)] = int(supply[v])
         self.demand = sum(int(x) for x in supply)
@@ -127,6 +119,8 @@ class _OrbitSplitter(ArcTable):
         self.dtype: object = object if sum(self.cap) >= 2**62 else np.int64
         self.net = FlowNetwork(self.n + 1, self.tails, self.heads, self.cap, engine=engine)
         self.flows: dict[int, np.ndarray] = {}
+        self.spread_taken: dict[int, int] = {}  # units into the egress in its first pass
+        self.far = True
         self.routing: dict[tuple[Node, Node], dict[Node, int]] = {}
         self.stats = {"pairs": 0, "pairs_split": 0, "maxflows": 0, "aux_maxflows": 0,
                       "resolves": 0, "repairs": 0, "orbit_size": sym.order,
@@ -174,35 +168,11 @@ class _OrbitSplitter(ArcTable):
             self.flows[r] = flow
 
     # --------------------------------------------------------------- split
-    def compressed(self, i: int) -> bool:
-        """Whether arc i joins two nodes H fixes: its bag of walks is kept compressed
-        (:meth:`_take`)."""
-        return self.orbit_size[self.tails[i]] == 1 and self.orbit_size[self.heads[i]] == 1
-
-    def _fixed_link(self, a: int, b: int) -> bool:
-        """Whether H fixes the link a → b (both ends); SymmetryFailed for a link whose
-        orbit is neither one link nor |H| links (part of H fixes it)."""
-        sa, sb = self.orbit_size[a], self.orbit_size[b]
-        if sa == sb == 1:
-            return True
-        if sa * sb // math.gcd(sa, sb) != self.sym.order:
-            raise SymmetryFailed(f"the link {self.nodes[a]!r} -> {self.nodes[b]!r} is fixed "
-                                 "by part of the group")
-        return False
-
     def orbit(self, u: int, w: int, t: int) -> _OrbitPair:
         """The distinct images of the pair, the links they split and add to, and how
         often (:class:`_OrbitPair`); SymmetryFailed where the orbit split is not one."""
-        pairs: list[tuple[int, int, int]] = []
-        for p in self.perm:
-            q = (p[u], p[w], p[t])
-            if pairs and q == pairs[0]:
-                break  # H is cyclic: the images repeat from here on
-            pairs.append(q)
-        if len(pairs) not in (1, self.sym.order):
-            raise SymmetryFailed("a pair is fixed by part of the group")
-        for a, b in ((u, w), (w, t)) + (((u, t),) if u != t else ()):
-            self._fixed_link(a, b)
+        rows, _ = self.group.images((u, w, t))
+        pairs = [(int(a), int(b), int(c)) for a, b, c in rows.tolist()]
         arcs = [(self.arc_of(a, b), self.arc_of(b, c), self.arc_of(a, c) if a != c else -1)
                 for a, b, c in pairs]
         uses: dict[int, int] = {}
@@ -222,41 +192,51 @@ class _OrbitSplitter(ArcTable):
         for x, y, _ in arcs:
             if base[x] != c_uw or base[y] != c_wt:
                 raise RuntimeError("internal: the graph is not invariant under the symmetry")
-        step = self.sym.order if len(pairs) == 1 else 1
+        kp = self.group.stab_of((u, w, t))
+        left = self.bags.available(u, w, kp)
+        right = self.bags.available(w, t, kp)
+        # walks in blocks of one size on both sides (:mod:`.symbags`); the most units first
+        both = sorted((min(left[x], right[x]), x) for x in left if x in right)
+        avail, size = both[-1] if both else (0, 1)  # 0: nothing this pair may take
         shared = any(abs(k) > 1 for k in uses.values())
-        return _OrbitPair(pairs, arcs, c_uw, c_wt, base, uses, step, shared)
+        return _OrbitPair(pairs, arcs, c_uw, c_wt, base, uses, kp, size, avail, shared)
 
-    def split_orbit(self, u: int, w: int, t: int, spread: bool = False) -> None:
+    def split_orbit(self, u: int, w: int, t: int, spread: int = 0) -> bool:
         """Split the largest γ of (u, w), (w, t) and its whole orbit at once (module
-        docstring); ``spread``: at most what :data:`SPREAD_WAYS` leaves for u → t."""
+        docstring); ``spread`` (the egress's capacity when its first pass began): at most
+        what :data:`SPREAD_WAYS` leaves for u → t. Whether anything was split."""
         if min(self.pair(u, w, t)[2:]) == 0:
-            return
+            return False
         room = 0  # what the first pass leaves for u → t (0: no limit)
         if spread and u < self.nc and t < self.nc:
             if u == t:
-                return
+                return False
             i = self.arc.get((u, t))
-            room = -(-self.out0[u] // SPREAD_WAYS) - (0 if i is None else self.cap[i])
+            have = 0 if i is None else self.cap[i]
+            room = min(-(-self.out0[u] // SPREAD_WAYS) - have,
+                       -(-spread // SPREAD_WAYS) - self.spread_taken.get(u, 0))
             if room <= 0:
-                return
+                return False
         self.stats["pairs"] += 1
         op = self.orbit(u, w, t)
         x0, y0, _ = op.arcs[0]
-        gamma = min(op.c_uw // -op.uses[x0], op.c_wt // -op.uses[y0])
+        gamma = min(op.c_uw // -op.uses[x0], op.c_wt // -op.uses[y0], op.avail)
         if room:
             gamma = min(gamma, room)
         gamma -= gamma % op.step
-        if gamma == 0:
-            return
+        if gamma <= 0:
+            return False
         found = self._largest_gamma(op, gamma)
         if found is None:
-            return
+            return False
         gamma, new = found
         self.stats["pairs_split"] += 1
         if op.shared:
             self.stats["shared_pairs"] = self.stats.get("shared_pairs", 0) + 1
         self.flows.update(new)
-        self._move_walks(op, gamma)
+        self._move_walks(u, w, t, op, gamma)
+        self.spread_taken[u] = self.spread_taken.get(u, 0) + gamma
+        return True
 
     def _apply(self, op: _OrbitPair, g: int) -> None:
         """The capacities after splitting γ = ``g`` units of every pair of the orbit."""
@@ -333,73 +313,52 @@ class _OrbitSplitter(ArcTable):
             return new, (value, slope)
         return new, None
 
-    def _take(self, arcs: list[int], amount: int) -> list[tuple[tuple[Node, ...], int]]:
-        """``amount`` units of the walks of ``arcs[0]`` for the representative pair, taken
-        from its bag with their images from the bags of the other images' arcs. The bag
-        of a link H fixes is kept compressed: an entry (walk, units) stands for units of
-        every image of the walk, and taking from it takes from every image at once."""
-        taken = take_units(self.paths[arcs[0]], amount)
-        if self.compressed(arcs[0]):
-            return taken
-        for j in range(1, len(arcs)):
-            p = self.perm[j]
-            bag = self.paths[arcs[j]]
-            for path, units in taken:
-                q = tuple(p[v] for v in path)
-                left_units = bag.get(q, 0) - units
-                if left_units < 0:
-                    raise SymmetryFailed("walks are not equivariant")
-                if left_units:
-                    bag[q] = left_units
-                else:
-                    del bag[q]
-        return taken
-
-    def _move_walks(self, op: _OrbitPair, gamma: int) -> None:
-        """γ units of walks of every image of the pair joined, equivariantly (the walks
-        of σ^j(e) are σ^j of the walks of e; a link H fixes holds every image of its
-        walks equally, compressed), and the routing table of Alg 1. A pair H fixes
-        takes γ/|H| units of compressed walks: γ units with their images."""
-        per = gamma // self.sym.order if len(op.pairs) == 1 else gamma
-        left = self._take([x for x, _, _ in op.arcs], per)
-        right = self._take([y for _, y, _ in op.arcs], per)
-        joined = join_units(left, right)
-        for j, ((pu, pw, pt), (_, _, z)) in enumerate(zip(op.pairs, op.arcs)):
-            if z < 0:
-                continue
-            if j == 0 or not self.compressed(z):  # a fixed link's images are one bag
-                p = self.perm[j]
-                bag = self.paths[z]
-                for path, units in joined:
-                    q = tuple(p[v] for v in path) if j else path
-                    bag[q] = bag.get(q, 0) + units
-            key = (self.nodes[pu], self.nodes[pt])
+    def _move_walks(self, u: int, w: int, t: int, op: _OrbitPair, gamma: int) -> None:
+        """γ units of walks for the representative pair, taken from the canonical bags
+        of its arcs' orbits and joined into the bag of (u, t)'s orbit (:mod:`.symbags`),
+        and the routing table of Alg 1 for the representative pair."""
+        left = self.bags.take(u, w, op.kp, gamma, op.step)
+        right = self.bags.take(w, t, op.kp, gamma, op.step)
+        if u != t:
+            self.bags.join_add(left, right, op.kp, u, t)
+            key = (self.nodes[u], self.nodes[t])
             row = self.routing.setdefault(key, {})
-            row[self.nodes[pw]] = row.get(self.nodes[pw], 0) + gamma
+            row[self.nodes[w]] = row.get(self.nodes[w], 0) + gamma
+
+    def stabilizer_outs(self, w: int, outs: list[int]) -> list[int]:
+        """One egress per orbit of the elements that fix w (the others are split with
+        it, as images of its pairs)."""
+        fix = self.group.stab(w)
+        if fix.sum() == 1:
+            return outs
+        P = self.group.P
+        return [t for t in outs if t == int(P[fix, t].min())]
 
     def remove(self, w: int) -> None:
         ins = self.live_in(w)
-        outs = self.live_out(w)
-        first = self.perm[1]
-        fixed = first[w] == w
-        if fixed:
-            outs = [t for t in outs if t == min(p[t] for p in self.perm)]
+        outs = self.stabilizer_outs(w, self.live_out(w))
         for t in outs:
             dist = self._dist_to(t, w)
             i_wt = self.arc[(w, t)]
-            order = ingress_order(ins, t, {u: dist.get(u, self.n) for u in ins})
-            for spread in (True, False) if self.spread and SPREAD_WAYS else (False,):
+            hops = {u: dist.get(u, self.n) for u in ins}
+            order = ingress_order(ins, t, hops)
+            if self.far and t < self.nc:  # GPUs of other boxes: spread far
+                order = _far_spread(order, hops, self.n)
+            self.spread_taken = {}
+            first = self.cap[i_wt]
+            for spread in (first, 0) if self.spread and SPREAD_WAYS else (0,):
                 for u in order:
                     if self.cap[i_wt] == 0:
                         break
-                    if self.cap[self.arc[(u, w)]] > 0:
-                        self.split_orbit(u, w, t, spread)
+                    while self.cap[self.arc[(u, w)]] > 0 and self.cap[i_wt] > 0:
+                        if not self.split_orbit(u, w, t, spread):
+                            break  # (a split of walks in blocks of another size goes on)
             if self.cap[i_wt] != 0:
                 raise SymmetryFailed(f"no orbit split empties {self.nodes[w]!r} -> "
                                      f"{self.nodes[t]!r}")
-        for p in self.perm:
-            if self.live_in(p[w]) or self.live_out(p[w]):
-                raise SymmetryFailed(f"switch {self.nodes[p[w]]!r} not isolated by orbit splits")
+        for x in set(self.group.P[:, w].tolist()):
+            if self.live_in(x) or self.live_out(x):
+                raise SymmetryFailed(f"switch {self.nodes[x]!r} not isolated by orbit splits")
 
     def joins_an_orbit(self, w: int) -> bool:
         """Whether splitting off w would join two switches of one orbit (a core switch
@@ -407,7 +366,7 @@ class _OrbitSplitter(ArcTable):
         with links inside it cannot be split off by orbits, so such w go last."""
         seen: dict[int, int] = {}
         for x in self.live_in(w) + self.live_out(w):
-            if x >= self.nc and self.orbit_size[x] > 1:
+            if x >= self.nc and self.moved[x]:
                 if seen.setdefault(self.orbit_rep[x], x) != x:
                     return True
         return False
@@ -431,26 +390,55 @@ class _OrbitSplitter(ArcTable):
         capacity: dict[tuple[Node, Node], int] = {}
         paths: dict[tuple[Node, Node], dict[tuple[Node, ...], int]] = {}
         for i in self.gstar_arcs(self.s, nc):
-            key = (nodes[self.tails[i]], nodes[self.heads[i]])
+            a, b = self.tails[i], self.heads[i]
+            key = (nodes[a], nodes[b])
             capacity[key] = self.cap[i]
-            paths[key] = {tuple(nodes[x] for x in p): u for p, u in self.paths[i].items()}
-        flows: dict[Node, dict[tuple[Node | None, Node], int]] = {}
+            walks = self.bags.walks_of(a, b)
+            if sum(walks.values()) != self.cap[i]:
+                raise RuntimeError("internal: a G* arc's walks do not add up to its capacity")
+            paths[key] = {tuple(nodes[x] for x in p): u for p, u in walks.items()}
+        return SplitResult(tuple(compute), {c: int(x) for c, x in zip(compute, supply)},
+                           self.demand, capacity, paths, self.routing,
+                           self._mapped_flows(compute), dict(self.stats))
+
+    def _mapped_flows(self, compute: Sequence[Node]) -> dict[Node, dict[tuple[Node | None, Node],
+                                                                        int]]:
+        """Every compute node's flow (its representative's mapped by the group element
+        that takes it there), or none above :data:`FLOW_CERTIFICATE_LIMIT` entries."""
+        nodes, nc = self.nodes, self.nc
         support = {r: [i for i in range(len(self.tails)) if i < len(f) and f[i]]
                    for r, f in self.flows.items()}
-        if nc * max((len(x) for x in support.values()), default=0) <= FLOW_CERTIFICATE_LIMIT:
-            for r, f in self.flows.items():
-                for p in self.perm:
-                    fv: dict[tuple[Node | None, Node], int] = {}
-                    for i in support[r]:
-                        a, b = self.tails[i], self.heads[i]
-                        fv[(None if a == self.s else nodes[p[a]], nodes[p[b]])] = int(f[i])
-                    flows[nodes[p[r]]] = fv
-            flows = {c: flows[c] for c in compute}
-        else:
+        if nc * max((len(x) for x in support.values()), default=0) > FLOW_CERTIFICATE_LIMIT:
             self.stats["flows_omitted"] = 1
-        comp = tuple(compute)
-        return SplitResult(comp, {c: int(x) for c, x in zip(comp, supply)}, self.demand,
-                           capacity, paths, self.routing, flows, dict(self.stats))
+            return {}
+        flows: dict[Node, dict[tuple[Node | None, Node], int]] = {}
+        P = self.group.P
+        for r, f in self.flows.items():
+            for j in range(self.sym.order):
+                p = P[j]
+                fv: dict[tuple[Node | None, Node], int] = {}
+                for i in support[r]:
+                    a, b = self.tails[i], self.heads[i]
+                    fv[(None if a == self.s else nodes[p[a]], nodes[p[b]])] = int(f[i])
+                flows[nodes[p[r]]] = fv
+        return {c: flows[c] for c in compute}
+
+
+def _far_spread(order: list[int], hops: Mapping[int, int], far: int) -> list[int]:
+    """``order`` with the ingresses that cannot reach the egress but through the switch
+    (hops ``far``: other boxes) taken in bit-reversed order of their place: the first
+    pass then joins the egress to boxes at distances 1, n/2, n/4, 3n/4, … rather than
+    to the next few boxes, and trees across boxes stay shallow (a logarithmic height
+    where a ring of boxes needs one hop per box)."""
+    idx = [i for i, u in enumerate(order) if hops[u] == far]
+    if len(idx) < 3:
+        return order
+    bits = (len(idx) - 1).bit_length()
+    ranked = sorted(range(len(idx)), key=lambda p: (int(f"{p:0{bits}b}"[::-1], 2), p))
+    out = list(order)
+    for slot, p in zip(idx, ranked):
+        out[slot] = order[idx[p]]
+    return out
 
 
 def remove_switches_orbits(
@@ -463,12 +451,14 @@ def remove_switches_orbits(
     engine: str = "auto",
     progress: Progress | None = None,
     spread: bool = True,
+    far: bool = False,
 ) -> SplitResult:
     """Split off every switch orbit-wise (module docstring). ``sym`` acts on the
     indices of ``list(compute) + list(switches)`` and must be an automorphism of
     ``caps`` and ``supply`` (checked here again). ``spread``: a first pass at every
-    egress that limits each G* arc (:data:`SPREAD_WAYS`). Raises :class:`SymmetryFailed`
-    when an orbit split gets stuck."""
+    egress that limits each G* arc (:data:`SPREAD_WAYS`); ``far``: that pass takes the
+    GPUs of other boxes in bit-reversed order (:func:`_far_spread`). Raises
+    :class:`SymmetryFailed` when an orbit split gets stuck."""
     nodes = list(compute) + list(switches)
     idx = {v: i for i, v in enumerate(nodes)}
     nc = len(compute)
@@ -478,15 +468,17 @@ def remove_switches_orbits(
     if problem:
         raise SymmetryFailed(problem)
     sp = _OrbitSplitter(nodes, nc, icaps, sup, sym, engine, spread)
+    sp.far = far
     sp.initial_flows()
-    remaining = {min(p[w] for p in sp.perm) for w in range(nc, len(nodes))}
+    P = sp.group.P
+    remaining = {int(P[:, w].min()) for w in range(nc, len(nodes))}
     done = 0
     while remaining:
         w = min(remaining, key=lambda x: (sp.joins_an_orbit(x),
                                           len(sp.live_in(x)) * len(sp.live_out(x)), x))
         remaining.discard(w)
         sp.remove(w)
-        done += len({p[w] for p in sp.perm})
+        done += len(set(P[:, w].tolist()))
         if progress:
             progress(done, len(switches))
     return sp.result(compute, sup)

@@ -24,23 +24,24 @@ Weisfeiler-Leman on the capacitated digraph) and a few exact checks:
 
 Nothing here is trusted: σ is returned only after :meth:`Symmetry.verify`
 checked, exactly and link by link, that it is an automorphism of the given
-capacities (and supplies), that it acts freely on compute nodes, and that it
-fixes no link (both ends fixed), which the orbit-wise algorithms need. Any
+capacities (and supplies) and that it acts freely on compute nodes. Any
 failure returns None and the callers use the general algorithms. The
 schedules built with the symmetry are checked in full by ``collcert.certify``,
 which knows nothing about it.
 
-Reusable pieces: :func:`refine` (colour refinement), :class:`Symmetry`
-(group elements as permutation arrays, orbits, representatives, exact
-verification).
+Reusable pieces: :func:`refine` (colour refinement), :func:`box_components`
+(the boxes a candidate automorphism shows); :class:`Symmetry` (group elements as
+permutation arrays, orbits, representatives, exact verification) is in
+:mod:`.group`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
+
+from .group import Symmetry as Symmetry  # where it lived: re-exported
 
 Node = Hashable
 
@@ -86,79 +87,6 @@ def refine(tails: np.ndarray, heads: np.ndarray, klass: np.ndarray, colours: np.
                 break
             classes = count
     return col
-
-
-@dataclass
-class Symmetry:
-    """A cyclic group H = <σ> of automorphisms acting freely on the compute nodes.
-
-    ``perms[j]`` is σ^j as an index array over ``nodes`` (``perms[0]`` is the
-    identity). ``reps`` are the representative compute nodes (indices), one per
-    orbit; ``element[v]`` / ``rep_of[v]`` give, for a compute node v, the j and
-    the representative r with v = σ^j(r)."""
-
-    nodes: tuple[Node, ...]
-    perms: np.ndarray
-    reps: list[int]
-    element: dict[int, int]
-    rep_of: dict[int, int]
-
-    @property
-    def order(self) -> int:
-        return int(self.perms.shape[0])
-
-    def compose(self, a: int, b: int) -> int:
-        """The index of σ^a ∘ σ^b."""
-        return (a + b) % self.order
-
-    def verify(self, num_compute: int, arcs: Mapping[tuple[int, int], object],
-               multicast: frozenset[int] = frozenset(),
-               supply: Mapping[int, int] | None = None) -> str | None:
-        """None when σ is an automorphism of ``arcs`` (capacity-preserving, on node
-        indices; compute nodes are 0 .. num_compute-1), keeps ``multicast`` and
-        ``supply``, acts freely on compute nodes and fixes no arc; else the reason."""
-        if self.order < 2:
-            return "the group is trivial"
-        sigma = self.perms[1].tolist()
-        n = len(sigma)
-        if sorted(sigma) != list(range(n)):
-            return "σ is not a permutation"
-        for v in range(n):
-            if (v < num_compute) != (sigma[v] < num_compute):
-                return f"σ maps {self.nodes[v]!r} to a node of the other kind"
-            if (v in multicast) != (sigma[v] in multicast):
-                return f"σ does not keep the multicast switch {self.nodes[v]!r}"
-        for (a, b), c in arcs.items():
-            if arcs.get((sigma[a], sigma[b])) != c:
-                return (f"σ maps link {self.nodes[a]!r} -> {self.nodes[b]!r} to a pair that is not a "
-                        "link of the same capacity")
-            if sigma[a] == a and sigma[b] == b:
-                return f"σ fixes the link {self.nodes[a]!r} -> {self.nodes[b]!r}"
-        if supply is not None:
-            for v in range(num_compute):
-                if supply.get(v, 0) != supply.get(sigma[v], 0):
-                    return f"σ changes the supply of {self.nodes[v]!r}"
-        # σ^j for 0 < j < order fixes no compute node: every compute cycle of σ has
-        # length exactly ``order`` (then the powers are what ``perms`` holds)
-        seen = [False] * num_compute
-        for v in range(num_compute):
-            if seen[v]:
-                continue
-            x, length = v, 0
-            while not seen[x]:
-                seen[x] = True
-                x = sigma[x]
-                length += 1
-            if length != self.order:
-                return f"the compute node {self.nodes[v]!r} lies on a cycle of length {length}"
-        power = np.arange(n)
-        for j in range(self.order):
-            if not np.array_equal(self.perms[j], power):
-                return f"perms[{j}] is not σ^{j}"
-            power = self.perms[1][power]
-        if not np.array_equal(power, np.arange(n)):
-            return "σ^order is not the identity"
-        return None
 
 
 def box_symmetry(nodes: Sequence[Node], num_compute: int,

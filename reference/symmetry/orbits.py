@@ -28,7 +28,10 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 
 from ..model import Topology
-from .boxes import Symmetry, box_symmetry
+from .boxes import box_symmetry
+from .group import Symmetry
+from .product import product_group
+from .translations import translations
 
 Node = Hashable
 
@@ -50,8 +53,51 @@ def _on_indices(t: Topology, weights: Sequence[int] | None,
 
 
 def find_symmetry(t: Topology, weights: Sequence[int] | None = None) -> Symmetry | None:
-    """The verified box-shift symmetry of ``t`` (keeping ``weights``, given in
-    compute-node order, and the multicast switches), or None when there is none."""
+    """The verified symmetry of ``t`` (keeping ``weights``, given in compute-node order,
+    and the multicast switches) with the fewest orbits of compute nodes that is found:
+    the product of box shifts by levels (:mod:`.product`), the translations of a
+    switchless torus (:mod:`.translations`) or the box shift (:func:`box_shift`); None
+    when there is none."""
+    arcs, multicast, supply = _on_indices(t, weights)
+    found = [box_symmetry(t.nodes, t.num_compute, arcs, multicast, supply)]
+    if t.switch_nodes:
+        found.append(product_group(t.nodes, t.num_compute, arcs, multicast, supply))
+    else:
+        found.append(translations(t.nodes, t.num_compute, arcs, multicast, supply))
+    best = [s for s in found if s is not None]
+    if not best:
+        return None
+    sym = max(best, key=lambda s: s.order)
+    if sym.orders:
+        sym.box_of = fast_boxes(t)
+    return sym
+
+
+def fast_boxes(t: Topology) -> list[int]:
+    """The box of every compute node, for the greedy packing by orbits: the components
+    joined by links faster than the slowest link at a compute node (the NVLink domain of a
+    DGX box or an NVL72 rack; one box when a compute node's links are all alike)."""
+    at_compute = {c for (a, b), c in t.capacity.items() if t.is_compute(a) or t.is_compute(b)}
+    slow = min(at_compute) if len(at_compute) > 1 else None
+    idx = t.index
+    parent = list(range(len(t.nodes)))
+
+    def root(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for (a, b), c in t.capacity.items():
+        if slow is None or c > slow:
+            parent[root(idx[a])] = root(idx[b])
+    names: dict[int, int] = {}
+    return [names.setdefault(root(v), len(names)) for v in range(t.num_compute)]
+
+
+def box_shift(t: Topology, weights: Sequence[int] | None = None) -> Symmetry | None:
+    """The verified box shift of ``t`` alone (one cyclic generator: :mod:`.boxes`), as
+    the borrowing of degraded machines needs (``forestcoll.symmetrize``, ``nearpack``)."""
     arcs, multicast, supply = _on_indices(t, weights)
     return box_symmetry(t.nodes, t.num_compute, arcs, multicast, supply)
 
@@ -75,12 +121,17 @@ def wanted(t: Topology, symmetry: bool | None) -> bool:
     return bool(symmetry)
 
 
-def generator_pairs(sym: Symmetry, nodes: Sequence[Node]) -> list[list[Node]]:
-    """σ as ``[[u, σ(u)], …]`` over the nodes it moves (the certificate's form)."""
-    sigma = sym.perms[1].tolist()
-    return [[nodes[i], nodes[j]] for i, j in enumerate(sigma) if i != j]
+def generator_pairs(sym: Symmetry, nodes: Sequence[Node]) -> list[list[list[Node]]]:
+    """Each generator g as ``[[u, g(u)], …]`` over the nodes it moves (the certificate's
+    form): one for a box shift, one per factor of a product group."""
+    return [[[nodes[i], nodes[j]] for i, j in enumerate(g.tolist()) if i != j]
+            for g in sym.generators()]
 
 
 def describe(sym: Symmetry) -> str:
-    return (f"{sym.order} interchangeable boxes: one max-flow per orbit "
-            f"({len(sym.reps)} orbits of compute nodes)")
+    if not sym.orders:
+        return (f"{sym.order} interchangeable boxes: one max-flow per orbit "
+                f"({len(sym.reps)} orbits of compute nodes)")
+    shape = " × ".join(map(str, sym.factors))
+    return (f"a group of {sym.order} automorphisms ({shape}): one max-flow per orbit "
+            f"({len(sym.reps)} orbit{'s' if len(sym.reps) != 1 else ''} of compute nodes)")

@@ -21,6 +21,15 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 
+from collcert.fabrics import (
+    dgx_b200_rails,
+    dgx_h100_rails,
+    mi300x,
+    mi300x_size,
+    mixed_cluster,
+    mixed_size,
+    rails_size,
+)
 from collcert.reference.model import Size, Topology, TopologyError, check_size
 
 __all__ = [
@@ -38,6 +47,10 @@ __all__ = [
     "hypercube",
     "torus",
     "fat_tree",
+    "dgx_h100_rails",
+    "dgx_b200_rails",
+    "mi300x",
+    "mixed_cluster",
 ]
 
 # Number of Infinity Fabric links between GPU i and GPU j of one MI250 box
@@ -123,6 +136,10 @@ _SIZES: dict[str, Callable[..., Size]] = {
     "hypercube": lambda dim, *a: Size(2**dim, 2**dim, dim * 2**dim),
     "torus": _torus_size,
     "fat_tree": _fat_tree_size,
+    "dgx_h100_rails": rails_size,
+    "dgx_b200_rails": rails_size,
+    "mi300x": mi300x_size,
+    "mixed_cluster": mixed_size,
 }
 
 

@@ -37,6 +37,16 @@ ABOUT: dict[str, tuple[str, str]] = {
     "torus": ("a torus with wrap-around links in every dimension, e.g. 4x4", "torus:4x4"),
     "fat_tree": ("the k-ary fat tree (Al-Fares et al.): k^3/4 hosts, (5/4)k^2 switches",
                  "fat_tree:4"),
+    "dgx_h100_rails": ("DGX H100 servers on a rail-optimized leaf/spine fabric (DGX SuperPOD): "
+                       "NIC g of each server on its unit's rail-g leaf (32 servers a leaf), "
+                       "every leaf on every spine; oversubscription r divides the uplinks",
+                       "dgx_h100_rails:32"),
+    "dgx_b200_rails": ("DGX B200 servers (900 GB/s NVLink 5) on the rail-optimized fabric of "
+                       "dgx_h100_rails", "dgx_b200_rails:32"),
+    "mi300x": ("AMD MI300X boxes: 8 GPUs in an Infinity Fabric full mesh at 64 GB/s a link "
+               "each way, one 50 GB/s NIC per GPU on one switch", "mi300x:2"),
+    "mixed_cluster": ("DGX H100 and DGX A100 boxes on one InfiniBand switch (NIC per GPU): "
+                      "only boxes of a kind are interchangeable", "mixed_cluster:2,2"),
 }
 
 

@@ -389,8 +389,12 @@ def _print_text(s: Schedule, args: argparse.Namespace, stages: list[dict[str, An
         what = args.format
         if args.symmetric_file:
             sym = s.symmetry_block()
-            what += (f", symmetric: the trees of {len(sym['representatives'])} representative "
-                     f"roots and the generator of a group of order {sym['order']}")
+            reps = len(sym["representatives"])
+            gens = (f"the {len(sym['generators'])} generators of a group of order "
+                    f"{sym['order']} ({' × '.join(map(str, sym['orders']))})"
+                    if "orders" in sym else f"the generator of a group of order {sym['order']}")
+            what += (f", symmetric: the trees of {reps} representative "
+                     f"root{'s' if reps != 1 else ''} and {gens}")
         print(f"Schedule written to {args.output} ({what}).", file=out)
     elif not args.output:
         print("Use -o FILE to save the schedule.", file=out)

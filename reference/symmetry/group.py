@@ -1,0 +1,231 @@
+"""A finite abelian group of automorphisms acting freely on the compute nodes.
+
+:class:`Symmetry` is H = <g_0> × <g_1> × … × <g_{k-1}>: commuting automorphisms
+g_i of orders m_i whose products g_0^{a_0} ∘ … ∘ g_{k-1}^{a_{k-1}} (0 ≤ a_i < m_i)
+are |H| = Π m_i distinct permutations, none of which but the identity fixes a
+compute node. A box shift (:mod:`.boxes`) is the case k = 1; the product groups
+of :mod:`.product` (server shift × rail shift, rack × tray × GPU) and the
+translations of a torus (:mod:`.translations`) have several factors.
+
+Element indices are mixed-radix, generator 0 the fastest digit:
+j = a_0 + m_0·(a_1 + m_1·(a_2 + …)); ``perms[j]`` is that element as an index
+array over ``nodes`` (compute nodes first), ``perms[0]`` the identity and, for
+one generator, ``perms[1]`` = σ as before. The group is abelian, so composing
+elements adds their digits modulo the orders (:meth:`Symmetry.compose`).
+
+Nothing here is trusted: :meth:`Symmetry.verify` checks exactly, link by link,
+that every generator is an automorphism of the given capacities (keeping compute
+nodes, multicast switches and supplies), that the generators commute and have
+the stated orders, that ``perms`` holds exactly the products, and that H acts
+freely on the compute nodes with the stated representatives. Certificates list
+the generators and ``collcert.certify`` verifies them again from the topology.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+Node = Hashable
+
+
+@dataclass
+class Symmetry:
+    """The group H of the module docstring and its orbits of compute nodes.
+
+    ``perms[j]`` is element j as an index array over ``nodes`` (``perms[0]`` is the
+    identity). ``reps`` are the representative compute nodes (indices), one per
+    orbit; ``element[v]`` / ``rep_of[v]`` give, for a compute node v, the j and the
+    representative r with v = perms[j][r]. ``orders``: the generators' orders
+    (empty: one generator, σ = perms[1], of order ``len(perms)``)."""
+
+    nodes: tuple[Node, ...]
+    perms: np.ndarray
+    reps: list[int]
+    element: dict[int, int]
+    rep_of: dict[int, int]
+    orders: tuple[int, ...] = ()
+    box_of: list[int] = field(default_factory=list)
+    """Optional: the box of each compute node (its NVLink domain, say), which the greedy
+    of ``forestcoll.sympack`` fills before leaving; empty: the group element."""
+
+    @property
+    def order(self) -> int:
+        return int(self.perms.shape[0])
+
+    @property
+    def factors(self) -> tuple[int, ...]:
+        """The orders m_i of the generators (one factor for a box shift)."""
+        return self.orders or (self.order,)
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        out, s = [], 1
+        for m in self.factors:
+            out.append(s)
+            s *= m
+        return tuple(out)
+
+    def generator_index(self, i: int) -> int:
+        """The element index of generator i."""
+        return self.strides[i]
+
+    def generators(self) -> list[np.ndarray]:
+        """The generators g_i as index arrays."""
+        return [self.perms[s] for s in self.strides]
+
+    def digits(self, j: int) -> list[int]:
+        out = []
+        for m in self.factors:
+            j, a = divmod(j, m)
+            out.append(a)
+        return out
+
+    def compose(self, a: int, b: int) -> int:
+        """The index of (element a) ∘ (element b): digits added modulo the orders."""
+        if not self.orders:
+            return (a + b) % self.order
+        return int(self.compose_many(np.asarray([a]), b)[0])
+
+    def compose_many(self, js: np.ndarray, b: int) -> np.ndarray:
+        """The indices of (element j) ∘ (element b) for every j in ``js`` (vectorised)."""
+        if not self.orders:
+            return (js + b) % self.order
+        out = np.zeros_like(js)
+        rest_a, rest_b = js.copy(), b
+        for m, s in zip(self.factors, self.strides):
+            rest_b, db = divmod(rest_b, m)
+            da = rest_a % m
+            rest_a //= m
+            out += ((da + db) % m) * s
+        return out
+
+    def inverse(self, a: int) -> int:
+        """The index of the inverse of element a."""
+        return sum(((-d) % m) * s for d, m, s in zip(self.digits(a), self.factors,
+                                                     self.strides))
+
+    def verify(self, num_compute: int, arcs: Mapping[tuple[int, int], object],
+               multicast: frozenset[int] = frozenset(),
+               supply: Mapping[int, int] | None = None) -> str | None:
+        """None when the module docstring's claims hold for ``arcs`` (capacities on node
+        indices; compute nodes are 0 .. num_compute-1), ``multicast`` and ``supply``;
+        else the reason."""
+        if self.order < 2:
+            return "the group is trivial"
+        if math.prod(self.factors) != self.order:
+            return "the orders do not multiply to the number of elements"
+        gens = self.generators()
+        for i, g in enumerate(gens):
+            problem = _automorphism_problem(self.nodes, g.tolist(), num_compute, arcs,
+                                            multicast, supply)
+            if problem:
+                return f"generator {i}: {problem}"
+        for i, g in enumerate(gens):
+            for h in gens[i + 1:]:
+                if not np.array_equal(g[h], h[g]):
+                    return "two generators do not commute"
+        problem = self._table_problem(gens)
+        return problem or self._free_problem(num_compute)
+
+    def _table_problem(self, gens: list[np.ndarray]) -> str | None:
+        """Whether ``perms`` holds exactly the products and g_i^{m_i} is the identity."""
+        n = len(self.nodes)
+        ident = np.arange(n)
+        if not np.array_equal(self.perms[0], ident):
+            return "perms[0] is not the identity"
+        table = ident[None, :]
+        for g, m in zip(gens, self.factors):
+            block = [table]
+            for _ in range(1, m):
+                block.append(g[block[-1]])
+            if not np.array_equal(g[block[-1]], table):
+                return f"a generator's order is not {m}"
+            table = np.stack(block, axis=0).reshape(-1, n)
+        if not np.array_equal(table, self.perms):
+            return "perms is not the table of products of the generators"
+        return None
+
+    def _free_problem(self, num_compute: int) -> str | None:
+        """Whether the representatives' orbits partition the compute nodes, each with
+        |H| distinct nodes (then no element but the identity fixes a compute node), and
+        ``element``/``rep_of`` place every compute node."""
+        reps = np.asarray(self.reps, dtype=np.int64)
+        if len(reps) * self.order != num_compute:
+            return (f"{len(self.reps)} representatives × {self.order} elements is not the "
+                    f"{num_compute} compute nodes")
+        images = self.perms[:, reps]
+        if len(np.unique(images)) != num_compute or int(images.max()) >= num_compute:
+            return "the group does not act freely on the compute nodes"
+        for v in range(num_compute):
+            j, r = self.element.get(v), self.rep_of.get(v)
+            if j is None or r is None or int(self.perms[j][r]) != v:
+                return f"element/rep_of misplace compute node {self.nodes[v]!r}"
+        return None
+
+
+def _automorphism_problem(nodes: Sequence[Node], g: list[int], num_compute: int,
+                          arcs: Mapping[tuple[int, int], object], multicast: frozenset[int],
+                          supply: Mapping[int, int] | None) -> str | None:
+    n = len(g)
+    if sorted(g) != list(range(n)):
+        return "not a permutation"
+    for v in range(n):
+        if (v < num_compute) != (g[v] < num_compute):
+            return f"maps {nodes[v]!r} to a node of the other kind"
+        if (v in multicast) != (g[v] in multicast):
+            return f"does not keep the multicast switch {nodes[v]!r}"
+    for (a, b), c in arcs.items():
+        if arcs.get((g[a], g[b])) != c:
+            return (f"maps link {nodes[a]!r} -> {nodes[b]!r} to a pair that is not a link of "
+                    "the same capacity")
+    if supply is not None:
+        for v in range(num_compute):
+            if supply.get(v, 0) != supply.get(g[v], 0):
+                return f"changes the supply of {nodes[v]!r}"
+    return None
+
+
+MAX_TABLE_ENTRIES = 80_000_000
+"""Most entries (elements × nodes) of a group's table of permutations: 320 MB as int32."""
+
+
+def product_symmetry(nodes: Sequence[Node], num_compute: int, gens: Sequence[Sequence[int]],
+                     orders: Sequence[int]) -> Symmetry | None:
+    """The :class:`Symmetry` generated by commuting ``gens`` of ``orders`` (index
+    permutations), its representatives the least compute node of each orbit; None when
+    its table would exceed :data:`MAX_TABLE_ENTRIES` or it does not act freely (not
+    verified against links here: :meth:`Symmetry.verify` does that)."""
+    n = len(nodes)
+    size = math.prod(orders)
+    if size * n > MAX_TABLE_ENTRIES or size < 2:
+        return None
+    dtype = np.int32 if n < 2**31 else np.int64
+    table = np.arange(n, dtype=dtype)[None, :]
+    for g, m in zip(gens, orders):
+        ga = np.asarray(g, dtype=dtype)
+        block = [table]
+        for _ in range(1, m):
+            block.append(ga[block[-1]])
+        table = np.stack(block, axis=0).reshape(-1, n)
+    compute_images = table[:, :num_compute]
+    rep_of_arr = compute_images.min(axis=0)
+    reps = sorted(set(rep_of_arr.tolist()))
+    if len(reps) * size != num_compute:
+        return None
+    element: dict[int, int] = {}
+    rep_of: dict[int, int] = {}
+    for r in reps:
+        col = table[:, r].tolist()
+        if len(set(col)) != size:
+            return None
+        for j, v in enumerate(col):
+            element[v] = j
+            rep_of[v] = r
+    if len(element) != num_compute:
+        return None
+    return Symmetry(tuple(nodes), table, reps, element, rep_of,
+                    tuple(int(m) for m in orders) if len(orders) > 1 else ())
