@@ -148,6 +148,9 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
     say("in-network upper bounds")
     bounds = upper_bounds(t, engine=engine, cut=cut)
     best = bounds[0]
+    if best.value == 0:  # some compute node can never learn the others' data
+        return InNetworkRate(t, Fraction(0), Fraction(0), "none: the bound is 0", bound=best,
+                             bounds_tried=bounds)
     say("in-network schedule")
     shape = recognise(t)
     small = len(t.nodes) <= MAX_EXACT_NODES and pricing_work(t) <= MAX_PRICING_WORK

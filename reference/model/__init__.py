@@ -11,6 +11,8 @@ Modules:
                      platforms), capacities and latencies
 ``topology_checks``  node ids, multicast switches, ForestColl's conditions (Eulerian,
                      connected)
+``capabilities``     switches that add (reducing switches: NVLS, SHARP) and their
+                     reduction rates, checked; the in-network model in words
 ``topology_io``      the ``collcert-topology/1`` JSON format and networkx graphs
 ``json_document``    reading a topology-like JSON file or text in bounded memory
 ``exact``            exact numbers: parsing capacities, printing fractions ("65/3")
