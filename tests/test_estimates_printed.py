@@ -43,3 +43,21 @@ def test_schedule_prints_the_export_estimate(tmp_path: Path, monkeypatch: Any,
     err = capsys.readouterr().err
     assert "collcert schedule: MSCCL++ export of 4 ranks: compiling about" in err
     assert "estimated about" in err and out.exists()
+
+
+def test_fuzz_check_estimates_the_campaign_and_reports_progress(
+        monkeypatch: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 33 row 6: 'fuzz check --count 1000 --jobs 8' on 2 cores printed nothing but
+    failures for minutes. Now the whole run's estimate first, then (stderr not a
+    terminal) a line with the cases done and the time left every LINE_EVERY seconds."""
+    from collcert.cli import main
+    from collcert.commands import fuzz
+
+    monkeypatch.setattr(fuzz, "LINE_EVERY", 0.0)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert main(["fuzz", "check", "--count", "3", "--jobs", "8", "-p", "transpose",
+                 "--no-save"]) == 0
+    err = capsys.readouterr().err
+    assert "fuzz check: 3 topologies × 1 properties in 8 processes on 2 cores (so 2 at a " \
+           "time): estimated about" in err
+    assert "fuzz check: 1/3 cases (0 failed)" in err and "left" in err

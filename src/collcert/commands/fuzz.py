@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 from collcert.reference.forestcoll import COLLECTIVES
@@ -21,6 +22,7 @@ from ._common import (
     add_json_option,
     add_progress_option,
     bounded_int,
+    duration_text,
     print_json,
     seconds,
 )
@@ -196,6 +198,59 @@ def run_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+SECONDS_PER_CASE = 0.3
+"""CPU seconds per direct-connect topology of at most 8 nodes, all 10 default properties:
+60 cases took 18.6 s of CPU (30 with --switches 17.0 s, hence SWITCHES_FACTOR), on the
+2-core machine at load 9; it grows about as the cube of --max-nodes."""
+SWITCHES_FACTOR = 2.0
+LINE_EVERY = 30.0
+"""Seconds between the progress lines printed when stderr is not a terminal."""
+
+
+def _announce_campaign(args: argparse.Namespace, count: int, names: list[str]) -> None:
+    """The estimate of the whole campaign on stderr before it starts (issue 33 row 6:
+    'fuzz check --count 1000 --jobs 8' on 2 cores printed nothing for minutes)."""
+    per = (SECONDS_PER_CASE * (SWITCHES_FACTOR if args.switches else 1)
+           * (max(args.max_nodes, 2) / 8) ** 3 * len(names) / 10)
+    cpu = per * count
+    if args.dask is not None:
+        where = f"on the dask cluster at {args.dask}"
+        wall = ""
+    else:
+        cores = os.cpu_count() or 1
+        used = min(args.jobs, cores)
+        where = (f"in {args.jobs} process{'es' if args.jobs != 1 else ''}"
+                 + (f" on {cores} cores (so {used} at a time)" if args.jobs > cores else ""))
+        wall = f", {duration_text(cpu / used)} on {used} free core{'s' if used != 1 else ''}"
+    print(f"fuzz check: {count} topologies × {len(names)} properties {where}: estimated "
+          f"{duration_text(cpu)} of CPU{wall} (measured {SECONDS_PER_CASE} s a case at "
+          "--max-nodes 8; each failure found adds its shrinking, up to 2 min)",
+          file=sys.stderr, flush=True)
+
+
+class _CampaignProgress(Progress):
+    """The bar on a terminal (or with --progress); elsewhere a line every
+    :data:`LINE_EVERY` seconds with the cases done, the failures and the time left."""
+
+    def __init__(self, label: str, *, force: bool = False) -> None:
+        super().__init__(label, force=force)
+        self._line = time.monotonic()
+
+    def __call__(self, done: int, total: int, note: str = "") -> None:
+        if self.enabled:
+            super().__call__(done, total, note)
+            return
+        now = time.monotonic()
+        if now - self._line < LINE_EVERY or done >= total:
+            return
+        self._line = now
+        elapsed = now - self.start
+        left = elapsed / done * (total - done) if done else 0.0
+        print(f"{self.label}: {done}/{total} cases" + (f" ({note})" if note else "")
+              + f", {elapsed:.0f} s so far" + (f", {duration_text(left)} left" if done else ""),
+              file=self.stream, flush=True)
+
+
 def run_check(args: argparse.Namespace) -> int:
     from collcert.fuzz import parallel
     from collcert.fuzz import properties as props
@@ -208,7 +263,8 @@ def run_check(args: argparse.Namespace) -> int:
                             f"{', '.join([*props.PROPERTIES, *props.OPT_IN])}")
     parallel.check_options(args.jobs, args.dask)
     cases = _cases(args)
-    progress = Progress("fuzz check", force=args.progress)
+    _announce_campaign(args, len(cases), names)
+    progress = _CampaignProgress("fuzz check", force=args.progress)
 
     def show(record: dict[str, object]) -> None:
         if not args.json:
