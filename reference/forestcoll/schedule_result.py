@@ -266,7 +266,9 @@ class Schedule:
             lb = self.optimum.extra["lower_bound_time_per_unit"]
             text += (f"; allreduce lower bound time {show(lb)} ("
                      + ("reached: optimal" if self.time_per_unit == lb else
-                        f"RS+AG is {show(self.time_per_unit / lb)} × the bound") + ")")
+                        f"RS+AG is {show(self.time_per_unit / lb)} × the bound")
+                     + (" among routing schedules; switches here add, see collcert optimum "
+                        "-c allreduce" if t.in_network else "") + ")")
         elif target is not None and self.time_per_unit == target:
             text += ("; equals the certified optimum" if self.fixed_k is None else
                      f"; equals the certified best time with k = {self.fixed_k} "

@@ -55,6 +55,8 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
             text += ("; RS+AG reaches it" if rs == lp.value else
                      f"; RS+AG reaches {fraction_str(rs / lp.value)} of it")
         info.notes.append(text)
+    if topology.in_network:  # switches that add (issue 30): the in-network optimum beside
+        info.notes.append(_in_network_note(topology, lp))
     if info.bound is None and not topology.multicast_switches:
         cut = cut_set_bound(topology)
         cert: dict[str, Any] = cut.certificate(topology)
@@ -66,3 +68,23 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
                             f"S = {{{names}}} has B⁺(S) = {fraction_str(cut.value)}, which every "
                             "allreduce must cross, network coding included")
     return info
+
+
+def _in_network_note(topology: Topology, lp: Any) -> str:
+    """The in-network optimum (switches that add: NVLS, SHARP) in words, certified."""
+    from collcert.certify.innetwork import check_in_network
+    from collcert.reference.innetwork import in_network_rate
+    from collcert.reference.model import CollcertError
+
+    try:
+        r = in_network_rate(topology, lp5=lp)
+    except CollcertError as exc:
+        return f"allreduce: the switches add ({topology.in_network_model()}): {exc}"
+    assert r is not None
+    if not check_in_network(topology.to_json(), r.certificate()).ok:
+        return "internal: the in-network certificate did not check"
+    figure = (f"algbw {fraction_str(r.lower)}" if r.exact else
+              f"between {fraction_str(r.lower)} and {fraction_str(r.upper)}")
+    return (f"allreduce: the switches add ({topology.in_network_model()}): the best schedule "
+            f"that adds in them reaches {figure} (certified, docs/in-network.md); the optimum "
+            "above is that of schedules whose switches only forward")
