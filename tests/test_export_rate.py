@@ -50,17 +50,35 @@ def test_issue_example_python_api_refuses() -> None:
 
 
 def test_issue_example_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --routes forestcoll: ForestColl's program, written with a warning, refused by --strict
     topo = tmp_path / "topo.json"
     topo.write_text(json.dumps(issue_topology().to_json()))
     out = tmp_path / "ag.xml"
-    assert main(["schedule", str(topo), "--format", "msccl-xml", "-o", str(out)]) == 0
+    assert main(["schedule", str(topo), "--format", "msccl-xml", "-o", str(out),
+                 "--routes", "forestcoll"]) == 0
     err = capsys.readouterr().err
     assert "warning" in err and "direct link" in err and out.exists()
     strict = tmp_path / "strict.xml"
     assert main(["schedule", str(topo), "--format", "msccl-xml", "-o", str(strict),
-                 "--strict"]) == 1
+                 "--strict", "--routes", "forestcoll"]) == 1
     err = capsys.readouterr().err
     assert "refused" in err and not strict.exists()
+
+
+@pytest.mark.parametrize("fmt", ["msccl-xml", "mscclpp-json"])
+def test_issue_example_default_writes_the_faster_runtime_routes_program(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    # issue 29 item 6: the default export is the fastest program the runtime can run: the
+    # ForestColl program would run at 15/2, the runtime-routes one runs at 15 and is written
+    t = issue_topology()
+    topo = tmp_path / "topo.json"
+    topo.write_text(json.dumps(t.to_json()))
+    out = tmp_path / "ag.prog"
+    assert main(["schedule", str(topo), "--format", fmt, "-o", str(out), "--strict"]) == 0
+    text = capsys.readouterr().out
+    assert "would run at algbw 15/2" in text and "--routes forestcoll" in text
+    report = collcert.audit(t, out.read_text(), fmt=fmt)
+    assert report.valid and report.algbw == 15 == collcert.optimum(t).algbw
 
 
 def test_dict_schedule_is_checked_with_its_topology() -> None:

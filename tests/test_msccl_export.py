@@ -18,6 +18,7 @@ from collcert.commands._common import load_topology
 from collcert.reference.execution import (
     first_mismatch,
     link_alphas,
+    msccl_analysis,
     msccl_export,
     msccl_latency,
     msccl_xml,
@@ -107,8 +108,8 @@ def test_in_place_dependencies_cost_no_latency(topo: str, monkeypatch: Any) -> N
     alpha = link_alphas(t, 2)
     mine = msccl_xml(s)
     both = msccl_latency(t, msccl.read(mine), list(t.compute_nodes), alpha)
-    monkeypatch.setattr(msccl_export, "_inplace", lambda plan: plan)
-    monkeypatch.setattr(msccl_export, "_copies_last", lambda plan: plan)
+    monkeypatch.setattr(msccl_analysis, "inplace_view", lambda plan: plan)
+    monkeypatch.setattr(msccl_export, "copies_last", lambda plan: plan)
     text = msccl_xml(s)
     assert text != mine
     only_out = msccl_latency(t, msccl.read(text), list(t.compute_nodes), alpha)
@@ -121,7 +122,7 @@ def test_in_place_dependencies_are_needed(collective: str, monkeypatch: Any) -> 
     the same memory named i), the program races when called in place."""
     t = load_topology("ring:4")
     s = collcert.schedule(t, collective)
-    monkeypatch.setattr(msccl_export, "_inplace", lambda plan: plan)
+    monkeypatch.setattr(msccl_analysis, "inplace_view", lambda plan: plan)
     rep = audit(t, msccl_xml(s), fmt="msccl-xml")
     if collective == "reduce-scatter":  # its in-place writes are all ordered anyway
         assert rep.valid, rep.reasons

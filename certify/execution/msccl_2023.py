@@ -66,9 +66,11 @@ def _wording(stop: Stop | None) -> Stop | None:
 def load(wk: Walk, rank: int) -> tuple[Stop | None, dict[str, int | str]]:
     """``rank``'s reading of the file, in a communicator of ``ngpus`` ranks: its first
     refusal or misreading (None: loaded), and the ``<algo>`` values the tuner uses."""
-    stop = first_refusal(wk, rank)
+    stop, ub = first_refusal(wk, rank)
     if stop is not None:
         return stop, {}
+    if ub is not None and ub.rule == "step-child":
+        return ub, {}
     if not wk.algos:
         return Stop("no-algo", 1, "no <algo> element: the loader reads the attributes of a "
                     "null node (topo.cc:769-771)", "769", "misreads"), {}
@@ -80,7 +82,7 @@ def load(wk: Walk, rank: int) -> tuple[Stop | None, dict[str, int | str]]:
         gpus(algo, rank, ctx)
     except Refuse as r:
         return _wording(r.stop), {}
-    return _wording(ctx.misread), values
+    return _wording(ub or ctx.misread), values
 
 
 def _algo(top: Node) -> dict[str, int | str]:

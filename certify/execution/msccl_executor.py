@@ -130,9 +130,11 @@ class Ctx:
 def load(wk: Walk, rank: int, lim: Limits) -> Stop | None:
     """The loader's reading for ``rank``: its first refusal, else its first misreading,
     else None."""
-    stop = first_refusal(wk, rank)
+    stop, ub = first_refusal(wk, rank)
     if stop is not None:
         return stop
+    if ub is not None and ub.rule == "step-child":
+        return ub
     if not wk.algos:
         return Stop("no-algo", 1, "no <algo> element: the loader reads the attributes of a "
                     "null node (msccl_parser.cc:312-315)", "312", "misreads")
@@ -142,7 +144,7 @@ def load(wk: Walk, rank: int, lim: Limits) -> Stop | None:
         gpus(wk.algos[0], rank, ctx)
     except Refuse as r:
         return r.stop
-    return ctx.misread
+    return ub or ctx.misread
 
 
 def gpus(algo: Elem, rank: int, ctx: Ctx) -> None:

@@ -14,7 +14,8 @@ overrun the array). Other elements are skipped with their subtree; a
 
 :func:`walk` does that once for all ranks and returns a :class:`Walk`: the kept
 tree (every ``gpu``'s tbs and steps, as its own rank keeps them), and what
-stops which rank where. :func:`first_refusal` gives a rank's first stop.
+stops which rank where. :func:`first_refusal` gives a rank's first stop and the first
+undefined behaviour it reads through.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class Walk:
     first: Node | None  # the first token (the folder scan's meta loader reads only it)
     first_error: LexError | None  # a lexical error before the first token was complete
     tokens: list[Node] = field(default_factory=list)
+    long_value: tuple[int, Stop] | None = None  # the first value overrunning its buffer
 
 
 class _Walker:
@@ -174,13 +176,23 @@ def walk(text: str) -> Walk:
     except _Fail as fail:
         error = fail.stop
     first_error = lex if lex is not None and not toks else None
-    return Walk(w.algos, w.gpus, w.common, w.own, error, w.i, w.crash,
-                toks[0] if toks else None, first_error, toks)
+    wk = Walk(w.algos, w.gpus, w.common, w.own, error, w.i, w.crash,
+              toks[0] if toks else None, first_error, toks)
+    at = next((i for i, t in enumerate(toks[:w.i]) if t.long_value), None)
+    if at is not None:
+        t = toks[at]
+        wk.long_value = (at, Stop("value-too-long", t.line, f"the value of {t.long_value}= is "
+                                  "longer than 255 characters: the reader copies it into 256 "
+                                  "bytes without a bound (msccl_parser.cc:44-49), undefined "
+                                  "behaviour", "44", "misreads"))
+    return wk
 
 
-def first_refusal(wk: Walk, rank: int) -> Stop | None:
-    """The first thing that stops ``rank``'s reader, in file order: the walk's error, a
-    step with a child in its own ``<gpu>``, or its 4096th kept element."""
+def first_refusal(wk: Walk, rank: int) -> tuple[Stop | None, Stop | None]:
+    """The first thing that stops ``rank``'s reader, in file order (the walk's error, a
+    mismatched tag or a child of a step in its own ``<gpu>``, its 4096th kept element),
+    and the first undefined behaviour it meets that does not stop it (a value overrunning
+    its buffer, more kept children than the array holds)."""
     mine = [g for g in wk.gpus if c_strtol(g.node.attr("id") or "") == rank]
     stops: list[tuple[int, Stop]] = []
     if wk.error is not None:
@@ -188,8 +200,9 @@ def first_refusal(wk: Walk, rank: int) -> Stop | None:
     for g in mine:
         if id(g) in wk.crash:
             stops.append(wk.crash[id(g)])
-    kept = sorted(wk.common + [i for g in mine for i in wk.own.get(id(g), [])])
-    if len(kept) >= MAX_NODES:
+    own = sum(len(wk.own.get(id(g), [])) for g in mine)
+    if len(wk.common) + own >= MAX_NODES:
+        kept = sorted(wk.common + [i for g in mine for i in wk.own.get(id(g), [])])
         i = kept[MAX_NODES - 1]
         stops.append((i, Stop("node-limit", wk.tokens[i].line, f"Error : XML parser is "
                               f"limited to 1024 nodes (this rank keeps {len(kept)} elements: "
@@ -198,7 +211,15 @@ def first_refusal(wk: Walk, rank: int) -> Stop | None:
     over = _subs_overflow(wk, mine)
     if over is not None:
         stops.append(over)
-    return min(stops, key=lambda s: s[0])[1] if stops else None
+    if wk.long_value is not None:
+        stops.append(wk.long_value)
+    refusals = sorted((s for s in stops if s[1].kind == "refuses"), key=lambda s: s[0])
+    others = sorted((s for s in stops if s[1].kind != "refuses"), key=lambda s: s[0])
+    first = refusals[0] if refusals else None
+    ub = others[0] if others else None
+    if first is not None and ub is not None and ub[1].rule == "step-child" and ub[0] < first[0]:
+        first = None  # the reader crashes there, before it meets the refusal
+    return (first[1] if first else None), (ub[1] if ub else None)
 
 
 def _subs_overflow(wk: Walk, mine: list[Elem]) -> tuple[int, Stop] | None:

@@ -109,20 +109,18 @@ def _scan_consequence(runtime: str, m: Meta) -> tuple[str, str]:
     communicator of its ``ngpus`` ranks (see the module docstring)."""
     life = _LIFE[runtime]
     order = "name" if runtime == "msccl-executor-nccl" else "directory"
-    text = (f"the scan of MSCCL_ALGO_DIR stops here (msccl_lifecycle.cc:{life['scan']}; the "
-            f"error is dropped at graph/connect.cc:{life['connect']}): files after it in "
-            f"{order} order are never read, and a program of the same size read before it "
-            f"crashes mscclInit (msccl_lifecycle.cc:{life['index']}: the table sized at "
-            f":{life['resize']} never was)")
+    scan = (f"the scan of MSCCL_ALGO_DIR stops at this file (msccl_lifecycle.cc:{life['scan']}, "
+            f"its error dropped at graph/connect.cc:{life['connect']}): files after it in "
+            f"{order} order are never read")
     if "ngpus" in m.values:
-        return REFUSES, (f"{text}; this file's half-read entry has ngpus={m.values['ngpus']}, "
-                         f"so a communicator of that size crashes in mscclInit")
+        return REFUSES, (f"a communicator of {m.values['ngpus']} ranks crashes in mscclInit, "
+                         "which reads a table the failed scan never sized (msccl_lifecycle.cc:"
+                         f"{life['index']}, :{life['resize']}); {scan}")
     if not m.values.get("nchunksperloop"):
-        return REFUSES, (f"{text}; its half-read entry has nchunksperloop 0: the first "
-                         f"collective MSCCL intercepts divides by it (msccl_lifecycle.cc:"
-                         f"{life['modulo']}, SIGFPE)")
-    return FALLS_BACK, (f"{text}; otherwise NCCL runs every collective, and the WARN shows "
-                        "only with NCCL_DEBUG=WARN (debug.cc:35-36)")
+        return REFUSES, ("the first collective MSCCL intercepts divides by its nchunksperloop, "
+                         f"left at 0 (msccl_lifecycle.cc:{life['modulo']}: SIGFPE); {scan}")
+    return FALLS_BACK, (f"NCCL runs every collective instead, its WARN shown only with "
+                        f"NCCL_DEBUG=WARN (debug.cc:35-36); {scan}")
 
 
 def _ranks(wk: Walk, ngpus: int) -> list[int]:
@@ -159,10 +157,14 @@ def _select(runtime: str, v: dict[str, int | str], exact_inplace: bool) -> Loada
         return Loadability(runtime, IGNORES, "never-selected", 1, why, src,
                            "it loads, but every call runs on NCCL")
     mult = f" × {ngpus}" if coll in SIZED or coll == "reduce_scatter" else ""
-    size = (f"{lo} to {hi} bytes" if not legacy and hi else f"{lo} bytes up to below {hi}"
-            if legacy else f"{lo} bytes and up" if lo else "any size")
-    calls = [f"{' and '.join(modes)} calls", f"{size} whose element count{mult} is a "
-             f"multiple of {chunks}", "sum, prod, max or min"]
+    size = ("of any size" if lo == 0 and (hi == 0 or hi >= 2**62) else
+            f"of {lo} bytes to below {hi}" if legacy else
+            f"of {lo} to {hi} bytes" if hi else f"of {lo} bytes and more")
+    calls = [f"{' and '.join(modes)} calls {size}"]
+    if chunks > 1:
+        calls.append(f"whose element count{mult} is a multiple of {chunks}")
+    if coll in ("allreduce", "reducescatter", "reduce_scatter", "reduce"):
+        calls.append("reducing with sum, prod, max or min")
     return Loadability(runtime, LOADS, calls=calls,
                        consequence="other calls run on NCCL" + (
                            " (maxBytes absent: 128 MiB)" if legacy and hi == 1 << 27 else ""))

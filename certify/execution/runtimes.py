@@ -75,7 +75,12 @@ class Loadability:
         return self.status == LOADS
 
     def describe(self) -> str:
-        """One line: ``NAME: refuses (rule R, line L): message [source]; consequence``."""
+        """One line: ``NAME: refuses (rule R, line L): message [source]; consequence``, or
+        ``NAME: loads it, for CALLS; consequence``."""
+        if self.status == LOADS:
+            calls = f", for {', '.join(self.calls)}" if self.calls else ""
+            return f"{self.runtime}: loads it{calls}" + (
+                f"; {self.consequence}" if self.consequence else "")
         where = ", ".join(x for x in (self.rule and f"rule {self.rule}",
                                       self.line is not None and f"line {self.line}" or "")
                           if x)
@@ -86,8 +91,6 @@ class Loadability:
             text += f" [{self.source}]"
         if self.consequence:
             text += f"; {self.consequence}"
-        if self.calls:
-            text += f"; selected for {', '.join(self.calls)}"
         return text
 
     def to_json(self) -> dict[str, Any]:

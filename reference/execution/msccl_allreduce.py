@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..model import ScheduleError
 from .execplan import Plan
-from .msccl_export import MAX_OFFSET, plan_xml
+from .msccl_export import DEFAULT_RUNTIME, MAX_OFFSET, plan_xml
 from .treeplan import Ranks, TreeBuilder, tree_plan
 
 if TYPE_CHECKING:
@@ -105,8 +105,10 @@ def lp_plan(s: LPSchedule) -> Plan:
     return plan
 
 
-def lp_msccl_xml(s: LPSchedule, channels: int | None = None, name: str | None = None) -> str:
-    """The MSCCL allreduce program of an LP (5) schedule, with exact chunk counts.
+def lp_msccl_xml(s: LPSchedule, channels: int | None = None, name: str | None = None, *,
+                 runtime: str = DEFAULT_RUNTIME, inplace: bool = False) -> str:
+    """The MSCCL allreduce program of an LP (5) schedule, with exact chunk counts, for
+    ``runtime`` (:func:`.msccl_export.msccl_xml`).
 
     Raises ScheduleError (the caller's exit 2) when the exact chunk count, or the
     program it gives, exceeds what the MSCCL executor loads."""
@@ -116,4 +118,5 @@ def lp_msccl_xml(s: LPSchedule, channels: int | None = None, name: str | None = 
     if cells > MAX_OFFSET + 1:
         raise ScheduleError(f"{why}, but the MSCCL executor addresses chunk offsets below "
                             f"{MAX_OFFSET + 1}")
-    return plan_xml(lp_plan(s), channels, name, advice=f"or a smaller topology ({why})")
+    return plan_xml(lp_plan(s), channels, name, advice=f"or a smaller topology ({why})",
+                    runtime=runtime, inplace=inplace)

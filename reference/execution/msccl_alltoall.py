@@ -26,7 +26,7 @@ from typing import Any
 
 from ..model import ScheduleError, Topology
 from .execplan import Op, Plan, Region, Spec
-from .msccl_export import plan_xml
+from .msccl_export import DEFAULT_RUNTIME, plan_xml
 
 MAX_PER_BLOCK = 64
 
@@ -126,7 +126,9 @@ def _build(t: Topology, comp: list[Any], routes: dict[tuple[Any, Any], list[tupl
                 labels=[str(v) for v in comp])
 
 
-def alltoall_msccl_xml(t: Topology, channels: int | None = None) -> tuple[str, Fraction]:
-    """The MSCCL XML of the optimal alltoall on ``t``, and the algbw it was built for."""
+def alltoall_msccl_xml(t: Topology, channels: int | None = None, *,
+                       runtime: str = DEFAULT_RUNTIME) -> tuple[str, Fraction]:
+    """The MSCCL XML of the optimal alltoall on ``t`` for ``runtime`` (out-of-place calls),
+    and the algbw it was built for."""
     plan, algbw = alltoall_plan(t)
-    return plan_xml(plan, channels, advice="a smaller topology"), algbw
+    return plan_xml(plan, channels, advice="a smaller topology", runtime=runtime), algbw

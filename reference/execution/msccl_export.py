@@ -19,7 +19,15 @@ allgather and reduce-scatter) becomes one program per GPU:
   receives match in order on every connection, and the program cannot
   deadlock: the earliest unfinished transfer is always ready on both sides.
 
-The program serves both calls (``inplace="1" outofplace="1"``): the MSCCL
+Each program is written for one runtime (``runtime``, a name of
+:mod:`collcert.certify.execution.runtimes`: ``msccl-executor-nccl``, the default,
+``rccl`` or ``microsoft-msccl``), whose profile says how to spell it (the
+collective's name, ``minBytes``/``maxBytes``, which calls it serves) and what its
+reader takes (thread blocks, steps per thread block); the text is judged by that
+profile before it is returned, and must load there. No ``<?xml …?>`` declaration:
+the runtimes' hand-written reader refuses it.
+
+On the executors the program serves both calls (``inplace="1" outofplace="1"``): the MSCCL
 executor picks a program per call by whether its buffers alias (in place: the
 allgather input is the output's own block, the reduce-scatter output the
 input's own block, the allreduce output the input; frameworks call allreduce
@@ -43,12 +51,15 @@ no MSCCL counterpart: such an edge is sent from its G* source like any other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
+from collcert.certify.execution import runtimes
+
 from ..model import ScheduleError, check_budget, schedule_transfers
-from .execplan import Op, Plan, Region, dependencies
+from .execplan import Op, Plan
+from .msccl_analysis import analyse, copies_last
 from .msccl_size import check_chunks
 from .runtime_rate import rated_document
 from .treeplan import plan_from_schedule
@@ -68,7 +79,8 @@ SECONDS_PER_OP = 1e-3
 """Cost of the export per plan operation (/usr/bin/time -v collcert schedule dgx_a100:64
 -c allreduce --format msccl-xml, 523,264 transfers: 519 s CPU, 1.97 GB on a loaded 2-core
 machine; earlier 89 s and 920 MB, issue 24 491 s and 1.98 GB)."""
-MAX_XML_ELEMENTS = 4096  # msccl_parser.h MAX_NODES: <algo>, every <gpu>, one rank's tb/step
+MAX_XML_ELEMENTS = 4095  # msccl_parser.h MAX_NODES = 4096: the 4096th kept element fails (:169)
+DEFAULT_RUNTIME = "msccl-executor-nccl"
 MSCCL_COLL = {"allgather": "allgather", "reduce-scatter": "reducescatter",
               "allreduce": "allreduce", "broadcast": "broadcast", "reduce": "reduce",
               "alltoall": "alltoall"}
@@ -99,7 +111,8 @@ class _Tb:
 
 def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
               name: str | None = None, *, strict: bool = True,
-              topology: Topology | None = None) -> str:
+              topology: Topology | None = None, runtime: str = DEFAULT_RUNTIME,
+              inplace: bool = False) -> str:
     """The MSCCL XML of an allgather, reduce-scatter or allreduce tree schedule.
 
     ``channels``: how many channels to spread the trees over; by default the
@@ -110,7 +123,12 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     runtime sends a linked pair's traffic over its direct link): with ``strict``
     (the default) a program slower than its schedule is refused with
     :class:`.runtime_rate.SlowExportError`, which says the pair and link responsible.
-    A dict schedule is checked when ``topology`` is given (it carries no capacities)."""
+    A dict schedule is checked when ``topology`` is given (it carries no capacities).
+
+    ``runtime``: the runtime the program is written for (see the module docstring);
+    ``inplace``: for a runtime that selects a program for one kind of call only
+    (microsoft-msccl), write it for in-place calls."""
+    profile = runtimes.get(runtime, "msccl-xml")  # an unknown name before any work
     doc = rated_document(schedule, topology, strict)
     coll = doc.get("collective")
     if coll not in MSCCL_COLL:
@@ -126,16 +144,19 @@ def msccl_xml(schedule: Schedule | dict[str, Any], channels: int | None = None,
     check_budget(f"MSCCL export of {len(doc.get('compute_nodes') or [])} ranks",
                  BYTES_PER_OP * ops, f"compiling about {ops} transfers", seconds=SECONDS_PER_OP
                  * ops, action="use --format json or forestcoll-xml, or a smaller --fixed-k")
-    return plan_xml(plan_from_schedule(doc, "schedule"), channels, name)
+    return plan_xml(plan_from_schedule(doc, "schedule"), channels, name,
+                    runtime=profile.name, inplace=inplace)
 
 
 def plan_xml(plan: Plan, channels: int | None = None, name: str | None = None,
-             advice: str = "--fixed-k with a smaller k, or a smaller topology") -> str:
+             advice: str = "--fixed-k with a smaller k, or a smaller topology", *,
+             runtime: str = DEFAULT_RUNTIME, inplace: bool = False) -> str:
     """The MSCCL XML of an execution plan built from trees (allgather, reduce-scatter,
     allreduce; every op's ``group`` is ``(phase, tree)``): see :func:`msccl_xml`.
     ``advice``: what else to try when no channel count fits."""
+    profile = runtimes.get(runtime, "msccl-xml")
     coll = plan.spec.collective
-    plan = _copies_last(plan)
+    plan = copies_last(plan)
     check_budget(f"MSCCL export of {plan.nranks} ranks", BYTES_PER_OP * len(plan.ops),
                  f"compiling {len(plan.ops)} transfers into threadblocks and steps",
                  seconds=SECONDS_PER_OP * len(plan.ops),
@@ -147,94 +168,22 @@ def plan_xml(plan: Plan, channels: int | None = None, name: str | None = None,
     name = "".join(ch if ch.isalnum() or ch in "_-.:" else "_" for ch in raw)[:120]
     tries = [channels] if channels is not None else list(range(1, MAX_CHANNELS + 1))
     last = ""
-    analysis = _analyse(plan)
+    analysis = analyse(plan)
     for ch in tries:
         if ch < 1 or ch > MAX_CHANNELS:
             raise ScheduleError(f"--msccl-channels {ch}: the MSCCL runtime takes 1 to "
                                 f"{MAX_CHANNELS} channels (leave it out to use the fewest "
                                 "that fit)")
         tbs = _compile(plan, ch, analysis)
-        last = _limits(plan, tbs, ch)
+        last = _limits(plan, tbs, ch, profile.export)
         if not last:
-            return _render(plan, tbs, ch, name)
+            return _checked(_render(plan, tbs, ch, name, profile.export, inplace), profile)
         if "steps" not in last:
             break
-    raise ScheduleError(f"the MSCCL runtime could not load this program: {last}. MSCCL runs "
+    raise ScheduleError(f"{profile.name} could not load this program: {last}. MSCCL runs "
                         "one threadblock per peer and channel with a fixed step budget "
                         "(Zhao et al. 2026, §6.3 names this its scalability limit); try more "
                         f"--msccl-channels (or leave it out), {advice}")
-
-
-def _analyse(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
-    """What the program must respect in both buffer modes: the union of the dependencies
-    of the plan as written (out of place) and of its in-place view; a receive and a send
-    fuse only where they may in both (see :func:`_conflicts`)."""
-    deps, fusable, readers = _conflicts(plan)
-    deps2, fusable2, readers2 = _conflicts(_inplace(plan))
-    deps = [sorted(set(a) | set(b)) for a, b in zip(deps, deps2)]
-    fusable = {r: [s for s in sends if s in fusable2.get(r, [])]
-               for r, sends in fusable.items()}
-    readers = {r: max(n, readers2.get(r, 0)) for r, n in readers.items()}
-    return deps, fusable, readers
-
-
-def _copies_last(plan: Plan) -> Plan:
-    """The plan with every root's copy of its own input into its output moved to the end.
-    Nothing reads what a copy writes, so out of place it may run at any time; in place it
-    is a copy onto the memory the root's sends read, and there it must wait for them
-    instead of making them (and all that follows them) wait for it: placed first, the
-    copies lengthened the chain of dependent steps (allgather latency on torus:4x4 +17%)."""
-    return replace(plan, ops=[op for op in plan.ops if op.kind != "copy"]
-                   + [op for op in plan.ops if op.kind == "copy"])
-
-
-def _inplace(plan: Plan) -> Plan:
-    """The plan with its buffers aliased as an in-place call passes them (the MSCCL
-    executor's test, msccl_lifecycle.cc): allgather input = output + r·(C/N) chunks,
-    reduce-scatter output = input + r·(C/N), allreduce output = input. Regions stay
-    contiguous, so the ops keep their shape; only which cells they touch changes."""
-    spec = plan.spec
-
-    def alias(r: int, reg: Region | None) -> Region | None:
-        if reg is None:
-            return None
-        base = spec.shards[r][0]
-        if spec.collective == "allgather" and reg.buf == "i":
-            return Region("o", base + reg.off, reg.n)
-        if spec.collective == "reduce-scatter" and reg.buf == "o":
-            return Region("i", base + reg.off, reg.n)
-        if spec.collective in ("allreduce", "broadcast", "reduce") and reg.buf == "o":
-            return Region("i", reg.off, reg.n)
-        return reg
-
-    ops = [replace(op, src=alias(op.rank, op.src), dst=alias(op.rank, op.dst),
-                   red=alias(op.rank, op.red)) for op in plan.ops]
-    return Plan(spec, plan.buffers, ops, plan.name)
-
-
-def _conflicts(plan: Plan) -> tuple[list[list[int]], dict[int, list[int]], dict[int, int]]:
-    """Dependencies of every op; for each receive, the sends that forward exactly
-    what it wrote (candidates for a fused step) and how many ops read it."""
-    ops = plan.ops
-    deps = dependencies(plan)
-    writer: dict[tuple[int, str, int], int] = {}  # cell -> op that last wrote it
-    fusable: dict[int, list[int]] = {}  # recv op -> sends of exactly what it wrote
-    readers: dict[int, int] = {}  # recv op -> how many ops read what it wrote
-    for i, op in enumerate(ops):
-        for reg in op.reads():
-            ws = {writer.get((op.rank, reg.buf, c)) for c in reg.cells()}
-            for w in ws:
-                if w is not None:
-                    readers[w] = readers.get(w, 0) + 1
-            w = next(iter(ws))
-            if (op.kind == "send" and reg is op.src and len(ws) == 1 and w is not None
-                    and ops[w].kind == "recv" and ops[w].dst == reg
-                    and ops[w].group == op.group):
-                fusable.setdefault(w, []).append(i)
-        for reg in op.writes():
-            for c in reg.cells():
-                writer[(op.rank, reg.buf, c)] = i
-    return deps, fusable, readers
 
 
 def _compile(plan: Plan, nch: int,
@@ -394,14 +343,26 @@ def _layout(tbs: list[_Tb]) -> None:
             st.index = n - 1
 
 
-def _limits(plan: Plan, tbs: list[_Tb], nch: int) -> str:
+def _checked(text: str, profile: runtimes.RuntimeProfile) -> str:
+    """``text``, once ``profile`` says its runtime loads it and selects it for calls."""
+    verdict = profile.judge(text, "export")
+    if not verdict.ok:
+        raise RuntimeError(f"internal: the MSCCL export would not run on {profile.name}: "
+                           f"{verdict.describe()}")
+    return text
+
+
+def _limits(plan: Plan, tbs: list[_Tb], nch: int, rt: dict[str, Any]) -> str:
     _layout(tbs)
+    max_steps = int(rt.get("max_steps", MAX_STEPS))
     for tb in tbs:
-        if tb.steps and tb.steps[-1].index + 1 > MAX_STEPS:
+        if tb.steps and tb.steps[-1].index + 1 > max_steps:
             return (f"rank {tb.rank} threadblock {tb.id} (channel {tb.chan}) needs "
-                    f"{tb.steps[-1].index + 1} steps, more than the runtime's {MAX_STEPS} steps")
+                    f"{tb.steps[-1].index + 1} steps, more than the runtime's {max_steps} steps")
         if tb.id > MAX_DEP_TB and any(st.waited for st in tb.steps):
             return f"rank {tb.rank} needs more than {MAX_DEP_TB + 1} threadblocks"
+        if tb.id >= int(rt.get("max_tbs", 1024)):
+            return f"rank {tb.rank} needs more than the runtime's {rt['max_tbs']} threadblocks"
     for r in range(plan.nranks):
         for ch in range(nch):
             mine = [tb for tb in tbs if tb.rank == r and tb.chan == ch]
@@ -421,18 +382,20 @@ def _limits(plan: Plan, tbs: list[_Tb], nch: int) -> str:
     return ""
 
 
-def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str) -> str:
+def _render(plan: Plan, tbs: list[_Tb], nch: int, name: str, rt: dict[str, Any],
+            inplace: bool) -> str:
     _layout(tbs)
     spec = plan.spec
     a2a = spec.collective == "alltoall"  # its Spec numbers all ranks' data: N·C cells
     chunks = spec.cells // plan.nranks if a2a else spec.cells
-    coll = MSCCL_COLL[spec.collective]
+    coll = rt.get("coll", {}).get(spec.collective, MSCCL_COLL[spec.collective])
+    modes = (0, 1) if a2a else (1, 1) if rt.get("both_modes", True) else (
+        int(inplace), int(not inplace))
     q = quoteattr
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>',
-             f'<algo name={q(name)} proto="Simple" nchannels="{nch}" '
+    lines = [f'<algo name={q(name)} proto="Simple" nchannels="{nch}" '
              f'nchunksperloop="{chunks}" ngpus="{plan.nranks}" coll="{coll}" '
-             f'inplace="{0 if a2a else 1}" '
-             f'outofplace="1" minBytes="0" maxBytes="0"'
+             f'inplace="{modes[0]}" outofplace="{modes[1]}" '
+             f'minBytes="{rt.get("min_bytes", "0")}" maxBytes="{rt.get("max_bytes", "0")}"'
              + ("" if spec.root is None else f' root="{spec.root}"') + '>']
 
     def step(s: int, kind: str, src: tuple[str, int], dst: tuple[str, int], cnt: int,

@@ -28,6 +28,7 @@ from collcert.certify.forestcoll import check_schedule, forestcoll_xml, read_sch
 from collcert.certify.model import InputError, Topo, Verdict, load_json
 from collcert.certify.model import frac_str as fraction_str
 
+from . import loadability
 from .bounds import OptimumInfo
 from .optimum import certified_optimum
 from .report import AuditReport
@@ -118,8 +119,13 @@ def audit(
     ranks: Sequence[Any] | str | os.PathLike[str] | None = None,
     *,
     check_optimum_certificate: bool = True,
+    runtime: str | None = None,
 ) -> AuditReport:
     """Audit ``schedule`` (a dict, or the text of a file) on ``topology``.
+
+    MSCCL XML (and MSCCL++ plans with a registered profile): the report lists what
+    every runtime does with the file (``report.runtimes``, docs/runtimes.md); with
+    ``runtime``, a file that runtime does not load is INVALID (:mod:`.loadability`).
 
     Returns an :class:`AuditReport`. Raises :class:`~collcert.ScheduleError`
     when the schedule cannot be read at all (malformed, hostile or absurd
@@ -154,15 +160,22 @@ def audit(
         if fmt not in (None, "json"):
             raise ScheduleError(f"a dict schedule is collcert JSON, not {fmt}")
         fmt = "json"
+    if runtime is not None and fmt not in loadability.FORMATS:
+        raise ScheduleError(f"--runtime judges MSCCL XML and MSCCL++ plans, not a {fmt} "
+                            "schedule (no runtime reads it): drop --runtime")
     data: Any = schedule if isinstance(schedule, Mapping) else None
     try:
         topo = Topo(topology.to_json())
         if fmt == "msccl-xml":
             assert isinstance(schedule, str)
-            return _audit_msccl(topology, topo, schedule, ranks, check_optimum_certificate)
+            return loadability.attach(_audit_msccl(
+                topology, topo, schedule, ranks, check_optimum_certificate), schedule, fmt,
+                runtime)
         if fmt == "mscclpp-json":
             assert isinstance(schedule, str)
-            return _audit_mscclpp(topology, topo, schedule, ranks, check_optimum_certificate)
+            return loadability.attach(_audit_mscclpp(
+                topology, topo, schedule, ranks, check_optimum_certificate), schedule, fmt,
+                runtime)
         if isinstance(schedule, str):
             data = (schedule_json(schedule, orbits=True) if fmt == "json" else
                     forestcoll_xml(schedule, node_ids=[str(v) for v in topo.nodes]))
@@ -213,9 +226,10 @@ def audit_file(
     path: str | os.PathLike[str],
     fmt: str | None = None,
     ranks: Sequence[Any] | str | os.PathLike[str] | None = None,
+    runtime: str | None = None,
 ) -> AuditReport:
     """Audit the schedule file at ``path`` (format detected when ``fmt`` is None);
-    ``topology`` and the report as in :func:`audit`."""
+    ``topology``, ``runtime`` and the report as in :func:`audit`."""
     from collcert.reference.forestcoll import read_text
     from collcert.reference.model import ScheduleError
 
@@ -231,7 +245,7 @@ def audit_file(
         pass  # read_text names the problem
     text = read_text(p, MAX_FILE_BYTES)  # gzip recognised by its magic bytes, size capped
     try:
-        report = audit(topology, text, fmt, ranks)
+        report = audit(topology, text, fmt, ranks, runtime=runtime)
     except ScheduleError as exc:
         raise ScheduleError(f"{p}: {exc}") from None
     if isinstance(report, SteadyBroadcastReport):

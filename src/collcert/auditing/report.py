@@ -39,6 +39,7 @@ class AuditReport:
     bound_witness: str = ""  # the proof of bound_algbw, in words
     multicast: bool = False
     optimum_kind: str = "certified"  # what optimum_algbw is (see OptimumInfo.kind)
+    runtimes: list[dict[str, Any]] = field(default_factory=list)  # loadability.attach
 
     def to_json(self) -> dict[str, Any]:
         def q(x: Fraction | None) -> str | None:
@@ -64,6 +65,7 @@ class AuditReport:
             "routing": self.routing,
             "notes": list(self.notes),
             "checks": self.checks,
+            "runtimes": list(self.runtimes),
         }
 
     def summary(self) -> str:
@@ -84,6 +86,20 @@ class AuditReport:
             of = "the optimum" if self.optimum_kind == "certified" else "that figure"
             lines.append(f"  ratio          = {show(self.ratio)} of {of}")
         lines.append(f"  routing        : {self.routing}")
+        for r in self.runtimes:
+            lines.append(f"  runtime        : {_runtime_line(r)}")
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
+
+
+def _runtime_line(r: dict[str, Any]) -> str:
+    """One runtime's judgement (loadability.attach), as Loadability.describe prints it."""
+    if r["status"] == "loads":
+        calls = f", for {', '.join(r['calls'])}" if r.get("calls") else ""
+        return f"{r['runtime']}: loads it{calls}"
+    where = ", ".join(x for x in (r.get("rule") and f"rule {r['rule']}",
+                                  r.get("line") is not None and f"line {r['line']}" or "") if x)
+    text = f"{r['runtime']}: {r['status']}" + (f" ({where})" if where else "")
+    text += f": {r['message']}" if r.get("message") else ""
+    return text + (f" [{r['source']}]" if r.get("source") else "")

@@ -20,9 +20,11 @@ from ._common import print_json, write_output
 
 
 def run(args: argparse.Namespace, topo: Topology, stages: Any = None, estimate: Any = None,
-        ) -> int:
+        instead: Any = None) -> int | None:
     """``stages``, ``estimate``: schedule's bars and general-path notice (for ForestColl's
-    own schedule, tried first)."""
+    own schedule, tried first). ``instead``: the rate (ExportRate) of the ForestColl
+    schedule's program that --routes auto would replace; None (nothing written) when the
+    runtime-routes schedule is not faster than it."""
     import collcert
     from collcert.reference.execution import runtime_schedule
 
@@ -57,15 +59,29 @@ def run(args: argparse.Namespace, topo: Topology, stages: Any = None, estimate: 
         if not verdict.ok or verdict.facts.get("algbw") != claimed:
             raise RuntimeError("internal: collcert.certify rejects the runtime-routes schedule "
                                "just built: " + "; ".join(verdict.all_reasons()[:3]))
+    if instead is not None and claimed <= 1 / instead.export_time:
+        return None
     if args.output:
         write_output(args.output, _export(args, topo, doc), dash_is_stdout=True)
     summary = _summary(topo, args, claimed, bound, free, time.monotonic() - started)
+    if instead is not None:
+        summary["routes"] = "runtime (auto)"
+        summary["forestcoll_export_algbw"] = fraction_str(1 / instead.export_time)
     summary["method"] = ("cut generation" if "runtime_routes" in doc.get("certificates", {})
                          else "forestcoll")
     out = sys.stderr if args.output == "-" else sys.stdout
     if args.json:
         print_json(summary, out)
     else:
+        if instead is not None:
+            p, q = instead.pair
+            print(f"note: ForestColl's schedule would run at algbw "
+                  f"{show(1 / instead.export_time)} {topo.unit} as an {args.format} program "
+                  f"(the runtime sends all that {p} sends to {q} over their direct link, "
+                  f"where the schedule sends part of it through switches); the schedule on "
+                  f"the runtime's routes below is faster: it is the one "
+                  f"{'written' if args.output else 'built'} (--routes forestcoll keeps "
+                  "ForestColl's)", file=out)
         print(_text(topo, args, claimed, bound, summary), file=out)
     return 0
 
@@ -77,7 +93,9 @@ def _export(args: argparse.Namespace, topo: Topology, doc: dict[str, Any]) -> st
 
     try:
         if args.format == "msccl-xml":
-            return str(msccl_xml(doc, channels=args.msccl_channels, topology=topo))
+            return str(msccl_xml(doc, channels=args.msccl_channels, topology=topo,
+                                 runtime=args.runtime or "msccl-executor-nccl",
+                                 inplace=args.in_place))
         if args.format == "mscclpp-json":
             return str(mscclpp_json(doc, inplace=args.in_place, channel=args.mscclpp_channel,
                                     topology=topo))

@@ -18,7 +18,7 @@ from collcert.auditing import (
 )
 from collcert.reference.model import ScheduleError
 
-from . import _sizes
+from . import _runtime, _sizes, _whatif, _whatif_machine
 from ._common import (
     add_json_option,
     add_topology_argument,
@@ -57,7 +57,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--ranks", metavar="FILE",
                    help="MSCCL and MSCCL++ only: which compute node runs each rank, one node id per line "
                    "or a JSON array (default: rank i is the i-th compute node of the topology)")
-    add_json_option(p, '; algbw, time_per_unit and ratio are exact "p/q" strings')
+    _runtime.add_argument(p, audit=True)
+    add_json_option(p, '; algbw, time_per_unit and ratio are exact "p/q" strings; "runtimes" '
+                    "lists what each runtime does with an MSCCL file")
     _sizes.add_size_arguments(p)
     g = p.add_argument_group(
         "claims (docs/auditing.md#claims)",
@@ -72,12 +74,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     g.add_argument("--size", "--claim-size", dest="claim_size", metavar="M",
                    help="the data size the claimed time is for (nccl-tests' size: allgather "
                    "the whole output, reduce-scatter the whole input), e.g. 1GB")
+    _whatif.add_arguments(p)  # audit on the changed machine (docs/whatif.md)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     doc = steady_document(args.schedule)  # recognised by its content, before the topology
     if doc is not None:
+        if args.runtime is not None:
+            raise ScheduleError("--runtime judges MSCCL XML and MSCCL++ plans, not a "
+                                "steady-state broadcast schedule: drop --runtime")
         return _audit_steady(args, doc)
     if args.schedule != "-" and not os.path.lexists(args.schedule):
         # before the topology: a one-port platform name (fig1) is only known for
@@ -86,17 +92,19 @@ def run(args: argparse.Namespace) -> int:
     if args.topology == "-" and args.schedule == "-":
         raise ScheduleError("TOPOLOGY and SCHEDULE cannot both be '-' (stdin): give one of "
                             "them as a file")
-    topo = load_topology(args.topology, strict=False)  # allreduce: any directed graph
+    topo, hint = _whatif_machine.judged_machine(  # allreduce: any directed graph
+        args, load_topology(args.topology, strict=False), args.schedule, "audit")
     _sizes.check_unit(args, topo)
     claim = parse_claim(args.claim_algbw, args.claim_time, args.claim_size, topo.unit)
     ranks = None if args.ranks is None else read_ranks(args.ranks)  # missing file: exit 2
     if args.schedule == "-":
         try:
-            report = audit(topo, read_stdin("a schedule"), args.format, ranks)
+            report = audit(topo, read_stdin("a schedule"), args.format, ranks,
+                           runtime=args.runtime)
         except ScheduleError as exc:
             raise ScheduleError(f"stdin: {exc}") from None
     else:
-        report = audit_file(topo, args.schedule, args.format, ranks)
+        report = audit_file(topo, args.schedule, args.format, ranks, runtime=args.runtime)
     verdict = None if claim is None else judge(report, *claim)
     if args.json:
         out = report.to_json()
@@ -113,6 +121,8 @@ def run(args: argparse.Namespace) -> int:
         if _sizes.wanted(args):
             print()
             _sizes.audit_view(args, topo, report)
+        if hint:  # built for a changed machine: how to audit it there
+            print(hint)
         sys.stdout.flush()
     return 0 if report.valid and not (verdict and verdict.refuted) else 1
 

@@ -17,7 +17,7 @@ from collcert.reference.forestcoll import (
 )
 from collcert.reference.model import ScheduleError, TopologyError, fraction_str
 
-from . import _near, _whatif
+from . import _near, _runtime, _whatif, _whatif_machine
 from ._common import (
     Progress,
     add_progress_option,
@@ -67,9 +67,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "where that exceeds the executor: never rounded); mscclpp-json: an MSCCL++ "
                    "execution plan (allgather, reduce-scatter, allreduce, broadcast, reduce; "
                    "docs/mscclpp.md)")
-    p.add_argument("--routes", default="any", choices=("any", "runtime"),
-                   help="any (default): trees may send a GPU pair's data over any path, as "
-                   "ForestColl does; runtime: every ordered GPU pair uses only the route an "
+    p.add_argument("--routes", default="auto", choices=("auto", "forestcoll", "any", "runtime"),
+                   help="auto (default): ForestColl's trees, except for an msccl-xml or "
+                   "mscclpp-json program of allgather, reduce-scatter or allreduce that would "
+                   "run slower than the certified optimum under the runtime's routes (a runtime "
+                   "sends a linked GPU pair's data over its direct link): then the runtime-routes "
+                   "schedule is written, and a note says so; forestcoll (or any): ForestColl's "
+                   "trees, whose paths may send a pair's data through switches; runtime: every "
+                   "ordered GPU pair uses only the route an "
                    "MSCCL-style runtime gives it (the direct link where there is one, else "
                    "through switches), at the certified optimum under that constraint, "
                    "printed beside ForestColl's (allgather, reduce-scatter, allreduce as reduce-scatter "
@@ -86,7 +91,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "keep every threadblock within the runtime's 64 steps)")
     p.add_argument("--in-place", action="store_true",
                    help="mscclpp-json: a plan for in-place calls (the input inside the output, "
-                   "as the executor's callers pass it); default: out-of-place")
+                   "as the executor's callers pass it); msccl-xml --runtime microsoft-msccl: "
+                   "a program for in-place calls (that runtime selects a program for one kind "
+                   "of call only); default: out-of-place")
+    _runtime.add_argument(p, audit=False)
     p.add_argument("--mscclpp-channel", choices=("memory", "port"), default=None,
                    help="mscclpp-json: memory channels (GPUs that share memory, CUDA IPC; the "
                    "default) or port channels (through the proxy: any GPUs, InfiniBand between "
@@ -162,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         from . import _runtime_routes
 
         return _runtime_routes.run(args, topo, _StageBars(args.progress),
-                                   _estimate_notice(args))
+                                   _estimate_notice(args)) or 0
     if args.collective == "alltoall":
         return _alltoall(args, topo)
     weights = None
@@ -176,11 +184,20 @@ def run(args: argparse.Namespace) -> int:
                  multicast=not args.no_multicast, engine=args.engine, progress=progress,
                  symmetry=False if args.no_symmetry else sym, healthy=healthy,
                  estimate=_estimate_notice(args))
+    if _whatif.wanted(args):  # draw/smoke judge the file on the machine it was built for
+        s.extra[_whatif_machine.KEY] = _whatif_machine.record(args)
     stages = [{"stage": k, "seconds": round(v, 3),
                "peak_memory_mb": round(s.memory.get(k, 0.0), 1)} for k, v in s.timings.items()]
     args.symmetric_file = _symmetric_file(s, args)
     if args.check:
         _check(s, args, stages, progress)
+    slower = _slower_than_runtime_routes(s, args)
+    if slower is not None:  # --routes auto: the runtime-routes program, when it is faster
+        from . import _runtime_routes
+
+        done = _runtime_routes.run(args, topo, None, None, instead=slower)
+        if done is not None:
+            return done
     try:
         with announce_estimates("schedule", args.progress):  # a long export says so first
             _write(s, args, stages, progress)
@@ -196,11 +213,26 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _slower_than_runtime_routes(s: Schedule, args: argparse.Namespace) -> Any:
+    """--routes auto: the export's rate when a program of ``s`` for a runtime would run
+    slower than ``s`` (a linked pair's data on its direct link, docs/schedules.md), and the
+    runtime-routes schedule may do better; None otherwise."""
+    if (args.routes != "auto" or args.format not in ("msccl-xml", "mscclpp-json")
+            or args.collective not in ("allgather", "reduce-scatter", "allreduce")
+            or args.fixed_k is not None or args.weights):
+        return None
+    from collcert.reference.execution import export_rate
+
+    rate = export_rate(s, s.topology)
+    return rate if rate.slower else None
+
+
 def _check_export_options(args: argparse.Namespace) -> None:
     """Options of one export format are refused with another (never silently ignored,
     as --strict): exit 2 before any work."""
-    wants = {"--in-place": ("mscclpp-json", args.in_place),
-             "--mscclpp-channel": ("mscclpp-json", args.mscclpp_channel is not None),
+    args.runtime = _runtime.resolve(args, args.format)
+    _runtime.check_in_place(args, args.format, args.runtime)
+    wants = {"--mscclpp-channel": ("mscclpp-json", args.mscclpp_channel is not None),
              "--msccl-channels": ("msccl-xml", args.msccl_channels is not None)}
     for flag, (fmt, given) in wants.items():
         if given and args.format != fmt:
@@ -217,7 +249,7 @@ def _alltoall(args: argparse.Namespace, topo: Any) -> int:
     if args.format != "msccl-xml":
         raise ScheduleError("-c alltoall writes an MSCCL program only: add --format msccl-xml "
                             "(the optimum itself: collcert optimum -c alltoall)")
-    text, algbw = alltoall_msccl_xml(topo, args.msccl_channels)
+    text, algbw = alltoall_msccl_xml(topo, args.msccl_channels, runtime=args.runtime)
     from collcert.auditing import audit  # audited before it is written (issue 22)
 
     got = audit(topo, text, check_optimum_certificate=False).algbw
@@ -315,7 +347,9 @@ def _write(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]],
             raise SlowExportError(rate)
         if rate.slower or rate.multicast:
             print(f"warning: {rate.message()}", file=sys.stderr)
-        text = msccl_xml(s, channels=args.msccl_channels, strict=False)
+        text = msccl_xml(s, channels=args.msccl_channels, strict=False, runtime=args.runtime,
+                         inplace=args.in_place)
+        args.runtime_verdict = _runtime.judge(text, args.format, args.runtime)
         if args.output:
             write_output(args.output, text, dash_is_stdout=True)
     elif args.output == "-":
@@ -363,6 +397,9 @@ def _summary(s: Schedule, args: argparse.Namespace, stages: list[dict[str, Any]]
                                            "packing_rejected", "packing_bounded", "batches")}
             for p in s.phases if "packing_placed" in p.stats],
     }
+    verdict = getattr(args, "runtime_verdict", None)
+    if verdict is not None:
+        summary["runtime"] = verdict.to_json()
     rate = getattr(args, "export_rate", None)
     if rate is not None:
         summary["export"] = {"algbw": fraction_str(1 / rate.export_time),
@@ -396,6 +433,9 @@ def _print_text(s: Schedule, args: argparse.Namespace, stages: list[dict[str, An
             what += (f", symmetric: the trees of {reps} representative "
                      f"root{'s' if reps != 1 else ''} and {gens}")
         print(f"Schedule written to {args.output} ({what}).", file=out)
+        verdict = getattr(args, "runtime_verdict", None)
+        if verdict is not None:
+            print(f"Runtime {verdict.describe()}.", file=out)
     elif not args.output:
         print("Use -o FILE to save the schedule.", file=out)
 
