@@ -111,7 +111,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("what,edit,expect", CASES, ids=[c[0] for c in CASES])
-def test_a_rule_and_its_reference(what: str, edit: object, expect: dict[str, object]) -> None:
+def test_a_rule_and_its_reference(what: str, edit: object,
+                                  expect: dict[str, str | tuple[str, str, str]]) -> None:
     assert callable(edit)
     text = edit(GOOD.format(max=2**40))
     for rt, want in expect.items():
@@ -119,7 +120,7 @@ def test_a_rule_and_its_reference(what: str, edit: object, expect: dict[str, obj
         if isinstance(want, str):
             assert v.status == want, v.describe()
             continue
-        status, rule, src = want  # type: ignore[misc]
+        status, rule, src = want
         assert (v.status, v.rule) == (status, rule), v.describe()
         assert v.source.endswith(src) and v.line is not None, v.describe()
 

@@ -86,8 +86,8 @@ class AuditReport:
             of = "the optimum" if self.optimum_kind == "certified" else "that figure"
             lines.append(f"  ratio          = {show(self.ratio)} of {of}")
         lines.append(f"  routing        : {self.routing}")
-        for r in self.runtimes:
-            lines.append(f"  runtime        : {_runtime_line(r)}")
+        for rt in self.runtimes:
+            lines.append(f"  runtime        : {_runtime_line(rt)}")
         for n in self.notes:
             lines.append(f"  note: {n}")
         return "\n".join(lines)
