@@ -213,7 +213,8 @@ def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
               "program, so none is written; use --format json (the exact schedule) or "
               "--method forestcoll (RS+AG, equal shares). LP (5)'s solution: ")
     try:
-        return s, _Program(lp_msccl_xml(s, args.msccl_channels), chunks(s), "lp")
+        return s, _Program(lp_msccl_xml(s, args.msccl_channels, **_runtime_of(args)), chunks(s),
+                           "lp")
     except ScheduleError as exc:
         refuse += str(exc)
     uniform = forestcoll_lp(topo, uniform=True)
@@ -222,7 +223,8 @@ def _msccl(topo: Topology, s: LPSchedule, args: argparse.Namespace
                             "here, so they were not tried")
     s2 = lp_schedule(topo, engine=args.engine, lp=uniform)
     try:
-        return s2, _Program(lp_msccl_xml(s2, args.msccl_channels), chunks(s2), "uniform")
+        return s2, _Program(lp_msccl_xml(s2, args.msccl_channels, **_runtime_of(args)),
+                            chunks(s2), "uniform")
     except ScheduleError as exc:
         raise ScheduleError(f"{refuse}. Equal shares (the same optimum here): {exc}") from None
 
@@ -274,3 +276,9 @@ def _check_program(text: str) -> None:
     if not verdict.ok:
         raise RuntimeError("internal: collcert.certify rejects the MSCCL program: "
                            + "; ".join(verdict.all_reasons()[:3]))
+
+
+def _runtime_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The runtime the MSCCL program is written for (schedule --runtime, docs/runtimes.md)."""
+    return {"runtime": getattr(args, "runtime", None) or "msccl-executor-nccl",
+            "inplace": bool(getattr(args, "in_place", False))}
