@@ -507,6 +507,13 @@ CASES = [
     # issue 33 row 3: --save-schedules would write its own input (nothing written first)
     ("compare-save-onto-its-input", ["compare", "{nccl-ring.json}", "--save-schedules", "{.}"],
      None, ["--save-schedules", "nccl-ring.json", "the command's input TOPOLOGY"]),
+    # issue 33 row 7: draw, audit and smoke take --degrade/--fail
+    ("audit-degrade-unknown-node", ["audit", "ring:4", "{ring4_chains.json}", "--degrade",
+                                    "x9=1"], None, ["--degrade 'x9'", "is not a node"]),
+    ("draw-fail-disconnects", ["draw", "ring:4", "--fail", "0", "--fail", "2", "-o",
+                               "{dis.png}"], None, ["disconnected", "no machine left"]),
+    ("smoke-fail-without-topology", ["smoke", "{ring4_chains.json}", "--fail", "0"], None,
+     ["--degrade/--fail", "--topology"]),
     # issue 33 row 11: integers written as strings, refused as the schemas say
     ("audit-symmetric-order-string", ["audit", "ring:4", "{sym_order_string.json}"], None,
      ["symmetry.order is '4', a string", "JSON integer"]),

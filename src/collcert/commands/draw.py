@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 
+from . import _whatif, _whatif_machine
 from ._common import ONE_PORT_NAMES, add_topology_argument, load_topology
 
 
@@ -55,6 +56,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--detail", choices=("auto", "full", "boxes"), default="auto",
                    help="full: every node; boxes: one node per box; auto (default): boxes "
                    "above 256 GPUs")
+    _whatif.add_arguments(p)  # draw on the changed machine (a schedule's what-if is read)
     p.set_defaults(func=run)
 
 
@@ -109,7 +111,10 @@ def run(args: argparse.Namespace) -> int:
         from collcert.drawing import DrawError  # before the topology (fig1 only fits fig1's)
 
         raise DrawError(f"{args.schedule}: no such file")
-    t = load_topology(args.topology)
+    t, note = _whatif_machine.judged_machine(args, load_topology(args.topology),
+                                             args.schedule, "draw")
+    if note:
+        print(note)
     schedule = read_schedule_for_drawing(t, args.schedule) if args.schedule else None
     if schedule is None and (args.tree is not None or args.loads):
         from collcert.drawing import DrawError

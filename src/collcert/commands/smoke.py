@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from typing import Any
 
 from collcert.reference.model import ScheduleError
 from collcert.smoke import MAX_ITERS  # torch itself is imported only when a run starts
 
+from . import _whatif, _whatif_machine
 from ._common import add_json_option, bounded_int, load_topology, print_result, seconds
 
 _SIZE = re.compile(r"^\s*(\d{1,20})\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
@@ -78,6 +80,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "anyway (it is refused by default), to see what goes wrong on the devices; "
                    "the result is FAIL whatever the devices do")
     add_json_option(p, ' (model algbw exact as "p/q")')
+    _whatif.add_arguments(p)  # the model on the changed --topology
     p.set_defaults(func=run)
 
 
@@ -85,7 +88,14 @@ def run(args: argparse.Namespace) -> int:
     from collcert.smoke import require_torch, smoke
 
     require_torch()  # without torch, say how to get it before anything else
-    topology = load_topology(args.topology) if args.topology else None
+    topology = None
+    if args.topology:  # the machine the schedule was built for: --degrade/--fail, its file
+        topology, note = _whatif_machine.judged_machine(args, load_topology(args.topology),
+                                                        args.schedule, "smoke")
+        if note:
+            print(note, file=sys.stderr)
+    elif _whatif.wanted(args):
+        raise ScheduleError("--degrade/--fail change the machine --topology names: give it")
     size = parse_size(args.size)
     invalid = check_structure(args.schedule, args.format, topology)
     if invalid and not args.run_invalid:

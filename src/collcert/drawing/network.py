@@ -93,8 +93,8 @@ def draw_network(t: Topology, path: str, *, cut: CutInfo | None = None,
 
             sm = ScalarMappable(norm=Normalize(100 * float(lo), 100 * float(hi)), cmap=_cmap())
             bar = fig.colorbar(sm, ax=ax, fraction=0.035, pad=0.01, shrink=0.75)
-            bar.set_label("busy: % of the schedule's time the link carries data (from the "
-                          "least to the most busy link)")
+            bar.set_label("busy: % of the schedule's time\nthe link carries data",
+                          fontsize=9)  # two short lines: one long one ran off the figure
     if ax_tree is not None and chosen is not None:
         draw_tree_panel(ax_tree, t, chosen, lay.box_of, detail_labels=t.num_compute <= 40,
                         chars=int(10 * sheet.extra))
