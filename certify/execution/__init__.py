@@ -11,6 +11,10 @@ Modules:
                 threads: what each knows, the rule a race breaks)
 ``mscclpp_runtime`` the MSCCL++ executor's runtime profile (``--runtime mscclpp``)
 ``mscclpp_cells`` what that simulation tracks per cell (contents, clocks) and how it names cells
+``mscclpp_switch`` switch (NVLS) channels: ``mscclpp_switch_read`` reads them, ``mscclpp_switch``
+                runs their ops (multimem load-reduce and store), ``mscclpp_switch_links`` maps
+                each rank group to the topology's switch, checks it can add or copy, and
+                gives the traffic on the GPU↔switch links
 ``mscclpp_latency`` a valid plan's α-β latency term: its longest chain of remote hops
 ``runtimes``   runtime profiles by name (MSCCL executors, MSCCL++): how each judges a file
 ``msccl_runtimes`` the MSCCL XML profiles (msccl-executor-nccl, rccl, microsoft-msccl), with
@@ -29,6 +33,7 @@ from . import (
            mscclpp_latency,
            mscclpp_runtime,  # registers the MSCCL++ executor's profile
            mscclpp_sim,
+           mscclpp_switch_links,
            runtimes,
 )
 from .program import Program, Threadblock
@@ -36,4 +41,5 @@ from .runtime_routes import check_runtime_routes
 
 __all__ = ["Program", "Threadblock", "check_runtime_routes", "msccl", "msccl_runtimes",
            "msccl_sim", "mscclpp",
-           "mscclpp_latency", "mscclpp_runtime", "mscclpp_sim", "runtimes"]
+           "mscclpp_latency", "mscclpp_runtime", "mscclpp_sim", "mscclpp_switch_links",
+           "runtimes"]

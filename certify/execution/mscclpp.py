@@ -39,7 +39,11 @@ Resolution, as ``execution_plan.cc`` and ``executor.cc`` do it:
   unsigned 64-bit;
 * the executor refuses more than 64 ops in a threadblock (MAX_OPERATION), and a
   threadblock holds at most 16 channels and remote buffers of a type
-  (MAX_CHANNEL, ``execution_common.hpp``).
+  (MAX_CHANNEL, ``execution_common.hpp``);
+* switch (NVLS) channels: one multicast object per rank group of a ``"switch"``
+  channel entry, each member binding its buffer of the entry's ``buffer_type``
+  (:mod:`.mscclpp_switch_read`); an op's ``{"switch_channel_id": k}`` buffer names the
+  threadblock's k-th switch channel (``Ref.switch``: the rank's channel number).
 
 :mod:`.mscclpp_sim` runs the plan read here.
 """
@@ -51,6 +55,7 @@ from math import lcm
 from typing import Any
 
 from ..model import InputError, load_json
+from .mscclpp_switch_read import Info, Member, match, read_channel
 
 MAX_OPERATION = 64
 MAX_THREADS_PER_BLOCK = 1024  # CUDA's limit on a block (the executor's kernel launch)
@@ -84,6 +89,7 @@ class Ref:
     index: int
     size: int
     remote: bool
+    switch: int = -1  # a switch channel's buffer: the rank's switch channel number
 
 
 @dataclass
@@ -123,6 +129,8 @@ class Plan:
     threads: int = MAX_THREADS_PER_BLOCK  # num_threads_per_block: the block size launched
     refusals: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    nvls: dict[int, list[Info]] = field(default_factory=dict)  # rank -> its switch channels
+    groups: dict[tuple[int, int], tuple[Member, ...]] = field(default_factory=dict)
 
     def unit(self) -> int:
         """Chunks in the collective's size M (allgather output; reduce-scatter, allreduce,
@@ -189,8 +197,9 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
             t = _type(c.get("channel_type") if isinstance(c, dict) else None,
                       f"{where} channels", (*TYPES, "switch"))
             if t == "switch":
-                raise InputError(f"{origin}: {where} uses switch (NVLS multicast) channels, "
-                                 "which collcert does not simulate (docs/mscclpp.md)")
+                plan.nvls.setdefault(r, []).extend(read_channel(c, r, n, f"{where} channels",
+                                                                origin))
+                continue
             for p in _list(c, "connected_to", f"{where} channels"):
                 if type(p) is not int or not 0 <= p < n or p == r:
                     raise InputError(f"{origin}: {where}: a channel connects to {p!r}")
@@ -198,6 +207,8 @@ def read(text: str | bytes, origin: str = "MSCCL++ plan") -> Plan:
         plan.semaphores[r] = [_int(s, "init_value", f"{where} semaphores")
                               for s in _list(g, "semaphores", where, [])]
     _pair(plan)
+    plan.groups, refusals = match(plan.nvls)
+    plan.refusals += refusals
     sizes: set[int] = set()
     for r, g in enumerate(gpus):
         remote = _remote_buffers(g, r, n, origin)
@@ -289,13 +300,15 @@ def _threadblock(plan: Plan, t: Any, r: int, flat: list[tuple[int, str]],
     if len(plan.tbs) >= MAX_THREADBLOCKS:
         raise InputError(f"{origin}: more than {MAX_THREADBLOCKS} threadblocks in all: too many "
                          "to simulate")
-    chans: dict[str, list[int]] = {ty: [] for ty in TYPES}
+    chans: dict[str, list[int]] = {ty: [] for ty in (*TYPES, "switch")}
     for c in _list(t, "channels", where, []):
-        ty = _type(c.get("channel_type") if isinstance(c, dict) else None, where)
+        ty = _type(c.get("channel_type") if isinstance(c, dict) else None, where,
+                   (*TYPES, "switch"))
+        have = len(plan.nvls.get(r, [])) if ty == "switch" else len(plan.peers.get((r, ty), []))
         for k in _list(c, "channel_ids", where):
-            if type(k) is not int or not 0 <= k < len(plan.peers.get((r, ty), [])):
+            if type(k) is not int or not 0 <= k < have:
                 raise InputError(f"{origin}: {where}: {ty} channel id {k!r}, but rank {r} "
-                                 f"has {len(plan.peers.get((r, ty), []))} {ty} channels")
+                                 f"has {have} {ty} channels")
             chans[ty].append(k)
     refs: dict[str, list[tuple[int, str]]] = {ty: [] for ty in TYPES}
     for c in _list(t, "remote_buffer_refs", where, []):
@@ -305,9 +318,9 @@ def _threadblock(plan: Plan, t: Any, r: int, flat: list[tuple[int, str]],
                 raise InputError(f"{origin}: {where}: remote buffer id {b!r}, but rank {r} "
                                  f"lists {len(flat)} remote buffers")
             refs[ty].append(flat[b])
-    for ty in TYPES:
-        if max(len(chans[ty]), len(refs[ty])) > MAX_CHANNEL:
-            plan.refusals.append(f"{where} holds {max(len(chans[ty]), len(refs[ty]))} {ty} "
+    for ty in (*TYPES, "switch"):
+        if max(len(chans[ty]), len(refs.get(ty, []))) > MAX_CHANNEL:
+            plan.refusals.append(f"{where} holds {max(len(chans[ty]), len(refs.get(ty, [])))} {ty} "
                                  f"channels or remote buffers; the executor's threadblock "
                                  f"holds {MAX_CHANNEL} (MAX_CHANNEL)")
     ops: list[Op] = []
@@ -324,11 +337,10 @@ def _op(plan: Plan, o: Any, r: int, tid: int, pos: int, chans: dict[str, list[in
         refs: dict[str, list[tuple[int, str]]], sizes: set[int], origin: str) -> Op:
     where = f"rank {r} tb {tid} op {pos}"
     name = o.get("name") if isinstance(o, dict) else None
-    if name in SWITCH or name == "pipeline":
-        what = "switch (NVLS)" if name in SWITCH else "pipeline"
-        raise InputError(f"{origin}: {where}: {name!r} is a {what} operation, which collcert "
+    if name == "pipeline":
+        raise InputError(f"{origin}: {where}: {name!r} is a pipeline operation, which collcert "
                          "does not simulate (docs/mscclpp.md)")
-    if name not in SIMULATED:
+    if name not in SIMULATED and name not in SWITCH:
         raise InputError(f"{origin}: {where}: unknown operation {str(name)[:20]!r} (the "
                          "executor refuses it: \"Invalid operation type\")")
     op = Op(str(name), r, tid, pos)
@@ -351,12 +363,27 @@ def _op(plan: Plan, o: Any, r: int, tid: int, pos: int, chans: dict[str, list[in
         sizes.add(size)
     for key, out in (("src_buff", op.src), ("dst_buff", op.dst)):
         for b in o.get(key, []) if isinstance(o.get(key, []), list) else []:
-            out.append(_ref(b, r, op, refs, f"{where} {key}", origin))
+            out.append(_switch_ref(plan, b, r, chans["switch"], f"{where} {key}", origin)
+                       if isinstance(b, dict) and "switch_channel_id" in b else
+                       _ref(b, r, op, refs, f"{where} {key}", origin))
     op.barrier = o.get("barrier_id", -1) if type(o.get("barrier_id", -1)) is int else -1
     op.nblocks = o.get("num_threadblocks", 0) if type(o.get("num_threadblocks", 0)) is int else 0
     sems = o.get("semaphore_ids", [])
     op.sems = [s for s in sems if type(s) is int] if isinstance(sems, list) else []
     return op
+
+
+def _switch_ref(plan: Plan, b: dict[str, Any], r: int, mine: list[int], where: str,
+                origin: str) -> Ref:
+    """A range through a switch channel: the threadblock's ``switch_channel_id``-th, at
+    ``index`` of the buffer each member binds (``execution_plan.cc``:535-540, 565-570)."""
+    k = b["switch_channel_id"]
+    if type(k) is not int or not 0 <= k < len(mine):
+        raise InputError(f"{origin}: {where}: switch_channel_id {str(k)[:20]!r}, but its "
+                         f"threadblock holds {len(mine)} switch channels")
+    ch = mine[k]
+    return Ref(r, plan.nvls[r][ch][0], _int(b, "index", where, 0, MAX_CELLS),
+               _int(b, "size", where, 0, MAX_CELLS), False, ch)
 
 
 def _ref(b: Any, r: int, op: Op, refs: dict[str, list[tuple[int, str]]], where: str,
@@ -402,8 +429,9 @@ def _check_sizes(plan: Plan) -> None:
     total = sum(sum(c.values()) for c in plan.chunks) * plan.grain
     if total > MAX_CELLS:
         raise InputError(f"MSCCL++ plan: {total} buffer cells are too many to simulate")
-    work = sum(ref.size * plan.grain // op.part[1] for ops in plan.tbs.values() for op in ops
-               for ref in op.src + op.dst)
+    work = sum(ref.size * plan.grain // op.part[1]
+               * max(1, len(plan.groups.get((op.rank, ref.switch), ())))  # a multicast's members
+               for ops in plan.tbs.values() for op in ops for ref in op.src + op.dst)
     if work > MAX_WORK:
         raise InputError(f"MSCCL++ plan: its ops touch {work} buffer cells in all: too many to "
                          "simulate cell by cell")

@@ -106,8 +106,9 @@ class _Timed(_Run):
             self.t[key] = _after(self.t[key], self.cost(ref.rank, op.rank))
         return data
 
-    def write(self, op: Op, ref: Ref, data: list[Content], actor: Actor | None = None) -> None:
-        super().write(op, ref, data, actor)
+    def write(self, op: Op, ref: Ref, data: list[Content], actor: Actor | None = None,
+              count: bool = True) -> None:
+        super().write(op, ref, data, actor, count)
         me = self.t[(op.rank, op.tb)]
         lands = me if ref.rank == op.rank else _after(me, self.cost(op.rank, ref.rank))
         self.end = max(self.end, lands)

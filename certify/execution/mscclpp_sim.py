@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 
 from ..model import Verdict
 from . import mscclpp_cells as mc
+from . import mscclpp_switch as switch
 from .mscclpp import Op, Plan, Ref
 from .mscclpp_cells import Content, Key, Loc
 from .mscclpp_ops import Actor, DataOps
@@ -185,7 +186,8 @@ class _Run(DataOps):
             out.append(got)
         return out
 
-    def write(self, op: Op, ref: Ref, data: list[Content], actor: Actor | None = None) -> None:
+    def write(self, op: Op, ref: Ref, data: list[Content], actor: Actor | None = None,
+              count: bool = True) -> None:  # count=False: through a switch (its own traffic)
         actor = actor or self.acting(op)
         span = self.cells(op, ref)
         if span is None:
@@ -211,7 +213,7 @@ class _Run(DataOps):
             self.store[loc] = d
             if flag is not None:
                 self.pknow[loc] = flag
-        if ref.rank != op.rank:
+        if ref.rank != op.rank and count:
             self.move(op.rank, ref.rank, len(data))
 
     def move(self, p: int, q: int, n: int) -> None:
@@ -298,7 +300,7 @@ class _Run(DataOps):
                                 "flag), which no op has written yet")
         elif op.name == "barrier" and key not in self.released:
             return self.arrive(op)
-        return None
+        return switch.blocked(self, op)  # None, or what a switch op waits for
 
     def arrive(self, op: Op) -> str | None:
         """A block at a barrier (all its threads: ``__syncthreads``); the last to come
@@ -343,6 +345,8 @@ class _Run(DataOps):
                 self.fifo_done(op.rank, k, self.threads.thread(key, i))
         elif name in ("signal", "rlxsignal"):
             self.signal(op)
+        elif name in switch.OPS:
+            switch.run_op(self, op)
         else:
             self.data_op(op)
         if self.threads.width == 1:  # one thread: everything in program order

@@ -1,0 +1,141 @@
+"""MSCCL++ switch (NVLS) channels in the audit (docs/mscclpp.md, "Switch channels"): the
+DSL's NVLS plans get a verdict and their exact traffic on the GPU↔switch links; a
+switch op through a switch that cannot add or copy, a missing nop and a broken channel
+are refused, naming the op."""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from collcert.auditing import audit
+from collcert.certify.execution import mscclpp, mscclpp_sim
+from collcert.reference.model import Topology
+
+DATA = Path(__file__).parent / "data" / "mscclpp"
+STAR = json.loads((DATA / "nvswitch_4gpu.json").read_text())
+
+
+def _plan(name: str) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((DATA / name).read_text())
+    return doc
+
+
+def _strong(doc: dict[str, Any]) -> dict[str, Any]:
+    """The DSL's NVLS plan with its closing rlxsignal/rlxwait made signal/wait."""
+    doc = copy.deepcopy(doc)
+    for g in doc["gpus"]:
+        for tb in g["threadblocks"]:
+            for op in tb["ops"][6:]:
+                if op["name"] in ("rlxsignal", "rlxwait"):
+                    op["name"] = op["name"][3:]
+    return doc
+
+
+def _audit(doc: dict[str, Any], **topo: Any) -> Any:
+    return audit(Topology.from_json({**STAR, **topo}), json.dumps(doc))
+
+
+def test_the_dsl_nvls_allreduce_moves_five_quarters_of_m_on_every_gpu_link() -> None:
+    res = mscclpp_sim.run(mscclpp.read(json.dumps(_plan("allreduce_nvls_4gpu.json"))))
+    facts = res.verdict.facts["switch"]
+    for r in range(4):  # 32 chunks up (its data) + 8 (its stores); 8 sums + 32 stores down
+        assert facts[f"up|{r}|0,1,2,3"] == facts[f"down|{r}|0,1,2,3"] == 40
+    assert facts["add|0,1,2,3"] == 32 and res.traffic == {}
+    assert not res.verdict.ok and "(rule 4: relaxed is not a fence)" in res.verdict.reasons[0]
+
+
+def test_with_strong_closing_signals_it_is_valid_at_four_fifths_of_the_link() -> None:
+    report = _audit(_strong(_plan("allreduce_nvls_4gpu.json")))
+    assert report.valid and report.algbw == 360, report.reasons
+    assert report.optimum_algbw == 450  # the in-network optimum: the GPU's link
+
+
+def test_a_reduction_rate_slows_the_plan_to_what_the_switch_adds() -> None:
+    report = _audit(_strong(_plan("allreduce_nvls_4gpu.json")),
+                    reduction_rates={"nvswitch": "200"})
+    assert report.valid and report.algbw == 200  # it adds all of M once
+    assert "reduction rate" in report.bottleneck[0]
+
+
+@pytest.mark.parametrize("declare, plan, needle", [
+    ({"reducing_switches": []}, "allreduce_nvls_4gpu.json",
+     "rank 0 tb 0 op 5 (glres): multimem.ld_reduce adds in switch 'nvswitch'"),
+    ({"reducing_switches": [], "multicast_switches": ["nvswitch"]}, "allreduce_nvls_4gpu.json",
+     "does not declare it reducing"),
+    ({"reducing_switches": []}, "allgather_nvls_pkt_4gpu.json",
+     "rank 0 tb 0 op 1 (gstorepkt): multimem.st copies through switch 'nvswitch'"),
+])
+def test_a_switch_that_cannot_add_or_copy_is_refused(declare: dict[str, Any], plan: str,
+                                                     needle: str) -> None:
+    doc = _strong(_plan(plan)) if "allreduce" in plan else _plan(plan)
+    report = _audit(doc, **declare)
+    assert not report.valid and any(needle in r for r in report.reasons), report.reasons
+
+
+def test_a_multicast_switch_serves_a_plan_that_only_copies() -> None:
+    report = _audit(_plan("allgather_nvls_pkt_4gpu.json"), reducing_switches=[],
+                    multicast_switches=["nvswitch"])
+    assert report.valid and report.algbw == 450
+
+
+def test_ranks_no_switch_joins_are_refused() -> None:
+    links = [{"src": a, "dst": b, "capacity": 450, "bidirectional": True}
+             for a in range(4) for b in range(a + 1, 4)]
+    doc = _strong(_plan("allreduce_nvls_4gpu.json"))
+    report = audit(Topology.from_json({"compute_nodes": [0, 1, 2, 3], "links": links}),
+                   json.dumps(doc))
+    assert not report.valid
+    assert "no switch of the topology has a link to and from each of them" in report.reasons[0]
+
+
+@pytest.mark.parametrize("drop, rule", [(4, "rule 1: wait before data"),
+                                        (6, "rule 2: stores before signal")])
+def test_a_missing_nop_around_a_switch_op_is_a_race(drop: int, rule: str) -> None:
+    doc = _strong(_plan("allreduce_nvls_4gpu.json"))
+    assert doc["gpus"][0]["threadblocks"][0]["ops"][drop]["name"] == "nop"
+    del doc["gpus"][0]["threadblocks"][0]["ops"][drop]
+    report = _audit(doc)
+    assert not report.valid and any(rule in r and "(glres)" in r for r in report.reasons)
+
+
+def test_switch_channels_the_executor_cannot_set_up_are_refused() -> None:
+    doc = _plan("allreduce_nvls_4gpu.json")
+    doc["gpus"][1]["channels"] = doc["gpus"][1]["channels"][:2]  # 1 switch channel, not 8
+    for tb in doc["gpus"][1]["threadblocks"]:
+        tb["channels"][1]["channel_ids"] = [0]
+    plan = mscclpp.read(json.dumps(doc))
+    assert any("rank 1 declares 1: the group's connectNvlsCollective" in r
+               for r in plan.refusals), plan.refusals
+    doc = _plan("allreduce_nvls_4gpu.json")
+    doc["gpus"][0]["channels"][1]["rank_groups"][0]["ranks"] = [1, 2, 3]
+    plan = mscclpp.read(json.dumps(doc))
+    assert any("without rank 0" in r and "rank is not among allRanks" in r
+               for r in plan.refusals)
+
+
+def test_a_glres_with_a_local_source_is_not_what_the_executor_runs() -> None:
+    doc = _strong(_plan("allreduce_nvls_4gpu.json"))
+    op = doc["gpus"][0]["threadblocks"][0]["ops"][5]
+    op["src_buff"] = [{"type": "i", "index": 0, "size": 1}]
+    report = _audit(doc)
+    assert any("glres lists 1 source(s)" in r for r in report.reasons)
+
+
+def test_gstorepkt_waits_for_the_flags_of_the_packets_it_reads() -> None:
+    doc = _plan("allgather_nvls_pkt_4gpu.json")
+    ops = doc["gpus"][0]["threadblocks"][0]["ops"]
+    ops[0], ops[1] = ops[1], ops[0]  # the multicast before the packets are made: it waits
+    res = mscclpp_sim.run(mscclpp.read(json.dumps(doc)))
+    assert not res.verdict.ok and "deadlock" in res.verdict.reasons[0]
+    assert "(gstorepkt) waits for the packets" in res.verdict.reasons[0]
+
+
+def test_the_traffic_is_exact_shares_of_m() -> None:
+    report = _audit(_strong(_plan("allreduce_nvls_4gpu.json")))
+    assert report.time_per_unit == Fraction(5, 4) / 450
