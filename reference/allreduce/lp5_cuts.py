@@ -99,8 +99,7 @@ class _FloatMaster:
                 for p, a in m.balance(w).items():
                     row.SetCoefficient(cs[p], float(a))
                 self.rows.append(row)
-        self.failed = not floats_can_solve(m.orbit_capacity(p)
-                                           for p in range(m.num_link_orbits))
+        self.failed = not floats_can_solve(m.orbit_capacity(p) for p in range(m.num_link_orbits))
 
     def add_cut(self, side: str, xs: list[int], cs: list[int]) -> None:
         row = self.s.Constraint(-self.s.infinity(), 0.0)
@@ -124,9 +123,8 @@ class _FloatMaster:
                 lp_exact.snap_all([r.dual_value() for r in self.rows]))
 
     def solve(self) -> tuple[list[float], list[float], list[float]] | None:
-        if self.failed:  # once failed (or capacities too far apart), the exact step alone
-            return None
-        self.failed = self.s.Solve() != self.s.OPTIMAL
+        # once failed (or capacities too far apart for floats), the exact step alone
+        self.failed = self.failed or self.s.Solve() != self.s.OPTIMAL
         if self.failed:
             return None
         return ([v.solution_value() for v in self.x], [v.solution_value() for v in self.cre],

@@ -114,7 +114,7 @@ FLOAT_SECONDS = 60.0
 round; milliseconds normally): past it the master gives up and the exact layer goes on."""
 
 
-def floats_can_solve(numbers: Iterable[Fraction | int]) -> bool:
+def floats_can_solve(numbers: Iterable[Any]) -> bool:
     """Whether the nonzero magnitudes of ``numbers`` lie within :data:`FLOAT_RANGE` of each
     other (and fit a double), so that a float solve of an LP made of them is worth trying."""
     low = high = None
@@ -125,7 +125,7 @@ def floats_can_solve(numbers: Iterable[Fraction | int]) -> bool:
             high = a if high is None or a > high else high
     if low is None or high is None:
         return True
-    return high <= 2.0 ** 1000 and high <= FLOAT_RANGE * low
+    return bool(high <= 2.0 ** 1000 and high <= FLOAT_RANGE * low)
 
 
 def float_solver(engine: str, seconds: float | None = FLOAT_SECONDS) -> Any:
