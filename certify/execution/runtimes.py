@@ -121,10 +121,25 @@ _PROFILES: dict[str, RuntimeProfile] = {}
 
 
 def register(profile: RuntimeProfile) -> RuntimeProfile:
-    """Add ``profile`` (its name must be a slot of its format); returns it."""
+    """Add ``profile`` (its name must be a slot of its format); returns it, its judge
+    remembering its last answers (the exporter judges a file, then the command that wrote
+    it prints the same judgement)."""
     if SLOTS.get(profile.name) != profile.fmt:
         raise ValueError(f"runtime {profile.name!r} is not a slot of format {profile.fmt!r} "
                          "(add it to runtimes.SLOTS)")
+    judge = profile.judge
+    seen: list[tuple[str, Loadability]] = []
+
+    def remembered(text: str, origin: str) -> Loadability:
+        for old, answer in seen:
+            if old is text or old == text:
+                return answer
+        answer = judge(text, origin)
+        seen[:] = [(text, answer)] + seen[:3]
+        return answer
+
+    profile = RuntimeProfile(profile.name, profile.fmt, profile.title, profile.source,
+                             remembered, profile.export)
     _PROFILES[profile.name] = profile
     return profile
 
