@@ -7,6 +7,7 @@ Modules:
 ``splitting``      checker 3: the edge-splitting invariant (Thm 5, Thm 8, Alg 1)
 ``trees``          checker 4: packed trees in the switch-free graph G*
 ``schedule``       checker 5: schedule semantics and throughput on G
+``schedule_paths`` checker 5, the paths: walks in G, switches that copy and add, self-edges
 ``schedule_read``  a ``collcert-schedule/1`` dict read into trees with paths for checker 5
 ``schedule_orbits`` checker 5 of a symmetric file, by orbits (representative trees, one
                    generator), without writing it out

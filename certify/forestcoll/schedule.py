@@ -7,8 +7,10 @@ root's multiplicities sum to k: then every compute node receives
 root receives every node's contribution in full (reduce-scatter, reduce);
 allreduce is a reduce-scatter phase followed by an allgather phase. Every
 path must be a walk in G whose inner nodes are switches; a path may start at
-(out-trees) or end at (in-trees) a multicast switch that the same tree's data
-verifiably passes through on another, grounded path.
+(out-trees) a switch that copies or end at (in-trees) a switch that adds, which
+the same tree's data verifiably passes through on another, grounded path, and a
+node's own data may make a round trip (a self-edge): :mod:`.schedule_paths`.
+A switch with a reduction rate counts as a link whose load is the data it adds.
 
 Throughput: a tree of root u carries (multiplicity/k)·(M/N) (weighted:
 ·w_u/Σw; broadcast/reduce: (multiplicity/k)·M); its load on a link is that
@@ -41,137 +43,15 @@ from ..execution import check_runtime_routes
 from ..model import InputError, Link, Node, Topo, Verdict, frac_str, integer
 from .optimum import check_optimum
 from .schedule_orbits import Orbits, read_orbits
+from .schedule_paths import PlainPaths, added_at, check_paths
 from .schedule_read import DIRECTION, PHASES, Phase, Schedule, read_schedule
 from .schedule_stated import check_schedule_stated
 from .splitting import check_routing, check_splitting, gstar_capacities
-from .trees import Edge, Tree, check_gstar_load, check_multiplicities, check_shape
+from .trees import Tree, check_gstar_load, check_multiplicities, check_shape
 
 MAX_BITS = 4000  # k × Σ weights: times stay far below Python's 4300-digit printing limit
+REDUCED: Any = object()  # pseudo-link (REDUCED, switch): the sums a switch outputs, at its rate
 
-
-class _PlainPaths:
-    """The common case of :func:`_check_paths`, fast: a tree whose every path is a
-    walk in G from its edge's src to its dst through switches only (no multicast
-    start). Each distinct edge object is judged once (compact schedules share them
-    between trees) and its load is summed per edge, then spread over its links."""
-
-    def __init__(self, topo: Topo) -> None:
-        self.topo = topo
-        self.ok: dict[tuple[int, bool], bool] = {}
-        self.amount: dict[int, int] = {}
-        self.edge: dict[int, Edge] = {}
-
-    def _plain(self, e: Edge, out: bool) -> bool:
-        p = e.path
-        if len(p) < 2 or p[0] != e.src or p[-1] != e.dst:
-            return False
-        cap = self.topo.cap
-        if any(h not in cap for h in zip(p, p[1:])):
-            return False
-        return all(w in self.topo.switch_set for w in p[1:-1])
-
-    def add(self, tree: Tree, amount: int) -> bool:
-        """Book the tree's loads if all its paths are plain (else book nothing: False)."""
-        out = tree.direction == "out"
-        ok = self.ok
-        for e in tree.edges:
-            key = (id(e), out)
-            good = ok.get(key)
-            if good is None:
-                good = ok[key] = self._plain(e, out)
-                self.edge[id(e)] = e
-            if not good:
-                return False
-        sums = self.amount
-        for e in tree.edges:
-            i = id(e)
-            sums[i] = sums.get(i, 0) + amount
-        return True
-
-    def loads(self, load: dict[Link, int]) -> None:
-        for i, amount in self.amount.items():
-            p = self.edge[i].path
-            for h in zip(p, p[1:]):
-                load[h] = load.get(h, 0) + amount
-
-
-def _check_paths(
-    topo: Topo, tree: Tree, verdict: Verdict, load: dict[Link, int], amount: int
-) -> None:
-    """Every path is a walk in G with switch interiors; add ``amount`` per traversal."""
-    out = tree.direction == "out"
-    pending: list[Edge] = []
-    grounded: list[Edge] = []
-    cap = topo.cap
-    switches = topo.switch_set
-    for e in tree.edges:
-        p = e.path
-        if len(p) < 2:
-            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r} has a path of one node")
-            continue
-        hops = list(zip(p, p[1:]))
-        bad = False
-        for h in hops:
-            if h not in cap:
-                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path hop {h[0]!r} -> "
-                             f"{h[1]!r} is not a link of the topology")
-                bad = True
-        if len(p) > 2:
-            inner = [w for w in p[1:-1] if w not in switches]
-            if inner:
-                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path passes through "
-                             f"compute node {inner[0]!r}; only switches may sit inside a path")
-                bad = True
-        fixed_end, free_end = (p[-1], p[0]) if out else (p[0], p[-1])
-        want_fixed, want_free = (e.dst, e.src) if out else (e.src, e.dst)
-        if fixed_end != want_fixed:
-            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
-                         f"{'ends' if out else 'starts'} at {fixed_end!r}, not at "
-                         f"{want_fixed!r}")
-            bad = True
-        if bad:
-            continue
-        for h in hops:
-            load[h] = load.get(h, 0) + amount
-        if free_end == want_free:
-            grounded.append(e)
-        elif free_end in topo.multicast:
-            pending.append(e)
-        else:
-            kind = "multicast" if out else "aggregating"
-            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
-                         f"{'starts' if out else 'ends'} at {free_end!r}, which is neither "
-                         f"{want_free!r} nor a {kind} switch")
-    if not pending:
-        return  # every path starts at its own tree edge: the arborescence carries the data
-    # Multicast (aggregating) starts: follow the data itself from the root. A path runs once
-    # its start holds the tree's data (for an in-tree: once its end can pass data on to the
-    # root), and then every other node on it does too. A path that never runs waits, through
-    # the multicast switches, on its own output: a cyclic dependency.
-    starts: dict[Node, list[Edge]] = {}
-    for e in grounded + pending:
-        starts.setdefault(e.path[0] if out else e.path[-1], []).append(e)
-    holders = {tree.root}
-    stack = [tree.root]
-    while stack:
-        for e in starts.pop(stack.pop(), []):
-            for w in e.path[1:] if out else e.path[:-1]:
-                if w not in holders:
-                    holders.add(w)
-                    stack.append(w)
-    for w, never in starts.items():
-        for e in never:
-            if w in switches:
-                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
-                             f"{'starts' if out else 'ends'} at multicast switch {w!r}, but "
-                             f"no other path of this tree {'brings' if out else 'takes'} the "
-                             f"tree's data {'to' if out else 'from'} {w!r} "
-                             f"{'from' if out else 'to'} the root (a cyclic dependency)")
-            else:
-                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: {w!r} never "
-                             f"{'gets' if out else 'passes on'} the tree's data: the paths "
-                             f"{'into' if out else 'out of'} it start from multicast switches "
-                             f"fed only through {w!r} itself (a cyclic dependency)")
 
 def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
                    certificates: bool = True) -> Verdict:
@@ -223,9 +103,9 @@ def check_schedule(topology: Mapping[str, Any] | Topo, schedule: Any, *,
             pv.fail(f"the phase claims time_per_unit {frac_str(phase.claimed_time)}, but its "
                     f"trees give {frac_str(time)}")
         if worst is not None:
-            bottlenecks.append(f"{worst[0]} -> {worst[1]} carries "
+            bottlenecks.append(f"{_name(worst)} carries "
                                f"{frac_str(Fraction(load[worst], den))} per unit of data at "
-                               f"capacity {frac_str(topo.cap[worst])}")
+                               f"capacity {frac_str(_capacity(topo, worst))}")
         v.absorb(pv, f"{phase.label}: " if len(sched.phases) > 1 else "")
     v.facts["phase_times"] = [frac_str(t) for t in phase_times]
     if sched.overlap:  # pipelined phases share each link: time is the busiest link's total
@@ -295,11 +175,12 @@ def _check_trees(topo: Topo, sched: Schedule, phase: Phase, roots: list[Node],
                  w_int: Mapping[Node, int], pv: Verdict, certificates: bool,
                  orb: Orbits | None = None) -> dict[Link, int]:
     """One phase's trees: shapes, paths, multiplicities and the G* certificates; returns
-    the data on each link (integers over :func:`_denominator`). With ``orb`` (a
+    the data on each link (integers over :func:`_denominator`), and the reduced data a
+    rate-limited switch outputs under the key ``(REDUCED, switch)``. With ``orb`` (a
     symmetric file) the trees are the representatives' and the loads are those of
     all their images (:meth:`Orbits.spread`)."""
     load: dict[Link, int] = {}
-    plain = _PlainPaths(topo)
+    plain = PlainPaths(topo)
     for tree in phase.trees:
         if tree.multiplicity > phase.k:  # invalid anyway; its loads would be absurd
             pv.fail(f"{tree.label} has multiplicity {tree.multiplicity}, more than k = "
@@ -313,7 +194,8 @@ def _check_trees(topo: Topo, sched: Schedule, phase: Phase, roots: list[Node],
             continue
         amount = tree.multiplicity * w_int.get(tree.root, 0)
         if not plain.add(tree, amount):
-            _check_paths(topo, tree, pv, load, amount)
+            check_paths(topo, tree, pv, load, amount, sched.overlap)
+            _reductions(topo, tree, amount, load, pv, orb)
     plain.loads(load)
     what = ("shard" if phase.collective in ("allgather", "reduce-scatter") else "data")
     check_multiplicities(topo, phase.trees, phase.k, roots, pv, what)
@@ -323,13 +205,41 @@ def _check_trees(topo: Topo, sched: Schedule, phase: Phase, roots: list[Node],
     return load if orb is None else orb.spread(load)
 
 
+def _reductions(topo: Topo, tree: Tree, amount: int, load: dict[Link, int], pv: Verdict,
+                orb: Orbits | None) -> None:
+    """A rate-limited switch that adds in ``tree`` outputs its data once: booked on the
+    pseudo-link ``(REDUCED, switch)``, whose capacity is the switch's reduction rate."""
+    for w in added_at(topo, tree):
+        if w not in topo.reduction_rate:
+            continue
+        if orb is not None:
+            pv.fail(f"{tree.label} adds at {w!r}, which has a reduction rate: a symmetric "
+                    "file cannot state that (write the schedule out in full)")
+            continue
+        key = (REDUCED, w)
+        load[key] = load.get(key, 0) + amount
+
+
+def _capacity(topo: Topo, e: Link) -> Fraction:
+    return topo.reduction_rate[e[1]] if e[0] is REDUCED else topo.cap[e]
+
+
+def _name(e: Link) -> str:
+    return (f"reducing switch {e[1]} (its sums, at its reduction rate)" if e[0] is REDUCED
+            else f"{e[0]} -> {e[1]}")
+
+
 def _busiest(topo: Topo, load: Mapping[Link, int], den: int) -> tuple[Fraction, Link | None]:
-    """The phase's time per unit of data, max_e load_e / c_e, and the first link that
-    attains it (None when the phase moves nothing)."""
+    """The phase's time per unit of data, max_e load_e / c_e (a rate-limited switch's
+    output over its rate counts as a link), and the first link that attains it (None
+    when the phase moves nothing)."""
     time = Fraction(0)
     worst: Link | None = None
     for e, amount in load.items():
-        t = Fraction(amount * topo.scale, den * topo.icap[e])
+        if e[0] is REDUCED:
+            t = Fraction(amount, den) / topo.reduction_rate[e[1]]
+        else:
+            t = Fraction(amount * topo.scale, den * topo.icap[e])
         if t > time:
             time, worst = t, e
     return time, worst
@@ -339,12 +249,13 @@ def _overlapped(topo: Topo, combined: Mapping[Link, Fraction],
                 bottlenecks: list[str]) -> tuple[Fraction, list[str]]:
     """The time of phases that run at once: the busiest link's load of all phases
     together; and its bottleneck (the phases' own when nothing moves)."""
-    total = max((amount / topo.cap[e] for e, amount in combined.items()), default=Fraction(0))
-    worst_all = max(combined, key=lambda e: combined[e] / topo.cap[e], default=None)
+    total = max((amount / _capacity(topo, e) for e, amount in combined.items()),
+                default=Fraction(0))
+    worst_all = max(combined, key=lambda e: combined[e] / _capacity(topo, e), default=None)
     if worst_all is not None:
-        bottlenecks = [f"{worst_all[0]} -> {worst_all[1]} carries "
+        bottlenecks = [f"{_name(worst_all)} carries "
                        f"{frac_str(combined[worst_all])} per unit of data in all phases "
-                       f"together at capacity {frac_str(topo.cap[worst_all])}"]
+                       f"together at capacity {frac_str(_capacity(topo, worst_all))}"]
     return total, bottlenecks
 
 

@@ -7,6 +7,10 @@ multiplicities of each root's trees sum to k, and (c) every G* edge (u, v)
 is used by at most c*(u, v) unit trees (multiplicities counted), i.e. the
 trees are edge-disjoint in the multigraph G*.
 
+An edge from a node to itself (a *self-edge*: its own data through the network and
+back, as NCCL's NVLS does) is no G* edge: it is left out here and checked as a path
+(``schedule_paths``).
+
 Arborescence test: every compute node but the root has exactly one edge
 into it (out-tree; for an in-tree, exactly one edge out of it), the root has
 none, and walking the edges from the root reaches every compute node; N − 1
@@ -52,10 +56,8 @@ def check_shape(topo: Topo, tree: Tree, verdict: Verdict) -> bool:
                 verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r} ends at {end!r}, "
                              "which is not a compute node (G* edges join compute nodes)")
                 ok = False
-        if e.src == e.dst:
-            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r} is a self-loop")
-            ok = False
-            continue
+        if e.src == e.dst:  # a self-edge: the node's own data through the network and
+            continue        # back (schedule_paths); only its path is checked, not G*'s shape
         child, par = (e.dst, e.src) if out else (e.src, e.dst)
         if child == tree.root:
             verdict.fail(f"{tree.label}: the root {tree.root!r} "

@@ -25,6 +25,7 @@ def _busbw(collective: str, n: int) -> Fraction:
 def audit_optimum(topology: Topology, collective: str, root: Any) -> tuple[Comparison, Row]:
     """ForestColl's optimal schedule, audited: its row, and the certified optimum."""
     from collcert.reference.forestcoll import schedule
+    from collcert.reference.innetwork import unchanged_reason
 
     s = schedule(topology, collective, root=root)
     doc = s.to_json(compact=True)
@@ -41,6 +42,10 @@ def audit_optimum(topology: Topology, collective: str, root: Any) -> tuple[Compa
     cmp = Comparison(topology.name, collective, s.root, topology.unit, n, opt,
                      report.optimum_kind, report.bound_algbw, [], [])
     cmp.checker_topology = Topo(topology.to_json())
+    if topology.in_network or topology.multicast_switches:
+        cmp.model = f"any schedule: also in-network, {topology.in_network_model()}"
+        cmp.notes.append(f"{collective}: the optimum holds for any schedule, switches that add "
+                         f"or copy included: {unchanged_reason(collective)}")
     row = Row("optimum", "ForestColl trees (optimum)", "optimum", report.algbw,
               report.algbw * _busbw(collective, n), report.algbw / opt, document=doc)
     row.phases = read_schedule(cmp.checker_topology, doc).phases
@@ -79,10 +84,42 @@ def _allreduce_optimum(topology: Topology, root: Any, doc: dict[str, Any],
         else:
             cmp.notes.append("LP (5)'s certificate did not check: "
                              + "; ".join(lv.all_reasons()[:2]))
+    if topology.in_network:
+        in_network_optimum(topology, cmp)
     if cmp.optimum_kind != "certified":
         cmp.notes.append(f"allreduce: the optimum column is {cmp.optimum_kind}")
-    row = checked_row(topology, cmp, "optimum", "ForestColl RS+AG trees", "optimum", doc)
+    label = "ForestColl RS+AG trees" + (" (switches forward)" if topology.in_network else "")
+    row = checked_row(topology, cmp, "optimum", label, "optimum", doc)
     return cmp, row
+
+
+def in_network_optimum(topology: Topology, cmp: Comparison) -> None:
+    """Where switches add (NVLS, SHARP), the allreduce optimum of the in-network model the
+    topology declares (``collcert.reference.innetwork``, docs/in-network.md), its
+    certificate checked by ``collcert.certify.innetwork``: the optimum column (exact),
+    or the best schedule found with the bound above it (a bracket); routing's bounds
+    (ForestColl's (6), (7)) do not hold there, the model's upper bound does."""
+    from collcert.certify.innetwork import check_in_network
+    from collcert.reference.innetwork import in_network_rate
+
+    rate = in_network_rate(topology)
+    if rate is None:
+        return
+    verdict = check_in_network(topology.to_json(), rate.certificate())
+    if not verdict.ok:
+        raise CollcertError("internal: the in-network certificate did not check: "
+                            + "; ".join(verdict.all_reasons()[:3]))
+    low, up = verdict.facts["lower"], verdict.facts["upper"]
+    cmp.model = rate.model
+    cmp.optimum, cmp.bound = low, up
+    if low == up:
+        cmp.optimum_kind = "certified"
+    else:
+        cmp.optimum_kind = (f"the best in-network schedule found, certified; no schedule beats "
+                            f"{fraction_str(up)}")
+    cmp.notes.append(f"allreduce in the in-network model ({rate.model}; docs/in-network.md): "
+                     + ("the optimum" if low == up else "between the best schedule found and "
+                        f"the bound {fraction_str(up)}"))
 
 
 def lp5_row(topology: Topology, cmp: Comparison) -> Row | None:

@@ -31,22 +31,31 @@ class PhaseDoc:
         self.collective = collective
         self.k = k
         self.walks: list[dict[str, Any]] = []
-        self.index: dict[Route, int] = {}
+        self.index: dict[tuple[Node, Node, Route], int] = {}
         self.trees: list[dict[str, Any]] = []
 
-    def walk(self, route: Route) -> int:
-        """The index of the walk ``route`` (from its first to its last compute node)."""
-        i = self.index.get(route)
+    def walk(self, route: Route, src: Node = None, dst: Node = None) -> int:
+        """The index of the walk ``route`` of the tree edge ``src`` -> ``dst`` (default:
+        its first and last node; a path that starts at a switch that copies, or ends at
+        one that adds, names the edge it carries: docs/schedule-format.md)."""
+        src = route[0] if src is None else src
+        dst = route[-1] if dst is None else dst
+        key = (src, dst, route)
+        i = self.index.get(key)
         if i is None:
-            i = self.index[route] = len(self.walks)
-            self.walks.append({"src": route[0], "dst": route[-1], "path": list(route)})
+            i = self.index[key] = len(self.walks)
+            self.walks.append({"src": src, "dst": dst, "path": list(route)})
         return i
 
     def tree(self, root: Node, routes: Iterable[Route], multiplicity: int = 1) -> None:
         """A tree of ``root`` made of these walks (in the phase's direction)."""
+        self.indexed(root, [self.walk(r) for r in routes], multiplicity)
+
+    def indexed(self, root: Node, walks: list[int], multiplicity: int = 1) -> None:
+        """A tree of ``root`` made of the walks of these indices (:meth:`walk`)."""
         self.trees.append({"root": root, "multiplicity": multiplicity,
                            "direction": DIRECTION[self.collective], "index": len(self.trees),
-                           "edges": [self.walk(r) for r in routes]})
+                           "edges": walks})
 
     def to_json(self) -> dict[str, Any]:
         return {"collective": self.collective, "k": self.k, "walks": self.walks,

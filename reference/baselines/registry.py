@@ -7,13 +7,21 @@ from typing import Any
 from collcert.reference.model import Topology
 
 from .classic import bruck, direct, hierarchical, recursive
+from .collnet import collnet_chain, collnet_direct
 from .document import Baseline
 from .fabric import Node
+from .nvls import nvls, nvls_tree
+from .pat import pat
 from .ring_schedules import ring_schedule
 from .rings import BaselineError, Rings, ring_channels
 from .trees import tree_allreduce, tree_rooted
 
-BASELINES = ("nccl-ring", "nccl-tree", "direct", "recursive", "bruck", "hierarchical")
+NEWER = {"nvls": nvls, "nvls-tree": nvls_tree, "collnet-direct": collnet_direct,
+         "collnet-chain": collnet_chain, "pat": pat}
+
+BASELINES = ("nccl-ring", "nccl-tree", "direct", "recursive", "bruck", "hierarchical",
+             "nvls", "nvls-tree", "collnet-direct", "collnet-chain", "pat")
+IN_NETWORK = ("nvls", "nvls-tree", "collnet-direct", "collnet-chain")  # a switch adds
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
 
 
@@ -40,6 +48,8 @@ def baseline(topology: Topology, name: str, collective: str, root: Node | None =
             return tree_rooted(topology, rings, collective, root)
         raise BaselineError(f"NCCL runs {collective} on rings only (its tree algorithm is "
                             "for allreduce, broadcast and reduce)")
+    if name in NEWER:
+        return NEWER[name](topology, collective)
     build = {"direct": direct, "recursive": recursive, "bruck": bruck,
              "hierarchical": hierarchical}[name]
     return build(topology, collective, root)
@@ -87,6 +97,9 @@ def msccl_program(b: Baseline, channels: int | None = None) -> str:
     if b.collective not in ("allgather", "reduce-scatter", "allreduce"):
         raise BaselineError(f"MSCCL's executor runs allgather, reduce-scatter and allreduce, "
                             f"not {b.collective}")
+    if b.name in IN_NETWORK:
+        raise BaselineError(f"{b.name} adds or copies inside switches, which an MSCCL "
+                            "program cannot express (its sends go from GPU to GPU)")
     if b.document.get("weights"):
         return plan_xml(plan_from_schedule(b.document, b.name), channels, b.name)
     return msccl_xml(b.document, channels, b.name)

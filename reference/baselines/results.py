@@ -66,6 +66,7 @@ class Comparison:
     alpha: Fraction = Fraction(0)
     best: list[str] = field(default_factory=list)  # the fastest row's name per size
     notes: list[str] = field(default_factory=list)
+    model: str = "routing"  # the model the optimum holds in (in-network: switches that add)
     checker_topology: Any = field(default=None, repr=False)  # certify's view, read once
     lp: Any = field(default=None, repr=False)  # ForestColl's LP (5), solved and checked
 
@@ -77,7 +78,7 @@ class Comparison:
             "topology": self.topology, "collective": self.collective,
             "root": None if self.root is None else str(self.root), "unit": self.unit,
             "ranks": self.ranks, "optimum_algbw": fraction_str(self.optimum),
-            "optimum_kind": self.optimum_kind,
+            "optimum_kind": self.optimum_kind, "optimum_model": self.model,
             "bound_algbw": None if self.bound is None else fraction_str(self.bound),
             "alpha_us": fraction_str(self.alpha),
             "rows": [r.to_json(self.sizes) for r in self.rows],

@@ -174,7 +174,8 @@ def tree_schedule_latency(topology: Topology, phases: Sequence[Any],
         best: tuple[Fraction, int, list[Node]] = (Fraction(-1), -1, [])  # latency, hops, route
         for tree in phase.trees:
             out = tree.direction != "in"
-            paths = [list(e.path) if out else list(e.path)[::-1] for e in tree.edges]
+            paths = [list(e.path) if out else list(e.path)[::-1] for e in tree.edges
+                     if e.src != e.dst]  # a self-edge (own data there and back) feeds no one
             lat, hops, far = _tree_routes(tree.root, paths, alpha, out, topology)
             for v in topology.compute_nodes:
                 if v in lat and (lat[v], hops[v]) > best[:2]:

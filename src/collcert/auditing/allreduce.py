@@ -57,6 +57,8 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
         info.notes.append(text)
     if topology.in_network:  # switches that add (issue 30): the in-network optimum beside
         info.notes.append(_in_network_note(topology, lp))
+    if topology.in_network:  # switches add: the optimum and bound of the in-network model
+        return _in_network(topology, info, check, lp)
     if info.bound is None and not topology.multicast_switches:
         cut = cut_set_bound(topology)
         cert: dict[str, Any] = cut.certificate(topology)
@@ -88,3 +90,42 @@ def _in_network_note(topology: Topology, lp: Any) -> str:
     return (f"allreduce: the switches add ({topology.in_network_model()}): the best schedule "
             f"that adds in them reaches {figure} (certified, docs/in-network.md); the optimum "
             "above is that of schedules whose switches only forward")
+
+
+def _in_network(topology: Topology, info: OptimumInfo, check: bool, lp: Any) -> OptimumInfo:
+    """Where switches add (NVLS, SHARP: docs/in-network.md), a schedule that adds in them
+    may beat LP (5) and ForestColl's routing bounds: the optimum is the in-network
+    model's (:func:`collcert.reference.innetwork.in_network_rate`, its certificate checked
+    by :func:`collcert.certify.innetwork.check_in_network`), the bound its upper bound."""
+    from collcert.certify.innetwork import check_in_network
+    from collcert.reference.innetwork import in_network_rate
+
+    rate = in_network_rate(topology)
+    if rate is None:
+        return info
+    cert = rate.certificate()
+    low, up = rate.lower, rate.upper
+    if check:
+        verdict = check_in_network(topology.to_json(), cert)
+        if not verdict.ok:
+            info.notes.append("internal: the in-network certificate did not check: "
+                              + "; ".join(verdict.all_reasons()[:3]))
+            info.algbw = info.bound = info.lower = None
+            return info
+        low, up = verdict.facts["lower"], verdict.facts["upper"]
+    info.algbw, info.bound, info.lower = low, up, 1 / up
+    info.kind = ("certified" if low == up else
+                 f"the best in-network schedule found; not proven optimal (≤ {fraction_str(up)})")
+    info.witness = (f"the in-network model's upper bound ({rate.model}): "
+                    + (rate.bound.text() if rate.bound is not None else
+                       "the exact dual of its column generation"))
+    info.notes = [n for n in info.notes if not n.startswith(_ROUTING_NOTES)]
+    info.notes.append(f"allreduce: the optimum is the in-network model's ({rate.model}; "
+                      f"docs/in-network.md): algbw {fraction_str(low)}"
+                      + ("" if low == up else f", no schedule beats {fraction_str(up)}")
+                      + "; ForestColl's routing figures hold where switches only forward"
+                      + ("" if lp is None else f" (LP (5): {fraction_str(lp.value)})"))
+    return info
+
+
+_ROUTING_NOTES = ("allreduce: the optimum is ForestColl's LP (5)", "allreduce: the switches add (")

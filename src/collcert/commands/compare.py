@@ -319,8 +319,10 @@ def text_report(cmp: Any, took: float) -> list[str]:
     """The comparison in words and tables."""
     way = "from" if cmp.collective == "broadcast" else "to"
     root = f" {way} {cmp.root}" if cmp.root is not None else ""
+    model = "" if cmp.model == "routing" else f" [{cmp.model}]"
     lines = [f"{cmp.collective}{root} on {cmp.topology} ({cmp.ranks} GPUs): optimum algbw "
-             f"{_num(cmp.optimum)} {cmp.unit} ({cmp.optimum_kind}); took {took:.1f} s", ""]
+             f"{_num(cmp.optimum)} {cmp.unit} ({cmp.optimum_kind}){model}; took {took:.1f} s",
+             ""]
     width = max(len(r.label) for r in cmp.rows)
     lines.append(f"{'schedule':<{width}}  {'algbw':>22}  {'busbw':>9}  {'ratio':>6}  "
                  f"{'optimum/it':>10}")

@@ -1,0 +1,198 @@
+"""Checker 5, the paths of a tree: walks in G, switches that copy and add, and their loads.
+
+A tree edge (u, v) of the switch-free graph G* is carried by a *path*, a walk in G
+from u to v whose inner nodes are switches (docs/schedule-format.md). Switches
+may do more than forward, as the topology declares (docs/topology.md):
+
+* a switch that **copies** (``multicast_switches``, and ``reducing_switches``,
+  which copy too: NVLS and SHARP return their sums by multicast) may send the
+  data of an out-tree that reaches it once on several links: a path of the
+  out-tree may *start* at it (Zhao et al. 2026, §5.6);
+* a switch that **adds** (``reducing_switches``) may add streams of an in-tree
+  that reach it on several links into one: a path of the in-tree may *end* at it,
+  its stream added into the stream of another path through it. A multicast switch
+  aggregates in reduce-scatter and reduce trees too, as ForestColl's §5.6 post-
+  processing writes them (Zhao et al. 2026: "in-network multicast/aggregation";
+  the optimum of those collectives holds for any schedule, docs/in-network.md),
+  but not in an allreduce whose phases overlap: there a multicast switch only
+  copies, as in the in-network model of allreduce (docs/in-network.md);
+* a compute node's own data may make a round trip through the network (an edge
+  with ``src`` = ``dst``, a *self-edge*: NCCL's NVLS reads each GPU's share
+  through the switch, ``multimem.ld_reduce``, and writes the sum to every GPU
+  including the writer, ``multimem.st``). A self-edge is not a G* edge and adds
+  nothing to the tree's shape; it only loads its links. Its path starts at the
+  node (in-tree: it ends there or at a switch that adds) or ends there
+  (out-tree: it starts there or at a switch that copies);
+* a switch that adds all the data and multicasts the sum (SHARP, NVLS) is written
+  with the root at a compute node r: the in-tree adds at the switch and brings the
+  sum to r, the out-tree sends it from r through the switch, which copies it: each
+  link carries what it carries when the switch itself holds the sum.
+
+Every path must be fed from the root (:func:`check_paths`): the paths run from the
+root outwards (an in-tree: from the root backwards), a path once its free end holds
+the data; one that never runs is a cyclic dependency and is rejected. A switch
+with a ``reduction_rates`` entry outputs one stream per in-tree in which it adds
+(:func:`added_at`): the schedule's time is at least that load over its rate.
+"""
+
+from __future__ import annotations
+
+from ..model import Link, Node, Topo, Verdict
+from .trees import Edge, Tree
+
+
+def copying(topo: Topo) -> frozenset[Node]:
+    """The switches that may copy a stream onto several links."""
+    return topo.multicast | topo.reducing
+
+
+class PlainPaths:
+    """The common case of :func:`check_paths`, fast: a tree whose every path is a
+    walk in G from its edge's src to its dst through switches only (no multicast
+    start). Each distinct edge object is judged once (compact schedules share them
+    between trees) and its load is summed per edge, then spread over its links."""
+
+    def __init__(self, topo: Topo) -> None:
+        self.topo = topo
+        self.ok: dict[tuple[int, bool], bool] = {}
+        self.amount: dict[int, int] = {}
+        self.edge: dict[int, Edge] = {}
+
+    def _plain(self, e: Edge, out: bool) -> bool:
+        p = e.path
+        if len(p) < 2 or p[0] != e.src or p[-1] != e.dst:
+            return False
+        cap = self.topo.cap
+        if any(h not in cap for h in zip(p, p[1:])):
+            return False
+        return all(w in self.topo.switch_set for w in p[1:-1])
+
+    def add(self, tree: Tree, amount: int) -> bool:
+        """Book the tree's loads if all its paths are plain (else book nothing: False)."""
+        out = tree.direction == "out"
+        ok = self.ok
+        for e in tree.edges:
+            key = (id(e), out)
+            good = ok.get(key)
+            if good is None:
+                good = ok[key] = self._plain(e, out)
+                self.edge[id(e)] = e
+            if not good:
+                return False
+        sums = self.amount
+        for e in tree.edges:
+            i = id(e)
+            sums[i] = sums.get(i, 0) + amount
+        return True
+
+    def loads(self, load: dict[Link, int]) -> None:
+        for i, amount in self.amount.items():
+            p = self.edge[i].path
+            for h in zip(p, p[1:]):
+                load[h] = load.get(h, 0) + amount
+
+
+def _walk_ok(topo: Topo, tree: Tree, e: Edge, out: bool, verdict: Verdict) -> bool:
+    """The path is a walk in G through switches, with its fixed end where it must be."""
+    p = e.path
+    if len(p) < 2:
+        verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r} has a path of one node")
+        return False
+    good = True
+    for h in zip(p, p[1:]):
+        if h not in topo.cap:
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path hop {h[0]!r} -> "
+                         f"{h[1]!r} is not a link of the topology")
+            good = False
+    inner = [w for w in p[1:-1] if w not in topo.switch_set]
+    if inner:
+        verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path passes through "
+                     f"compute node {inner[0]!r}; only switches may sit inside a path")
+        good = False
+    fixed_end, want_fixed = (p[-1], e.dst) if out else (p[0], e.src)
+    if fixed_end != want_fixed:
+        verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                     f"{'ends' if out else 'starts'} at {fixed_end!r}, not at {want_fixed!r}")
+        good = False
+    return good
+
+
+def adding(topo: Topo, overlap: bool) -> frozenset[Node]:
+    """The switches that may add an in-tree's streams (see the module docstring)."""
+    return topo.reducing if overlap else topo.reducing | topo.multicast
+
+
+def check_paths(topo: Topo, tree: Tree, verdict: Verdict, load: dict[Link, int], amount: int,
+                overlap: bool = False) -> None:
+    """Every path is a walk in G with switch interiors, starting (out-trees) at its src or
+    at a switch that copies, ending (in-trees) at its dst or at a switch that adds, and
+    fed from the root; add ``amount`` per traversal. ``overlap``: the tree is part of an
+    allreduce whose phases overlap."""
+    out = tree.direction == "out"
+    free_ok = copying(topo) if out else adding(topo, overlap)
+    pending: list[Edge] = []
+    grounded: list[Edge] = []
+    for e in tree.edges:
+        if not _walk_ok(topo, tree, e, out, verdict):
+            continue
+        p = e.path
+        for h in zip(p, p[1:]):
+            load[h] = load.get(h, 0) + amount
+        free_end, want_free = (p[0], e.src) if out else (p[-1], e.dst)
+        if free_end == want_free:
+            grounded.append(e)
+        elif free_end in free_ok:
+            pending.append(e)
+        else:
+            verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                         f"{'starts' if out else 'ends'} at {free_end!r}, which is neither "
+                         f"{want_free!r} nor a "
+                         + ("multicast switch (a switch that copies: the topology's "
+                            "multicast_switches or reducing_switches)" if out else
+                            "reducing switch (a switch that adds: the topology's "
+                            "reducing_switches" + ("" if overlap else
+                                                   ", or multicast_switches, which "
+                                                   "aggregate in reduce-scatter and reduce")
+                            + ")"))
+    if pending:
+        _fed(topo, tree, verdict, grounded + pending, out)
+
+
+def _fed(topo: Topo, tree: Tree, verdict: Verdict, edges: list[Edge], out: bool) -> None:
+    """Follow the data itself from the root. A path runs once its free end holds the
+    tree's data (for an in-tree: once its end can pass data on to the root), and then
+    every other node on it does too. A path that never runs waits, through the switches
+    that copy or add, on its own output: a cyclic dependency."""
+    starts: dict[Node, list[Edge]] = {}
+    for e in edges:
+        starts.setdefault(e.path[0] if out else e.path[-1], []).append(e)
+    holders = {tree.root}
+    stack = [tree.root]
+    while stack:
+        for e in starts.pop(stack.pop(), []):
+            for w in e.path[1:] if out else e.path[:-1]:
+                if w not in holders:
+                    holders.add(w)
+                    stack.append(w)
+    kind = "multicast switch" if out else "reducing switch"
+    for w, never in starts.items():
+        for e in never:
+            if w in topo.switch_set:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: path "
+                             f"{'starts' if out else 'ends'} at {kind} {w!r}, but "
+                             f"no other path of this tree {'brings' if out else 'takes'} the "
+                             f"tree's data {'to' if out else 'from'} {w!r} "
+                             f"{'from' if out else 'to'} the root (a cyclic dependency)")
+            else:
+                verdict.fail(f"{tree.label}: edge {e.src!r} -> {e.dst!r}: {w!r} never "
+                             f"{'gets' if out else 'passes on'} the tree's data: the paths "
+                             f"{'into' if out else 'out of'} it start from switches "
+                             f"fed only through {w!r} itself (a cyclic dependency)")
+
+
+def added_at(topo: Topo, tree: Tree) -> set[Node]:
+    """The switches that add in an in-tree: those a path ends at (not its dst)."""
+    if tree.direction != "in":
+        return set()
+    return {e.path[-1] for e in tree.edges
+            if e.path and e.path[-1] != e.dst and e.path[-1] in topo.switch_set}
