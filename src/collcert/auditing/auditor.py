@@ -41,6 +41,7 @@ from .steady import (
     is_platform,
     steady_schedule,
 )
+from .switches import reduction_time, switch_traffic
 
 if TYPE_CHECKING:
     from collcert.reference.broadcast import OnePortPlatform
@@ -399,10 +400,12 @@ def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
     notes: list[str] = list(verdict.facts.get("notes", []))
     notes.append(f"calls: checked as an {'in-place' if plan.inplace else 'out-of-place'} "
                  f"call (\"inplace\": {str(plan.inplace).lower()})")
+    added = switch_traffic(topo, nodes, verdict, demands, cells, notes)  # NVLS: GPU<->switch
     extra: list[Verdict] = []
     if len(nodes) != topology.num_compute:
         notes.append("the plan uses only some compute nodes; the optimum is for all")
     routing, lower, bottleneck = _timed(topology, demands, verdict, notes, extra, "plan")
+    lower, bottleneck = reduction_time(topology, added, verdict, notes, lower, bottleneck)
     root = None if plan.root is None else nodes[plan.root]
     opt = certified_optimum(topology, topo, plan.collective, root, None, check_opt)
     notes += opt.notes
