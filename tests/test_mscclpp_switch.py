@@ -139,3 +139,33 @@ def test_gstorepkt_waits_for_the_flags_of_the_packets_it_reads() -> None:
 def test_the_traffic_is_exact_shares_of_m() -> None:
     report = _audit(_strong(_plan("allreduce_nvls_4gpu.json")))
     assert report.time_per_unit == Fraction(5, 4) / 450
+
+
+# -- smoke: the switch ops run on the host as the executor's threads would ----------------
+
+def _host_right(doc: dict[str, Any]) -> tuple[Any, list[int]]:
+    import numpy as np
+
+    from collcert.reference.execution import run_host
+    from collcert.reference.execution.execplan import expected_values
+    from collcert.smoke.mscclppplan import plan_from_mscclpp
+
+    plan = plan_from_mscclpp(mscclpp.read(json.dumps(doc)))
+    assert plan.runnable, plan.problems
+    outs = run_host(plan, 1)
+    return plan, [r for r, o in enumerate(outs)
+                  if o is not None and not np.array_equal(o, expected_values(plan.spec, r, 1))]
+
+
+def test_smoke_sums_over_the_switch_and_stores_into_every_member() -> None:
+    plan, wrong = _host_right(_strong(_plan("allreduce_nvls_4gpu.json")))
+    assert wrong == [] and "give the collective's result" in plan.notes[-1]
+    plan, wrong = _host_right(_plan("allgather_nvls_pkt_4gpu.json"))
+    assert wrong == []
+
+
+def test_smoke_shows_a_signal_sent_before_the_other_threads_stored() -> None:
+    doc = _strong(_plan("allreduce_nvls_4gpu.json"))
+    del doc["gpus"][0]["threadblocks"][0]["ops"][6]  # the nop between glres and signal
+    plan, wrong = _host_right(doc)
+    assert wrong != [] and "it gives a wrong result on the host" in plan.notes[-1]

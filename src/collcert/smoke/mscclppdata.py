@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from collcert.certify.execution import mscclpp
 from collcert.reference.execution import Op, Region
 
+from . import mscclppswitch as switch
+
 REDUCTIONS = ("re", "res", "rre", "rres")
 PACKET_WAITS = ("rppkt", "upkt", "repkt", "respkt", "recpkt", "recspkt")
 SYNC_OPS = ("signal", "rlxsignal", "wait", "rlxwait", "sem_acquire", "sem_release")
@@ -164,6 +166,11 @@ class Memory:
         thread's index handles (threads i < n push output i)."""
         name, src, dst = op.name, op.src, op.dst
         me = piece[0]
+        if name in switch.OPS:  # NVLS: multimem load-reduce and store (mscclppswitch)
+            why = switch.switch_op(self, op, piece)
+            if why:
+                raise Stop(why)
+            return
         if name in ("put", "pws", "pwsf"):
             if len(src) != len(dst):
                 raise Stop(f"{op.where()}: {len(src)} sources for {len(dst)} destinations")

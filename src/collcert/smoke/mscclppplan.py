@@ -34,7 +34,7 @@ input is the output's own block, the reduce-scatter output the input's own block
 allreduce output the input, and the root's output its input for broadcast and reduce).
 What stops the run (a deadlock, a range outside its buffer, a port channel to another
 rank) is a problem of the plan: it is not run, and the simulator's reasons are shown.
-NVLS (switch) and ``pipeline`` ops are refused by the reader.
+Switch (NVLS) ops are :mod:`.mscclppswitch`'s; ``pipeline`` ops are refused by the reader.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from collcert.reference.execution import Op, Plan, Region, Spec, first_mismatch,
 
 from .mscclplan import finish
 from .mscclppdata import PACKET_WAITS, Memory, Stop, items, scratch
+from .mscclppswitch import packets_missing
 
 Key = tuple[int, int]
 Thread = tuple[Key, int]
@@ -270,8 +271,9 @@ class _Threads:
             if self.sem.get((op.rank, op.sems[t]), 0) < 1:
                 return (f"waits to acquire device semaphore {op.sems[t]}",
                         ("sem", op.rank, op.sems[t]))
-        elif name in PACKET_WAITS:
-            why = self.packets_missing(th, op)
+        elif name in PACKET_WAITS or name == "gstorepkt":
+            why = (self.packets_missing(th, op) if name in PACKET_WAITS else
+                   packets_missing(self.mem, op, (t, self.width[key], op.pos)))
             if why is not None:
                 return why, ("packets", op.rank)
         return None
