@@ -344,7 +344,8 @@ def _size_table(cmp: Any) -> list[str]:
     from collcert.reference.model import fraction_str
 
     names = [r.name for r in cmp.rows]
-    w = max(10, max(len(n) for n in names) + 1)
+    w = max(10, max(len(n) for n in names) + 1,  # a space between columns, always
+            *(len(f"{float(t):.2f}") + 1 for r in cmp.rows for t in r.times_us))
     out = [f"# α-β model (docs/alpha-beta.md): time in µs per message size; α = "
            f"{fraction_str(cmp.alpha)} µs per link where the topology gives none",
            "# latency (µs): " + ", ".join(f"{r.name} {float(r.latency_us):g}"
