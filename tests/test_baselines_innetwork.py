@@ -45,11 +45,11 @@ def test_nvls_on_one_h100_box_carries_m_times_1_plus_1_over_n_each_way() -> None
     # (M/N, multimem.st); it receives its part's sum (M/N) and every part from the
     # multicast (M, its own included). Time M(1 + 1/N)/B: algbw B·N/(N+1) = 400 at N = 8.
     t = platforms.dgx_h100(1)
-    assert _algbw(t, "nvls", "allreduce") == Fraction(450 * 8, 9)
+    assert _algbw(t, "nccl-nvls", "allreduce") == Fraction(450 * 8, 9)
     # allgather: each GPU receives every GPU's data, its own included: M/B, algbw B;
     # reduce-scatter: each GPU sends its whole input through the switch: M/B
-    assert _algbw(t, "nvls", "allgather") == 450
-    assert _algbw(t, "nvls", "reduce-scatter") == 450
+    assert _algbw(t, "nccl-nvls", "allgather") == 450
+    assert _algbw(t, "nccl-nvls", "reduce-scatter") == 450
 
 
 def test_nvls_tree_between_boxes_is_nic_bound_from_three_boxes() -> None:
@@ -59,8 +59,8 @@ def test_nvls_tree_between_boxes_is_nic_bound_from_three_boxes() -> None:
     # 1/16) = 1/8 of M per direction at 50 GB/s, 400; the NVLink inside (9/8 at 450)
     # gives 400 too. n = 4: a node inner in one tree and a leaf in the other carries 4
     # shares of 1/16 each way: 1/4 of M at 50 GB/s, 200.
-    assert _algbw(platforms.dgx_h100(2), "nvls-tree", "allreduce") == 400
-    assert _algbw(platforms.dgx_h100(4), "nvls-tree", "allreduce") == 200
+    assert _algbw(platforms.dgx_h100(2), "nccl-nvls-tree", "allreduce") == 400
+    assert _algbw(platforms.dgx_h100(4), "nccl-nvls-tree", "allreduce") == 200
 
 
 def test_collnet_direct_and_chain_are_nvlink_bound_with_sharp() -> None:
@@ -69,9 +69,9 @@ def test_collnet_direct_and_chain_are_nvlink_bound_with_sharp() -> None:
     # 1800/7; SHARP leaves each NIC one part each way (1/8 at 50 GB/s: 400). The chain
     # passes every channel's data up and down a chain of GPUs: the same NVLink load.
     for t in (platforms.dgx_h100(2, "sharp"), platforms.dgx_h100(3, "sharp")):
-        assert _algbw(t, "collnet-direct", "allreduce") == Fraction(1800, 7)
-        assert _algbw(t, "collnet-chain", "allreduce") == Fraction(1800, 7)
-    doc = bl.baseline(t, "collnet-direct", "allreduce").document
+        assert _algbw(t, "nccl-collnet-direct", "allreduce") == Fraction(1800, 7)
+        assert _algbw(t, "nccl-collnet-chain", "allreduce") == Fraction(1800, 7)
+    doc = bl.baseline(t, "nccl-collnet-direct", "allreduce").document
     rs, ag = ([w["path"] for w in p["walks"]] for p in doc["phases"])
     assert ["b2.gpu0", "b2.nic0", "ib"] in rs  # the third box's sum ends in the switch (adds)
     assert ["ib", "b2.nic0", "b2.gpu0"] in ag  # and the total starts there (copies)
@@ -83,8 +83,8 @@ def test_pat_is_a_binomial_tree_per_root_at_the_ring_bandwidth() -> None:
     # 50·8/7 on the NICs, with trees ceil(log2 N) = 3 deep instead of a 7-hop ring.
     t = _star(8)
     for coll in ("allgather", "reduce-scatter"):
-        assert _algbw(t, "pat", coll) == _algbw(t, "nccl-ring", coll) == Fraction(400, 7)
-    b = bl.baseline(t, "pat", "allgather")
+        assert _algbw(t, "nccl-pat", coll) == _algbw(t, "nccl-ring", coll) == Fraction(400, 7)
+    b = bl.baseline(t, "nccl-pat", "allgather")
     tree = b.document["phases"][0]["trees"][0]  # root g0: distance s from 0 - (s & (s - 1))
     walks = b.document["phases"][0]["walks"]
     parent = {walks[i]["dst"]: walks[i]["src"] for i in tree["edges"]}
@@ -94,17 +94,17 @@ def test_pat_is_a_binomial_tree_per_root_at_the_ring_bandwidth() -> None:
 
 
 @pytest.mark.parametrize("t,name,coll,why", [
-    (platforms.dgx_a100(1), "nvls", "allreduce", "forwards only"),
-    (platforms.dgx_h100(1), "nvls", "broadcast", "rings only"),
-    (platforms.dgx_h100(2), "nvls", "allreduce", "CollNet"),
-    (platforms.gb200_nvl72(1), "nvls", "allgather", "at most 32 GPUs"),
-    (platforms.dgx_h100(1), "nvls-tree", "allreduce", "on one node"),
-    (platforms.dgx_h100(2), "nvls-tree", "allgather", "allreduce only"),
-    (platforms.dgx_h100(2), "collnet-direct", "allreduce", "',sharp'"),
-    (platforms.dgx_h100(1), "collnet-chain", "allreduce", "one box"),
-    (platforms.gb200_nvl72(2, "sharp"), "collnet-direct", "allreduce", "up to 8 GPUs"),
-    (platforms.dgx_h100(2), "pat", "allgather", "one GPU per node"),
-    (platforms.dgx_h100(2), "pat", "allreduce", "allgather and reduce-scatter only"),
+    (platforms.dgx_a100(1), "nccl-nvls", "allreduce", "forwards only"),
+    (platforms.dgx_h100(1), "nccl-nvls", "broadcast", "rings only"),
+    (platforms.dgx_h100(2), "nccl-nvls", "allreduce", "CollNet"),
+    (platforms.gb200_nvl72(1), "nccl-nvls", "allgather", "at most 32 GPUs"),
+    (platforms.dgx_h100(1), "nccl-nvls-tree", "allreduce", "on one node"),
+    (platforms.dgx_h100(2), "nccl-nvls-tree", "allgather", "allreduce only"),
+    (platforms.dgx_h100(2), "nccl-collnet-direct", "allreduce", "',sharp'"),
+    (platforms.dgx_h100(1), "nccl-collnet-chain", "allreduce", "one box"),
+    (platforms.gb200_nvl72(2, "sharp"), "nccl-collnet-direct", "allreduce", "up to 8 GPUs"),
+    (platforms.dgx_h100(2), "nccl-pat", "allgather", "one GPU per node"),
+    (platforms.dgx_h100(2), "nccl-pat", "allreduce", "allgather and reduce-scatter only"),
 ])
 def test_where_nccl_would_not_run_it_the_reason_is_given(t: Topology, name: str, coll: str,
                                                          why: str) -> None:
@@ -114,8 +114,8 @@ def test_where_nccl_would_not_run_it_the_reason_is_given(t: Topology, name: str,
 
 def test_a_switch_adds_and_copies_only_where_the_topology_declares_it() -> None:
     t = platforms.dgx_h100(1)
-    doc = bl.baseline(t, "nvls", "allreduce").document
-    gather = bl.baseline(t, "nvls", "allgather").document
+    doc = bl.baseline(t, "nccl-nvls", "allreduce").document
+    gather = bl.baseline(t, "nccl-nvls", "allgather").document
     assert _check(t, doc).ok and _check(t, gather).ok
     data = t.to_json()
     data.pop("reducing_switches")  # the NVSwitch only forwards: no path may end or start there
@@ -131,7 +131,7 @@ def test_a_switch_adds_and_copies_only_where_the_topology_declares_it() -> None:
 
 def test_a_self_edge_loads_its_links_and_must_leave_and_come_back_right() -> None:
     t = platforms.dgx_h100(1)
-    doc = copy.deepcopy(bl.baseline(t, "nvls", "allreduce").document)
+    doc = copy.deepcopy(bl.baseline(t, "nccl-nvls", "allreduce").document)
     rs = doc["phases"][0]
     own = [i for i, w in enumerate(rs["walks"]) if w["src"] == w["dst"]]
     assert len(own) == 8
@@ -142,7 +142,7 @@ def test_a_self_edge_loads_its_links_and_must_leave_and_come_back_right() -> Non
         for tree in phase["trees"]:
             tree["edges"] = [i for i in tree["edges"] if i not in selfs]
     assert _check(t, doc).facts["algbw"] == 450
-    bad = copy.deepcopy(bl.baseline(t, "nvls", "allreduce").document)
+    bad = copy.deepcopy(bl.baseline(t, "nccl-nvls", "allreduce").document)
     bad["phases"][0]["walks"][own[0]]["path"] = ["b0.gpu0", "b0.nvswitch", "b0.gpu1"]
     v = _check(t, bad)  # a root's share sent to another GPU is no round trip
     assert not v.ok and "ends at 'b0.gpu1'" in " ".join(v.reasons)
@@ -152,7 +152,7 @@ def test_a_reduction_rate_limits_the_switch_like_a_link() -> None:
     # b0.nvswitch outputs 8 sums of 1/8 of M each per unit of M (one per part it adds):
     # at a rate of 300 that takes 1/300, more than the links' 9/3600 = 1/400.
     data = platforms.dgx_h100(1).to_json()
-    doc = bl.baseline(platforms.dgx_h100(1), "nvls", "allreduce").document
+    doc = bl.baseline(platforms.dgx_h100(1), "nccl-nvls", "allreduce").document
     data["reduction_rates"] = {"b0.nvswitch": "300"}
     v = _check(data, doc)
     assert v.ok and v.facts["algbw"] == 300
@@ -161,12 +161,12 @@ def test_a_reduction_rate_limits_the_switch_like_a_link() -> None:
 
 def test_compare_measures_them_against_the_in_network_optimum() -> None:
     t = platforms.dgx_h100(1)
-    cmp = bl.compare(t, "allreduce", names=("nccl-ring", "nvls"))
+    cmp = bl.compare(t, "allreduce", names=("nccl-ring", "nccl-nvls"))
     assert cmp.optimum == 450 and cmp.optimum_kind == "certified"
     assert cmp.model == "in-network: b0.nvswitch adds and copies"
-    assert cmp.row("nvls").ratio == Fraction(8, 9) and cmp.row("lp5").algbw == Fraction(1800, 7)
+    assert cmp.row("nccl-nvls").ratio == Fraction(8, 9) and cmp.row("lp5").algbw == Fraction(1800, 7)
     assert cmp.bound == 450
-    doubled = copy.deepcopy(cmp.row("nvls").document)
+    doubled = copy.deepcopy(cmp.row("nccl-nvls").document)
     assert doubled is not None
     doubled["weights"] = None  # cannot beat the optimum: drop the heads' round trips instead
     for phase in doubled["phases"]:
@@ -179,6 +179,6 @@ def test_compare_measures_them_against_the_in_network_optimum() -> None:
 
 
 def test_msccl_export_is_refused_for_a_schedule_that_adds_in_a_switch() -> None:
-    b = bl.baseline(platforms.dgx_h100(1), "nvls", "allreduce")
+    b = bl.baseline(platforms.dgx_h100(1), "nccl-nvls", "allreduce")
     with pytest.raises(bl.BaselineError, match="inside switches"):
         bl.msccl_program(b)

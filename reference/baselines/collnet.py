@@ -104,9 +104,9 @@ def collnet_direct(topology: Topology, collective: str) -> Baseline:
         ag.indexed(head[0], cast)
     weights = {m.boxes[0][i]: 1 for i in pos}
     label = f"NCCL CollNet direct ({len(pos)} heads, SHARP at {w})"
-    doc = document(topology, "allreduce", [rs, ag], name="collnet-direct", label=label,
+    doc = document(topology, "allreduce", [rs, ag], name="nccl-collnet-direct", label=label,
                    weights=weights, overlap=True, options={"heads": len(pos), "switch": str(w)})
-    return Baseline("collnet-direct", label, "allreduce", doc,
+    return Baseline("nccl-collnet-direct", label, "allreduce", doc,
                     [WHEN.format(what="CollNet direct on NVSwitch nodes of up to 8 GPUs")])
 
 
@@ -130,8 +130,8 @@ def collnet_chain(topology: Topology, collective: str) -> Baseline:
         rs.indexed(root, red, k // count[root])
         ag.indexed(root, cast, k // count[root])
     label = f"NCCL CollNet chain ({len(chains)} channels, SHARP at {w})"
-    doc = document(topology, "allreduce", [rs, ag], name="collnet-chain", label=label,
+    doc = document(topology, "allreduce", [rs, ag], name="nccl-collnet-chain", label=label,
                    weights=count, overlap=True,
                    options={"channels": len(chains), "switch": str(w)})
-    return Baseline("collnet-chain", label, "allreduce", doc,
+    return Baseline("nccl-collnet-chain", label, "allreduce", doc,
                     [WHEN.format(what="CollNet chain up to 8 GPUs per node")])

@@ -55,7 +55,7 @@ def nvls(topology: Topology, collective: str) -> Baseline:
         raise BaselineError(
             f"NCCL's NVLS across {len(m.boxes)} nodes adds between them with CollNet "
             "(NVLS+SHARP; enqueue.cc:2008 refuses it without CollNet), which collcert does "
-            "not model; across nodes NCCL runs nvls-tree (allreduce)")
+            "not model; across nodes NCCL runs nccl-nvls-tree (allreduce)")
     hub = nvls_hubs(m, "NVLS")[0]
     gpus = m.boxes[0]
     if len(gpus) < 2:
@@ -78,10 +78,10 @@ def nvls(topology: Topology, collective: str) -> Baseline:
         phases = [ph]
     weights = {h: 1 for h in parts} if len(parts) < len(gpus) else None
     label = f"NCCL NVLS ({len(parts)} heads, {hub})"
-    doc = document(topology, collective, phases, name="nvls", label=label, weights=weights,
+    doc = document(topology, collective, phases, name="nccl-nvls", label=label, weights=weights,
                    overlap=collective == "allreduce",
                    options={"heads": len(parts), "switch": str(hub)})
-    return Baseline("nvls", label, collective, doc, [WHEN_NVLS])
+    return Baseline("nccl-nvls", label, collective, doc, [WHEN_NVLS])
 
 
 def nvls_tree(topology: Topology, collective: str) -> Baseline:
@@ -93,7 +93,7 @@ def nvls_tree(topology: Topology, collective: str) -> Baseline:
     n = len(m.boxes)
     if n < 2:
         raise BaselineError("NVLS-tree runs across nodes; on one node NCCL disables it "
-                            "(tuning.cc:502) and runs nvls")
+                            "(tuning.cc:502) and runs nccl-nvls")
     hubs = nvls_hubs(m, "NVLS-tree")
     pos = heads(m)
     if len(pos) < 2:
@@ -121,6 +121,6 @@ def nvls_tree(topology: Topology, collective: str) -> Baseline:
     if k > 1:  # a root of both trees: its trees carry its share together
         raise BaselineError("internal: an NVLS-tree root roots both trees")
     label = f"NCCL NVLS-tree ({len(pos)} heads × 2 trees over {n} boxes)"
-    doc = document(topology, "allreduce", [rs, ag], name="nvls-tree", label=label,
+    doc = document(topology, "allreduce", [rs, ag], name="nccl-nvls-tree", label=label,
                    weights=weights, overlap=True, options={"heads": len(pos)})
-    return Baseline("nvls-tree", label, "allreduce", doc, [WHEN_TREE])
+    return Baseline("nccl-nvls-tree", label, "allreduce", doc, [WHEN_TREE])

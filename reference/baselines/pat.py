@@ -61,6 +61,6 @@ def pat(topology: Topology, collective: str) -> Baseline:
         phase.tree(ranks[x], routes)
     depth = (n - 1).bit_length()
     label = f"NCCL PAT ({n} nodes, {depth} steps deep)"
-    doc = document(topology, collective, [phase], name="pat", label=label,
+    doc = document(topology, collective, [phase], name="nccl-pat", label=label,
                    options={"depth": depth})
-    return Baseline("pat", label, collective, doc, [WHEN])
+    return Baseline("nccl-pat", label, collective, doc, [WHEN])

@@ -16,12 +16,12 @@ from .ring_schedules import ring_schedule
 from .rings import BaselineError, Rings, ring_channels
 from .trees import tree_allreduce, tree_rooted
 
-NEWER = {"nvls": nvls, "nvls-tree": nvls_tree, "collnet-direct": collnet_direct,
-         "collnet-chain": collnet_chain, "pat": pat}
+NEWER = {"nccl-nvls": nvls, "nccl-nvls-tree": nvls_tree, "nccl-collnet-direct": collnet_direct,
+         "nccl-collnet-chain": collnet_chain, "nccl-pat": pat}
 
 BASELINES = ("nccl-ring", "nccl-tree", "direct", "recursive", "bruck", "hierarchical",
-             "nvls", "nvls-tree", "collnet-direct", "collnet-chain", "pat")
-IN_NETWORK = ("nvls", "nvls-tree", "collnet-direct", "collnet-chain")  # a switch adds
+             "nccl-nvls", "nccl-nvls-tree", "nccl-collnet-direct", "nccl-collnet-chain", "nccl-pat")
+IN_NETWORK = ("nccl-nvls", "nccl-nvls-tree", "nccl-collnet-direct", "nccl-collnet-chain")  # a switch adds
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
 
 
