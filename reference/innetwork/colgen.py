@@ -35,6 +35,10 @@ MAX_ROUNDS = 500
 MAX_PRICING_WORK = 4000
 """Most minimum arborescences per exact pricing (:func:`.pricing.pricing_work`): beyond,
 :func:`in_network_lp` refuses and the caller reports a bracket."""
+DEADLINE = 30.0
+"""Seconds of column generation before :func:`in_network_lp` stops with the schedule it
+has (``proven`` False: a lower bound, the caller brackets it). Capacities over a huge
+range (7 beside 10^20) defeat the float master and make every round exact."""
 
 
 @dataclass
@@ -46,6 +50,7 @@ class InNetworkLP:
     y: dict[tuple[Node, Node], Fraction]
     z: dict[Node, Fraction]
     stats: dict[str, Any] = field(default_factory=dict)
+    proven: bool = True  # False: stopped at the deadline, value is a schedule's rate only
 
 
 class _Master:
@@ -55,6 +60,7 @@ class _Master:
         from ortools.linear_solver import pywraplp
 
         self.s = pywraplp.Solver.CreateSolver("GLOP")
+        self.s.SetTimeLimit(10_000)  # ms: a solve that long has met numbers floats cannot take
         self.rows = [self.s.Constraint(-self.s.infinity(), float(c)) for c in rhs]
         self.obj = self.s.Objective()
         self.obj.SetMaximization()
@@ -105,9 +111,11 @@ class _Columns:
         return duals[:n], {w: duals[n + i] for i, w in enumerate(self.rated)}
 
 
-def _float_rounds(cols: _Columns) -> int:
+def _float_rounds(cols: _Columns, deadline: float) -> int:
     """Add float-priced columns until none costs less than 1; the rounds taken."""
     for rounds in range(1, MAX_ROUNDS + 1):
+        if time.perf_counter() > deadline:
+            return rounds
         solved = cols.master.solve()
         if solved is None:
             return rounds
@@ -134,7 +142,18 @@ def _exact_master(cols: _Columns) -> tuple[Fraction, list[tuple[Structure, Fract
     return res.objective, weighted, duals
 
 
-def in_network_lp(t: Topology) -> InNetworkLP:
+MAX_RANGE = 10**9
+"""Largest ratio of two capacities (or rates) the float master is given: beyond it GLOP
+can stall for minutes (7 beside 10^21), and :func:`in_network_lp` refuses."""
+
+
+def float_friendly(t: Topology) -> bool:
+    """Whether the capacities and rates span at most :data:`MAX_RANGE`."""
+    values = [*t.capacity.values(), *t.reduction_rates.values()]
+    return not values or max(values) <= MAX_RANGE * min(values)
+
+
+def in_network_lp(t: Topology, *, seconds: float = DEADLINE) -> InNetworkLP:
     """The exact optimum of the in-network LP of ``t`` (see the module docstring).
 
     Raises :class:`TopologyError` when one exact pricing would compute more than
@@ -146,6 +165,10 @@ def in_network_lp(t: Topology) -> InNetworkLP:
             f"{len(t.reducing_switches | t.multicast_switches)} switches that add or copy: "
             f"{work:,} minimum arborescences per pricing, over the {MAX_PRICING_WORK:,} "
             "done here")
+    if not float_friendly(t):
+        raise TopologyError(f"the in-network LP's float master cannot take capacities that "
+                            f"span more than {MAX_RANGE:.0e} (here from {min(t.capacity.values())} "
+                            f"to {max(t.capacity.values())})")
     started = time.perf_counter()
     pricer = Pricer(t)
     cols = _Columns(t, pricer)
@@ -153,11 +176,16 @@ def in_network_lp(t: Topology) -> InNetworkLP:
     for _, s in pricer.cheapest(*cols.split(ones)):
         cols.add(s)
     rounds = exact_rounds = 0
+    deadline = started + seconds
+    proven = True
     while True:
-        rounds += _float_rounds(cols)
+        rounds += _float_rounds(cols, deadline)
         exact_rounds += 1
         value, weighted, duals = _exact_master(cols)
         y, z = cols.split(duals)
+        if time.perf_counter() > deadline:
+            proven = False
+            break
         cheaper = [s for cost, s in pricer.cheapest(y, z) if cost < 1]
         if not cheaper:
             break
@@ -167,4 +195,4 @@ def in_network_lp(t: Topology) -> InNetworkLP:
     return InNetworkLP(value, weighted, dict(zip(pricer.links, y)), z,
                        {"columns": len(cols.structs), "rounds": rounds,
                         "exact_rounds": exact_rounds, "pricing_work": work,
-                        "seconds": time.perf_counter() - started})
+                        "seconds": round(time.perf_counter() - started, 3)}, proven)

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..model import CollcertError, Node, Topology, fraction_str, show
 from .bounds import UpperBound, upper_bounds
-from .colgen import MAX_PRICING_WORK, in_network_lp
+from .colgen import MAX_PRICING_WORK, float_friendly, in_network_lp
 from .hierarchy import recognise, representatives, symmetric_lp
 from .pricing import pricing_work
 from .structures import Structure, weighted_json
@@ -153,7 +153,8 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
                              bounds_tried=bounds)
     say("in-network schedule")
     shape = recognise(t)
-    small = len(t.nodes) <= MAX_EXACT_NODES and pricing_work(t) <= MAX_PRICING_WORK
+    small = (len(t.nodes) <= MAX_EXACT_NODES and pricing_work(t) <= MAX_PRICING_WORK
+             and float_friendly(t))
     if shape is not None:
         value, weighted = symmetric_lp(t, shape.generators, representatives(t, shape))
         if value == best.value or not small:
@@ -165,6 +166,10 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
                                  weighted, shape.generators, best, bounds_tried=bounds)
     if small:
         res = in_network_lp(t)
+        if not res.proven:
+            return InNetworkRate(t, res.value, best.value, "column generation, stopped after "
+                                 f"{res.stats['seconds']} s (not proven optimal)",
+                                 res.structures, [], best, bounds_tried=bounds, stats=res.stats)
         if res.value < best.value:
             return InNetworkRate(t, res.value, res.value, "column generation, exact pricing",
                                  res.structures, [], None, (res.y, res.z),
@@ -172,8 +177,15 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
         return InNetworkRate(t, res.value, best.value, "column generation, exact pricing",
                              res.structures, [], best, bounds_tried=bounds, stats=res.stats)
     if lp5 is None:
-        raise CollcertError("no in-network schedule: the machine's shape is not recognised, "
-                            "it is too large for exact column generation, and LP (5) was not "
-                            "given")
+        from ..allreduce import forestcoll_lp
+
+        try:
+            lp5 = forestcoll_lp(t)
+        except CollcertError as exc:
+            raise CollcertError(
+                "no in-network schedule: the machine's shape is not a recognised one, exact "
+                f"column generation does not run on it (over {MAX_EXACT_NODES} nodes, too many "
+                "switches that add or copy, or capacities over a huge range), and LP (5) is "
+                f"not solved ({exc})") from None
     return InNetworkRate(t, lp5.value, best.value, "ForestColl's LP (5) (switches forward)",
                          bound=best, lp5_certificate=lp5.certificate(), bounds_tried=bounds)
