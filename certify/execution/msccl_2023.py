@@ -69,8 +69,6 @@ def load(wk: Walk, rank: int) -> tuple[Stop | None, dict[str, int | str]]:
     stop, ub = first_refusal(wk, rank)
     if stop is not None:
         return stop, {}
-    if ub is not None and ub.rule == "step-child":
-        return ub, {}
     if not wk.algos:
         return Stop("no-algo", 1, "no <algo> element: the loader reads the attributes of a "
                     "null node (topo.cc:769-771)", "769", "misreads"), {}

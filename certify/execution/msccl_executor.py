@@ -133,8 +133,6 @@ def load(wk: Walk, rank: int, lim: Limits) -> Stop | None:
     stop, ub = first_refusal(wk, rank)
     if stop is not None:
         return stop
-    if ub is not None and ub.rule == "step-child":
-        return ub
     if not wk.algos:
         return Stop("no-algo", 1, "no <algo> element: the loader reads the attributes of a "
                     "null node (msccl_parser.cc:312-315)", "312", "misreads")

@@ -190,9 +190,9 @@ def walk(text: str) -> Walk:
 
 def first_refusal(wk: Walk, rank: int) -> tuple[Stop | None, Stop | None]:
     """The first thing that stops ``rank``'s reader, in file order (the walk's error, a
-    mismatched tag or a child of a step in its own ``<gpu>``, its 4096th kept element),
-    and the first undefined behaviour it meets that does not stop it (a value overrunning
-    its buffer, more kept children than the array holds)."""
+    mismatched tag or a child of a step in its own ``<gpu>``: a crash, its 4096th kept
+    element), and the first undefined behaviour it reads through (a value overrunning its
+    buffer, more kept children than the array holds)."""
     mine = [g for g in wk.gpus if c_strtol(g.node.attr("id") or "") == rank]
     stops: list[tuple[int, Stop]] = []
     if wk.error is not None:
@@ -213,13 +213,12 @@ def first_refusal(wk: Walk, rank: int) -> tuple[Stop | None, Stop | None]:
         stops.append(over)
     if wk.long_value is not None:
         stops.append(wk.long_value)
-    refusals = sorted((s for s in stops if s[1].kind == "refuses"), key=lambda s: s[0])
-    others = sorted((s for s in stops if s[1].kind != "refuses"), key=lambda s: s[0])
-    first = refusals[0] if refusals else None
-    ub = others[0] if others else None
-    if first is not None and ub is not None and ub[1].rule == "step-child" and ub[0] < first[0]:
-        first = None  # the reader crashes there, before it meets the refusal
-    return (first[1] if first else None), (ub[1] if ub else None)
+    # a refusal or a step's child (the reader crashes there) stops it; the others it reads
+    # through
+    stopping = sorted((s for s in stops if s[1].kind == "refuses" or s[1].rule == "step-child"),
+                      key=lambda s: s[0])
+    others = sorted((s for s in stops if s not in stopping), key=lambda s: s[0])
+    return (stopping[0][1] if stopping else None), (others[0][1] if others else None)
 
 
 def _subs_overflow(wk: Walk, mine: list[Elem]) -> tuple[int, Stop] | None:
