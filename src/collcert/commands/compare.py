@@ -103,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         if _whatif.wanted(args):  # both machines, rows matched by name (docs/whatif.md)
             w = _changed_machine(args, topo)
             healthy = compare(topo, args.collective, args.root, channels=args.channels,
-                              names=names, progress=_prefixed(progress, "healthy machine: "))
+                              names=names, progress=_prefixed(progress, "healthy machine: "),
+                              **({"sizes": sizes, "alpha": _sizes._alpha(args)}
+                                 if args.plot else {}))  # the plot draws before and after
             topo = w.topology
         cmp = compare(topo, args.collective, args.root, sizes=sizes, alpha=_sizes._alpha(args),
                       channels=args.channels, names=names,
@@ -116,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.save_schedules:
         _save(args.save_schedules, cmp, saved)
     if args.plot:
-        _plot(args.plot, topo, cmp)
+        _plot(args.plot, topo, cmp, healthy, w if healthy is not None else None)
     if args.json:
         out = cmp.to_json()
         if block is not None:
@@ -357,17 +359,29 @@ def _size_table(cmp: Any) -> list[str]:
     return out
 
 
-def _plot(path: str, topo: Any, cmp: Any) -> None:
+def _plot(path: str, topo: Any, cmp: Any, healthy: Any = None, w: Any = None) -> None:
+    """The comparison's algbw against size; with a what-if, the healthy machine's curves
+    too (dotted, the same colours), so the plot shows before and after."""
     from collcert.drawing import CompareSeries, plot_comparison
     from collcert.reference.execution import AlphaBeta, Latency, bytes_per_unit
 
     unit = bytes_per_unit(topo.unit)
-    series = [CompareSeries(r.name, r.label, r.kind,
-                            AlphaBeta(1 / r.algbw, Latency(r.latency_us, r.hops), unit))
-              for r in cmp.rows]
+
+    def series(rows: Any) -> list[Any]:
+        return [CompareSeries(r.name, r.label, r.kind,
+                              AlphaBeta(1 / r.algbw, Latency(r.latency_us, r.hops), unit))
+                for r in rows if r.algbw]
+
     title = (f"{cmp.collective} on {cmp.topology} ({cmp.ranks} GPUs): the optimum and what "
              "clusters run today")
+    if w is not None:
+        title = (f"{cmp.collective} on {healthy.topology} ({healthy.ranks} GPUs) after "
+                 f"{'; '.join(w.changes)} (solid), and healthy (dotted)")
     note = ("collcert compare, α-β model: time(M) = M / algbw + L, algbw exact on the bandwidth "
             f"model, L the α's of the deepest route (α = {float(cmp.alpha):g} µs per link). "
             "NCCL's ring and tree as modelled in docs/baselines.md, not measured.")
-    plot_comparison(path, series, cmp.sizes, cmp.best, title, note)
+    if all(not r.latency_us for r in cmp.rows):
+        note += (" No latency (α = 0, and no link gives one): every schedule's algbw is the "
+                 "same at every size, flat lines; --alpha US draws the latency term.")
+    plot_comparison(path, series(cmp.rows), cmp.sizes, cmp.best, title, note,
+                    before=series(healthy.rows) if w is not None else ())

@@ -46,8 +46,10 @@ def _xs(lo: int, hi: int) -> list[float]:
 
 
 def plot_comparison(path: str, series: Sequence[CompareSeries], sizes: Sequence[int],
-                    best: Sequence[str], title: str, note: str = "") -> None:
-    """Write the comparison plot to ``path`` (.png, .svg, .pdf)."""
+                    best: Sequence[str], title: str, note: str = "",
+                    before: Sequence[CompareSeries] = ()) -> None:
+    """Write the comparison plot to ``path`` (.png, .svg, .pdf); ``before``: the same
+    schedules on the machine before a what-if, dotted in the same colours."""
     check_output(path)
     plt = require_matplotlib()
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
@@ -75,6 +77,15 @@ def plot_comparison(path: str, series: Sequence[CompareSeries], sizes: Sequence[
                 label=f"{s.label} (→ {peak:.4g} GB/s)")
         ax.plot(marks, [float(s.model.algbw_gbps(m)) for m in marks], "o", color=c,
                 markersize=3, zorder=z)
+    for s in before:  # the healthy machine: thin dotted, under the changed one's curves
+        xs = _xs(lo, hi)
+        ax.plot(xs, [float(s.model.algbw_gbps(Fraction(x))) for x in xs],
+                color=colour.get(s.name, "0.6"), linestyle=(0, (1, 1.5)), linewidth=1.2,
+                alpha=0.7, zorder=2)
+    if before:
+        peak = max(float(s.model.unit_bytes / s.model.time_per_unit / 10**9) for s in before)
+        ax.plot([], [], color="0.4", linestyle=(0, (1, 1.5)), linewidth=1.2,
+                label=f"dotted: the same schedules before (healthy; up to {peak:.4g} GB/s)")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     octaves = max(1, (hi // max(lo, 1)).bit_length())
@@ -83,12 +94,16 @@ def plot_comparison(path: str, series: Sequence[CompareSeries], sizes: Sequence[
     plain = FuncFormatter(lambda y, _pos: f"{y:g}")
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(NullFormatter())
+    low, high = ax.get_ylim()
+    if high < 10 * low:  # no power of ten inside (flat lines at α = 0): label 2, 3, 5 ×
+        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2, 3, 5)))
+        ax.yaxis.set_minor_formatter(plain)
     _best_band(ax, sizes, best, colour)
     ax.set_xlabel("message size (bytes; K, M, G = 2^10, 2^20, 2^30)")
     ax.set_ylabel("algbw = size / time (GB/s), α-β model")
-    ax.set_title(title, fontsize=10, pad=16)
+    ax.set_title("\n".join(textwrap.wrap(title, 95)), fontsize=10, pad=16)
     ax.grid(True, which="major", alpha=0.35)
-    ax.legend(loc="lower right", fontsize=7.5)
+    ax.legend(loc="best", fontsize=7.5)  # lower right covered flat lines (α = 0)
     lines = textwrap.wrap(note, 140) if note else []
     if lines:
         fig.text(0.01, 0.01, "\n".join(lines), fontsize=7, color="0.3", ha="left",
@@ -107,5 +122,6 @@ def _best_band(ax: object, sizes: Sequence[int], best: Sequence[str],
         if size > 0:
             ax.plot([size], [1.015], marker="s", markersize=6,  # type: ignore[attr-defined]
                     color=colour.get(name, "0.5"), transform=trans, clip_on=False)
-    ax.text(0.0, 1.035, "fastest at each size:", transform=ax.transAxes,  # type: ignore
-            fontsize=7, color="0.3", ha="left", va="bottom")
+    ax.text(-0.008, 1.015, "fastest:", transform=ax.transAxes,  # type: ignore
+            fontsize=7, color="0.3", ha="right", va="center")  # beside the band, not under
+    # the title (it ran into a long title, issue 33 row 10)
