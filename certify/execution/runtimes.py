@@ -149,6 +149,9 @@ def get(name: str, fmt: str | None = None) -> RuntimeProfile:
     if name in _PROFILES and (fmt is None or _PROFILES[name].fmt == fmt):
         return _PROFILES[name]
     known = ", ".join(names(fmt)) or "none"
+    if name in SLOTS and fmt is not None and SLOTS[name] != fmt:
+        raise InputError(f"--runtime {name} reads {SLOTS[name]} files, not {fmt}; the runtimes "
+                         f"of {fmt}: {known}")
     if name in SLOTS and (fmt is None or SLOTS[name] == fmt):
         raise InputError(f"--runtime {name}: its profile is not available in this build "
                          f"(runtimes there are: {known})")
