@@ -169,3 +169,105 @@ def test_smoke_shows_a_signal_sent_before_the_other_threads_stored() -> None:
     del doc["gpus"][0]["threadblocks"][0]["ops"][6]  # the nop between glres and signal
     plan, wrong = _host_right(doc)
     assert wrong != [] and "it gives a wrong result on the host" in plan.notes[-1]
+
+
+# -- the export: an allreduce that adds in the switch (reference/execution/mscclpp_nvls) --
+
+def _export(t: Topology, inplace: bool = False) -> str:
+    from collcert.reference.execution import nvls_mscclpp_json
+
+    return nvls_mscclpp_json(t, inplace=inplace)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_the_nvls_export_of_one_h100_box_audits_valid_at_eight_ninths_of_450(
+        inplace: bool) -> None:
+    from collcert import platforms
+    from collcert.certify.execution import runtimes
+    from collcert.reference.execution import nvls_rate
+
+    t = platforms.dgx_h100(1)
+    text = _export(t, inplace)
+    report = audit(t, text)
+    assert report.valid and report.algbw == 400 == nvls_rate(t, "b0.nvswitch"), report.reasons
+    assert report.optimum_algbw == 450 and report.ratio == Fraction(8, 9)
+    assert runtimes.get("mscclpp", "mscclpp-json").judge(text, "file").ok
+    doc = json.loads(text)
+    name = doc["name"]
+    assert name.startswith(f"collcert_allreduce_{'inplace' if inplace else 'outofplace'}")
+    for g in doc["gpus"]:
+        for tb in g["threadblocks"]:
+            ops = [o["name"] for o in tb["ops"]]
+            assert len(ops) <= 64
+            for i, o in enumerate(ops):  # a nop (or barrier) on each side of a sync op
+                if o in ("signal", "wait"):
+                    assert ops[i - 1] in ("nop", "signal", "wait")
+                    assert i + 1 == len(ops) or ops[i + 1] in ("nop", "signal", "wait")
+
+
+def test_the_export_with_a_relaxed_closing_signal_is_refused() -> None:
+    from collcert import platforms
+
+    t = platforms.dgx_h100(1)
+    doc = json.loads(_export(t))
+    ops = doc["gpus"][0]["threadblocks"][0]["ops"]  # its peer: rank 1
+    assert [o["name"] for o in ops[5:9]] == ["barrier", "glres", "barrier", "nop"]
+    assert ops[9]["name"] == "signal"
+    ops[9]["name"] = "rlxsignal"  # as the DSL's example closes
+    report = audit(t, json.dumps(doc))
+    assert not report.valid
+    assert any(r.startswith("rank 1 output chunk 0 is written by rank 0 tb 0 op 6 (glres)")
+               and "rule 4" in r for r in report.reasons), report.reasons[:2]
+
+
+def test_a_plan_for_many_gpus_spreads_the_handshakes_over_its_threadblocks() -> None:
+    from collcert import platforms
+    from collcert.reference.execution import nvls_rate, nvls_switch
+
+    t = platforms.gb200_nvl72(1)
+    assert nvls_rate(t, nvls_switch(t)) == Fraction(900 * 72, 73)
+    plan = mscclpp.read(_export(t))
+    assert not plan.refusals and plan.ngpus == 72 and len(plan.tbs) == 72 * 8
+    assert max(len(ops) for ops in plan.tbs.values()) <= 64
+
+
+def test_the_nvls_export_runs_right_on_the_host() -> None:
+    star = Topology.from_json(STAR)
+    plan, wrong = _host_right(json.loads(_export(star)))
+    assert wrong == [], plan.problems
+
+
+def test_schedule_writes_the_nvls_plan_where_it_is_faster(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    from collcert.cli import main
+
+    out = tmp_path / "ar.json"
+    assert main(["schedule", "dgx_h100:1", "-c", "allreduce", "--format", "mscclpp-json",
+                 "-o", str(out)]) == 0
+    text = capsys.readouterr()
+    assert "the NVLS plan is written; --method forestcoll writes the trees" in text.err
+    assert json.loads(out.read_text())["gpus"][0]["channels"][1]["channel_type"] == "switch"
+    assert main(["schedule", str(DATA / "nvswitch_4gpu.json"), "-c", "allreduce", "--format",
+                 "mscclpp-json", "--method", "in-network", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["algbw"], summary["ratio_to_in_network"]) == ("360", "4/5")
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["dgx_h100:2", "-c", "allreduce", "--format", "mscclpp-json"],
+     "no reducing switch is linked to and from every GPU"),
+    (["dgx_h100:1", "-c", "allreduce", "--format", "json"], "add --format mscclpp-json"),
+    (["dgx_h100:1", "-c", "reduce-scatter", "--format", "mscclpp-json"], "is for allreduce"),
+    (["dgx_h100:1,none", "-c", "allreduce", "--format", "mscclpp-json"],
+     "reducing_switches is empty"),
+    (["dgx_h100:1", "-c", "allreduce", "--format", "mscclpp-json", "--mscclpp-channel",
+      "port"], "--mscclpp-channel port does not apply"),
+])
+def test_method_in_network_refuses_what_it_cannot_write(argv: list[str], needle: str,
+                                                       capsys: pytest.CaptureFixture[str]
+                                                       ) -> None:
+    from collcert.cli import main
+
+    assert main(["schedule", *argv, "--method", "in-network"]) == 2
+    assert needle in capsys.readouterr().err

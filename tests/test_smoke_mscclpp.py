@@ -21,7 +21,7 @@ import collcert
 from collcert.certify.execution import mscclpp, mscclpp_sim
 from collcert.cli import main
 from collcert.commands._common import load_topology
-from collcert.reference.execution import dependencies, mscclpp_json, run_host
+from collcert.reference.execution import dependencies, mscclpp_json, nvls_mscclpp_json, run_host
 from collcert.reference.execution.execplan import expected_values
 from collcert.smoke.mscclppplan import plan_from_mscclpp, subcells
 from collcert.smoke.single import emulated_order
@@ -233,6 +233,8 @@ def test_gloo_runs_every_export_and_the_dsl_plans() -> None:
     plans = [(what, plan_from_mscclpp(mscclpp.read(text))) for what, text in _exports()]
     plans += [(c["plan"], plan_from_mscclpp(mscclpp.read((DATA / c["plan"]).read_text())))
               for c in EXPECTED if c["verdict"] == "VALID" and "4gpu" in c["plan"]]
+    plans.append(("the NVLS allreduce export (switch ops)", plan_from_mscclpp(mscclpp.read(
+        nvls_mscclpp_json(load_topology(str(DATA / "nvswitch_4gpu.json")))))))
     assert {plan.nranks for _, plan in plans} == {4}
     results = dist.run([(plan, 2, 1) for _, plan in plans], "gloo", timeout=60)
     for (what, plan), ranks in zip(plans, results):

@@ -13,6 +13,8 @@ Modules:
 ``mscclpp_export``   MSCCL++ execution plans (JSON) compiled from a plan (docs/mscclpp.md)
 ``mscclpp_sync``     the fusion and ``nop`` barriers of an MSCCL++ threadblock, placed as
                      MSCCL++'s DSL places them (the executor's thread model)
+``mscclpp_nvls``     the MSCCL++ allreduce plan that adds in the switch (NVLS multimem
+                     load-reduce and store) where one reducing switch joins every GPU
 ``runtime_rate``     the rate a runtime that uses every linked pair's direct link gives
                      an exported schedule, and the refusal of a slower export
 ``runtime_routes``   the best allgather rate when every GPU pair uses the runtime's route
@@ -50,6 +52,7 @@ from .msccl_allreduce import chunks, lp_msccl_xml, lp_plan
 from .msccl_alltoall import alltoall_msccl_xml, alltoall_plan
 from .msccl_export import msccl_xml, plan_xml
 from .mscclpp_export import mscclpp_json, plan_mscclpp, plan_name
+from .mscclpp_nvls import nvls_mscclpp_json, nvls_rate, nvls_switch
 from .mscclpp_sync import dsl_passes
 from .runtime_rate import ExportRate, SlowExportError, export_rate
 from .runtime_routes import RuntimeOptimum, runtime_optimum
@@ -87,6 +90,9 @@ __all__ = [
     "mscclpp_latency",
     "msccl_xml",
     "mscclpp_json",
+    "nvls_mscclpp_json",
+    "nvls_rate",
+    "nvls_switch",
     "plan_from_schedule",
     "plan_mscclpp",
     "plan_name",

@@ -114,12 +114,17 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--expanded", action="store_true",
                    help="write every tree edge as {src, dst, path} instead of the compact walk "
                    "table (docs/schedule-format.md; for readers of the older form)")
-    p.add_argument("--method", default="forestcoll", choices=("forestcoll", "lp", "rsag-weighted"),
+    p.add_argument("--method", default=None,
+                   choices=("forestcoll", "lp", "rsag-weighted", "in-network"),
                    help="forestcoll (default): ForestColl's trees (allreduce: reduce-scatter, "
                    "then allgather); lp: allreduce only, reduce and broadcast trees from the "
                    "exact optimum of ForestColl's allreduce LP (5), run at the same time "
                    "(docs/allreduce.md); json or msccl-xml; rsag-weighted: allreduce only, "
-                   "reduce-scatter then allgather with the best unequal shards (json)")
+                   "reduce-scatter then allgather with the best unequal shards (json); "
+                   "in-network: allreduce only, --format mscclpp-json: the plan that adds in "
+                   "the NVLink switch joining every GPU (NVLS multimem load-reduce and store; "
+                   "docs/mscclpp.md), which the default writes instead of ForestColl's trees "
+                   "where it is faster (dgx_h100:1)")
     p.add_argument("--symmetric", action="store_true",
                    help="json: write a symmetric file: the trees of one root per orbit of the "
                    "machine's box symmetry and the verified generator whose images give "
@@ -136,6 +141,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.method_given = args.method is not None  # without it, NVLS may replace the trees
+    args.method = args.method or "forestcoll"
     if args.strict and args.format not in ("msccl-xml", "mscclpp-json"):  # never ignored
         raise TopologyError(f"--strict refuses a runtime program slower than its schedule; it "
                             f"applies to --format msccl-xml and mscclpp-json, not {args.format}")
@@ -160,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
         from . import _allreduce
 
         return _allreduce.run_schedule(args)
+    if args.method == "in-network":  # the NVLS plan: collcert/commands/_nvls.py
+        from . import _nvls
+
+        return _nvls.run(args, load_topology(args.topology))
     topo = load_topology(args.topology)
     healthy, sym = None, None
     if _whatif.wanted(args):  # the machine after --degrade/--fail (docs/whatif.md)
@@ -191,6 +202,10 @@ def run(args: argparse.Namespace) -> int:
     args.symmetric_file = _symmetric_file(s, args)
     if args.check:
         _check(s, args, stages, progress)
+    from . import _nvls
+
+    if _nvls.default_applies(args, s):  # one NVLink switch that adds: its plan is faster
+        return _nvls.run(args, topo, instead=s)
     slower = _slower_than_runtime_routes(s, args)
     if slower is not None:  # --routes auto: the runtime-routes program, when it is faster
         from . import _runtime_routes
