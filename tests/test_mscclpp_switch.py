@@ -117,6 +117,10 @@ def test_switch_channels_the_executor_cannot_set_up_are_refused() -> None:
     plan = mscclpp.read(json.dumps(doc))
     assert any("without rank 0" in r and "rank is not among allRanks" in r
                for r in plan.refusals)
+    from collcert.certify.execution import runtimes
+
+    judged = runtimes.get("mscclpp", "mscclpp-json").judge(json.dumps(doc), "file")
+    assert not judged.ok and judged.rule == "switch-channel"
 
 
 def test_a_glres_with_a_local_source_is_not_what_the_executor_runs() -> None:

@@ -28,6 +28,8 @@ _RULES = (
      "(checkMessageSize)"),
     ("Size per chunks inconsistent", "chunk-size", "src/core/executor/execution_plan.cc:607"),
     ("buffers are of one size", "chunk-size", "src/core/executor/execution_plan.cc:607"),
+    ("connectNvlsCollective", "switch-channel", "src/core/executor/executor.cc:319-324 "
+     "(connectNvlsCollective, src/core/switch_channel.cc:284-297)"),
 )
 
 EXPORT = {
