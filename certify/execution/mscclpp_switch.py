@@ -2,9 +2,10 @@
 :mod:`.mscclpp_sim` (docs/mscclpp.md, "Switch channels").
 
 microsoft/mscclpp at 1f5f065d, ``src/core/include/execution_kernel.hpp`` (sm 90 and
-later: the three handlers are compiled for ``__CUDA_ARCH__ >= 900`` only, :522, :772-781):
+later: the three handlers are compiled for ``__CUDA_ARCH__ >= 900`` only, :522, :623, :774-781;
+on an older GPU the ops do nothing):
 
-* ``glres`` (``handleMultiLoadReduceStore``, :523-585): every thread takes 16-byte
+* ``glres`` (``handleMultiLoadReduceStore``, :523-584): every thread takes 16-byte
   elements ``idx = threadIdx.x; idx += blockDim.x`` of the range and does
   ``multimem.ld_reduce`` on the source switch channel (the sum of that element over the
   buffers every member of the group bound, returned to the thread) then
@@ -13,9 +14,9 @@ later: the three handlers are compiled for ``__CUDA_ARCH__ >= 900`` only, :522, 
   The range is the first source's offset and size (``op.inputOffsets[0]``,
   ``op.inputBufferSizes[0]``), at the same offset in every member's buffer
   (``mcPtr`` + offset);
-* ``gstore`` (``handleMultiStore``, :587-622): every thread ``multimem.st``\\ s its
+* ``gstore`` (``handleMultiStore``, :586-620): every thread ``multimem.st``\\ s its
   elements of a local source range into every member's buffer;
-* ``gstorepkt`` (``handleMultiStorePkt``, :625-645): LL; every thread reads its packets
+* ``gstorepkt`` (``handleMultiStorePkt``, :624-643): LL; every thread reads its packets
   from the source buffer's packet area (waiting for their flag) and stores them, with
   this call's flag, into every member's packet area.
 

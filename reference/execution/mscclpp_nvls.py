@@ -4,7 +4,7 @@ reducing switch joins every GPU (docs/mscclpp.md, "Export: adding in the switch"
 The plan is the shape of MSCCL++'s own NVLS allreduce (the DSL's
 ``allreduce_nvls_zero_copy.py``, NCCL's NVLS algorithm): the buffer is cut into N·T
 chunks (N ranks, T threadblocks a rank); threadblock t of rank r does one ``glres`` of
-chunk r·T + t (``handleMultiLoadReduceStore``, ``execution_kernel.hpp``:523-585):
+chunk r·T + t (``handleMultiLoadReduceStore``, ``execution_kernel.hpp``:523-584):
 ``multimem.ld_reduce`` sums that chunk over every GPU in the switch and returns the sum
 to rank r, ``multimem.st`` writes it into every GPU's output. Around it, as the
 executor's thread model needs (docs/mscclpp.md, "The executor's threads"):
