@@ -182,3 +182,25 @@ def test_msccl_export_is_refused_for_a_schedule_that_adds_in_a_switch() -> None:
     b = bl.baseline(platforms.dgx_h100(1), "nccl-nvls", "allreduce")
     with pytest.raises(bl.BaselineError, match="inside switches"):
         bl.msccl_program(b)
+
+
+@pytest.mark.parametrize("t,name,coll", [
+    (platforms.dgx_h100(1), "nccl-nvls", "allreduce"),
+    (platforms.dgx_h100(1), "nccl-nvls", "reduce-scatter"),
+    (platforms.dgx_h100(2), "nccl-nvls-tree", "allreduce"),
+    (platforms.dgx_h100(3, "sharp"), "nccl-collnet-direct", "allreduce"),
+    (_star(5), "nccl-pat", "allgather"),
+], ids=["nvls", "nvls-rs", "nvls-tree", "collnet", "pat"])
+def test_they_pass_smoke_gpu_to_gpu(t: Topology, name: str, coll: str, tmp_path: Any) -> None:
+    # smoke runs the trees' G* edges from GPU to GPU (what a switch adds is added at the
+    # receiving GPU; a self-edge moves nothing between ranks): the data flow is right
+    pytest.importorskip("torch")
+    import json
+
+    from collcert.smoke import smoke
+
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(bl.baseline(t, name, coll).document))
+    rep = smoke(str(path), backend="single-gpu", device="cpu", size=4096 * t.num_compute,
+                iters=1, seed=3)
+    assert rep.passed, rep.failures

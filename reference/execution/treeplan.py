@@ -300,11 +300,9 @@ class TreeBuilder:
         group = (ph, t)
         note = f"{label} of {self.plan.label(root)}"
         children: dict[int, list[int]] = {}
-        for u, v in edges:
-            if u == v:
-                self.plan.problems.append(f"{note}: edge {u} -> {v} is a loop")
-                continue
-            children.setdefault(u, []).append(v)
+        edges = [(u, v) for u, v in edges if u != v]  # a self-edge (a GPU's own share through
+        for u, v in edges:                            # a switch and back) moves nothing
+            children.setdefault(u, []).append(v)      # between ranks
         if coll in OUT:
             covered = self._out_tree(root, children, edges, lo, n, group, note)
         else:

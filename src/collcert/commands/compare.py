@@ -345,18 +345,24 @@ def text_report(cmp: Any, took: float) -> list[str]:
 def _size_table(cmp: Any) -> list[str]:
     from collcert.reference.model import fraction_str
 
-    names = [r.name for r in cmp.rows]
+    names = [_shown(cmp, r.name) for r in cmp.rows]
     w = max(10, max(len(n) for n in names) + 1,  # a space between columns, always
             *(len(f"{float(t):.2f}") + 1 for r in cmp.rows for t in r.times_us))
     out = [f"# α-β model (docs/alpha-beta.md): time in µs per message size; α = "
            f"{fraction_str(cmp.alpha)} µs per link where the topology gives none",
-           "# latency (µs): " + ", ".join(f"{r.name} {float(r.latency_us):g}"
+           "# latency (µs): " + ", ".join(f"{_shown(cmp, r.name)} {float(r.latency_us):g}"
                                           for r in cmp.rows),
            f"{'size (B)':>12}" + "".join(f"{n:>{w}}" for n in names) + "   fastest"]
     for i, size in enumerate(cmp.sizes):
         cells = "".join(f"{float(r.times_us[i]):>{w}.2f}" for r in cmp.rows)
-        out.append(f"{size:>12}{cells}   {cmp.best[i]}")
+        out.append(f"{size:>12}{cells}   {_shown(cmp, cmp.best[i])}")
     return out
+
+
+def _shown(cmp: Any, name: str) -> str:
+    """A row's name in the size table: ForestColl's schedule is not the optimum where the
+    optimum is the in-network model's (switches that add), so it is 'forestcoll' there."""
+    return "forestcoll" if name == "optimum" and cmp.model.startswith("in-network") else name
 
 
 def _plot(path: str, topo: Any, cmp: Any, healthy: Any = None, w: Any = None) -> None:
