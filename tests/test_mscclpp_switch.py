@@ -18,7 +18,7 @@ from collcert.certify.execution import mscclpp, mscclpp_sim
 from collcert.reference.model import Topology
 
 DATA = Path(__file__).parent / "data" / "mscclpp"
-STAR = json.loads((DATA / "nvswitch_4gpu.json").read_text())
+STAR = json.loads((DATA / "topologies" / "nvswitch_4gpu.json").read_text())
 
 
 def _plan(name: str) -> dict[str, Any]:
@@ -252,8 +252,8 @@ def test_schedule_writes_the_nvls_plan_where_it_is_faster(tmp_path: Path,
     text = capsys.readouterr()
     assert "the NVLS plan is written; --method forestcoll writes the trees" in text.err
     assert json.loads(out.read_text())["gpus"][0]["channels"][1]["channel_type"] == "switch"
-    assert main(["schedule", str(DATA / "nvswitch_4gpu.json"), "-c", "allreduce", "--format",
-                 "mscclpp-json", "--method", "in-network", "--json"]) == 0
+    assert main(["schedule", str(DATA / "topologies" / "nvswitch_4gpu.json"), "-c", "allreduce",
+                 "--format", "mscclpp-json", "--method", "in-network", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert (summary["algbw"], summary["ratio_to_in_network"]) == ("360", "4/5")
 

@@ -78,6 +78,13 @@ OUTCOMES = {
     "allreduce_4gpu.json": ["start", "threads", "rule 1", "rule 2", "threads", "end"],
     "allgather_pkt_4gpu.json": [],
     "allreduce_pkt_4gpu.json": [],
+    # NVLS (INVALID already, rule 4): the nop after glres is rule 2, the one before it adds
+    # nothing new to the relaxed handshake's race
+    "allreduce_nvls_4gpu.json": ["start", "threads", "no new problem", "rule 2", "threads",
+                                 "end"],
+    "allgather_nvls_4gpu.json": ["start", "threads", "no new problem", "rule 2", "threads",
+                                 "end"],
+    "allgather_nvls_pkt_4gpu.json": [],
     "executor-tests_reduce.json": ["rule 2", "threads", "rule 1", "rule 3", "rule 2",
                                    "threads", "end", "rule 2", "threads", "rule 1", "rule 3",
                                    "rule 3", "rule 2", "threads", "end"],

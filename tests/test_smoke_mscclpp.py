@@ -234,7 +234,7 @@ def test_gloo_runs_every_export_and_the_dsl_plans() -> None:
     plans += [(c["plan"], plan_from_mscclpp(mscclpp.read((DATA / c["plan"]).read_text())))
               for c in EXPECTED if c["verdict"] == "VALID" and "4gpu" in c["plan"]]
     plans.append(("the NVLS allreduce export (switch ops)", plan_from_mscclpp(mscclpp.read(
-        nvls_mscclpp_json(load_topology(str(DATA / "nvswitch_4gpu.json")))))))
+        nvls_mscclpp_json(load_topology(str(DATA / "topologies" / "nvswitch_4gpu.json")))))))
     assert {plan.nranks for _, plan in plans} == {4}
     results = dist.run([(plan, 2, 1) for _, plan in plans], "gloo", timeout=60)
     for (what, plan), ranks in zip(plans, results):
