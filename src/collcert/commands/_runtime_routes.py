@@ -16,6 +16,7 @@ from typing import Any
 
 from collcert.reference.model import ScheduleError, Topology, fraction_str, show
 
+from . import _runtime
 from ._common import print_json, write_output
 
 
@@ -62,8 +63,13 @@ def run(args: argparse.Namespace, topo: Topology, stages: Any = None, estimate: 
     if instead is not None and claimed <= 1 / instead.export_time:
         return None
     if args.output:
-        write_output(args.output, _export(args, topo, doc), dash_is_stdout=True)
+        text = _export(args, topo, doc)
+        write_output(args.output, text, dash_is_stdout=True)
+        args.runtime_verdict = _runtime.judge(text, args.format, getattr(args, "runtime", None))
     summary = _summary(topo, args, claimed, bound, free, time.monotonic() - started)
+    verdict = getattr(args, "runtime_verdict", None)
+    if verdict is not None:
+        summary["runtime"] = verdict.to_json()
     if instead is not None:
         summary["routes"] = "runtime (auto)"
         summary["forestcoll_export_algbw"] = fraction_str(1 / instead.export_time)
@@ -147,6 +153,9 @@ def _text(topo: Topology, args: argparse.Namespace, claimed: Fraction, bound: Fr
                      "valid.")
     if args.output and args.output != "-":
         lines.append(f"Schedule written to {args.output} ({args.format}).")
+        verdict = getattr(args, "runtime_verdict", None)
+        if verdict is not None:
+            lines.append(f"Runtime {verdict.describe()}.")
     elif not args.output:
         lines.append("Use -o FILE to save the schedule.")
     return "\n".join(lines)
