@@ -104,8 +104,8 @@ def run(args: argparse.Namespace) -> int:
             w = _changed_machine(args, topo)
             healthy = compare(topo, args.collective, args.root, channels=args.channels,
                               names=names, progress=_prefixed(progress, "healthy machine: "),
-                              **({"sizes": sizes, "alpha": _sizes._alpha(args)}
-                                 if args.plot else {}))  # the plot draws before and after
+                              sizes=sizes if args.plot else [],  # the plot: before and after
+                              alpha=_sizes._alpha(args) if args.plot else 0)
             topo = w.topology
         cmp = compare(topo, args.collective, args.root, sizes=sizes, alpha=_sizes._alpha(args),
                       channels=args.channels, names=names,
