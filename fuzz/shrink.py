@@ -30,7 +30,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from collcert.reference.model import CollcertError, Topology, TopologyError
+from collcert.reference.model import CollcertError, Topology, TopologyError, output_file
 
 Node = Hashable
 Cycle = tuple[tuple[Node, ...], int]
@@ -318,7 +318,7 @@ def save_regression(
     data["source"] = command
     if extra:
         data["description"] = f"{what} | " + json.dumps(extra, sort_keys=True, default=str)
-    with open(path, "w", encoding="utf-8") as fh:
+    with output_file(path) as fh:  # all or nothing: a case is whole or absent
         json.dump(data, fh, indent=1)
         fh.write("\n")
     readme = folder / "README.md"
