@@ -204,3 +204,18 @@ def test_they_pass_smoke_gpu_to_gpu(t: Topology, name: str, coll: str, tmp_path:
     rep = smoke(str(path), backend="single-gpu", device="cpu", size=4096 * t.num_compute,
                 iters=1, seed=3)
     assert rep.passed, rep.failures
+
+
+def test_draw_shows_a_tree_with_round_trips(tmp_path: Any) -> None:
+    # a self-edge is not drawn as an edge of the tree (it made the layout loop forever)
+    pytest.importorskip("matplotlib")
+    import json
+
+    from collcert.cli import main
+
+    path = tmp_path / "nvls.json"
+    path.write_text(json.dumps(bl.baseline(platforms.dgx_h100(1), "nccl-nvls",
+                                           "allreduce").document))
+    out = tmp_path / "t.png"
+    assert main(["draw", "dgx_h100:1", str(path), "--tree", "0", "-o", str(out)]) == 0
+    assert out.stat().st_size > 10_000

@@ -20,9 +20,9 @@ KINDS = {"direct": ("#2b8a3e", "direct GPU-GPU link"),
          "between": ("#c2255c", "between boxes (NIC / network switch)")}
 
 
-def _kind(path: list[Node], box_of: Mapping[Node, str]) -> str:
-    if len(path) == 2:
-        return "direct"
+def _kind(path: list[Node], box_of: Mapping[Node, str], t: Topology | None = None) -> str:
+    if len(path) == 2 and (t is None or (t.is_compute(path[0]) and t.is_compute(path[1]))):
+        return "direct"  # (a path that starts or ends at a switch that copies or adds is not)
     if not box_of:
         return "switch"
     homes = {box_of.get(v) for v in path}
@@ -37,6 +37,8 @@ def draw_tree_panel(ax: Any, t: Topology, tree: DrawnTree, box_of: Mapping[Node,
     out = tree.direction == "out"
     children: dict[Node, list[tuple[Node, list[Node]]]] = {}
     for src, dst, path in tree.edges:
+        if src == dst:  # a self-edge: the GPU's own share through a switch and back
+            continue
         parent, child = (src, dst) if out else (dst, src)
         children.setdefault(parent, []).append((child, path))
     for lst in children.values():
@@ -68,7 +70,7 @@ def draw_tree_panel(ax: Any, t: Topology, tree: DrawnTree, box_of: Mapping[Node,
     used = set()
     for parent, lst in children.items():
         for child, path in lst:
-            kind = _kind(path, box_of)
+            kind = _kind(path, box_of, t)
             used.add(kind)
             colour = KINDS[kind][0]
             a, b = (parent, child) if out else (child, parent)
