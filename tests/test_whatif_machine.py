@@ -55,3 +55,20 @@ def test_draw_reads_the_what_if_and_takes_the_options(
     assert "ring(4) (what-if)" in capsys.readouterr().out
     assert main(["draw", "ring:4", "--fail", "0", "--fail", "2", "-o", str(png)]) == 2
     assert "the machine is disconnected" in capsys.readouterr().err
+
+
+def test_smoke_models_the_machine_the_file_was_built_for(built: Path) -> None:
+    """smoke --topology (torch aside): the model is the changed machine's, said so."""
+    import argparse
+
+    from collcert import platforms
+    from collcert.commands._whatif_machine import judged_machine
+
+    args = argparse.Namespace(topology="ring:4", degrade=[], fail=[])
+    healthy = platforms.ring(4)
+    topo, note = judged_machine(args, healthy, str(built), "smoke")
+    assert topo.content_hash() == json.loads(built.read_text())["topology"]
+    assert note is not None and "modelled on that machine" in note
+    other = argparse.Namespace(topology="ring:4", degrade=["0<>1=1/4"], fail=[])
+    topo, note = judged_machine(other, healthy, str(built), "smoke")  # the options win
+    assert note is None and topo.capacity[(0, 1)] == 1 / 4 * healthy.capacity[(0, 1)]
