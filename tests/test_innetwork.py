@@ -168,3 +168,78 @@ def test_reducing_collectives_name_their_model(capsys: Any) -> None:
     got = _cli(["optimum", "dgx_h100:2,none", "-c", "reduce-scatter", "--reducing", "ib",
                 "--json"], capsys)
     assert "ib adds and copies" in got["model"]
+
+
+def _simple_paths(t: Topology, a: Any, b: Any) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    stack = [(a,)]
+    while stack:
+        p = stack.pop()
+        if p[-1] == b:
+            out.append(p)
+            continue
+        stack += [p + (v,) for (u, v) in t.capacity if u == p[-1] and v not in p]
+    return out
+
+
+def _trees(t: Topology, root: Any, optional: list[Any], inward: bool) -> list[tuple[Any, ...]]:
+    """Every tree of ``root`` over the compute nodes and a subset of ``optional``, each edge
+    a simple path: reduce trees (``inward``, paths child -> parent) or broadcast trees."""
+    import itertools
+
+    out = []
+    for k in range(len(optional) + 1):
+        for extra in itertools.combinations([w for w in optional if w != root], k):
+            nodes = [v for v in [*t.compute_nodes, *extra] if v != root]
+            for parents in itertools.product([root, *nodes], repeat=len(nodes)):
+                par = dict(zip(nodes, parents))
+                ok = True
+                for v in nodes:  # no cycles: every node reaches the root
+                    seen, x = set(), v
+                    while x != root and ok:
+                        ok = x not in seen and par[x] != x
+                        seen.add(x)
+                        x = par[x]
+                if not ok:
+                    continue
+                choices = [_simple_paths(t, v, par[v]) if inward else
+                           _simple_paths(t, par[v], v) for v in nodes]
+                out += list(itertools.product(*choices))
+    return out
+
+
+def test_exact_pricing_agrees_with_every_structure_enumerated() -> None:
+    """Column generation's optimum equals the LP over every structure (simple paths),
+    written out in full: 3 GPUs on a reducing switch w that outputs at most 1 of sums
+    (links 3 each way) and a direct link a -> b. A structure's column is its reduce
+    tree's plus its broadcast tree's, so per root the LP takes reduce trees and broadcast
+    trees apart, with equal totals (any two such sets pair up into structures)."""
+    from collcert.reference.solvers import LinearProgram, solve_lp
+
+    links = [(x, "w", 3) for x in "abc"] + [("w", x, 3) for x in "abc"] + [("a", "b", 1)]
+    t = Topology(["a", "b", "c"], links, ["w"], reducing_switches=["w"],
+                 reduction_rates={"w": 1}, strict=False)
+    lp = LinearProgram("max")
+    for (u, v), c in t.capacity.items():
+        lp.add_row(("cap", u, v), {}, "<=", c)
+    lp.add_row("rate", {}, "<=", 1)
+    n = 0
+    for root in ["a", "b", "c", "w"]:
+        lp.add_row(("red", root), {}, "=", 0)
+        lp.add_row(("bc", root), {}, "=", 0)
+        lp.add_variable(("t", root), 1, column={("red", root): -1, ("bc", root): -1})
+        for side, inward in (("red", True), ("bc", False)):
+            for tree in _trees(t, root, ["w"], inward):
+                col: dict[Any, int] = {(side, root): 1}
+                for path in tree:
+                    for u, v in zip(path, path[1:]):
+                        col[("cap", u, v)] = col.get(("cap", u, v), 0) + 1
+                ends = {p[0] for p in tree} | {p[-1] for p in tree} | {root}
+                if inward and "w" in ends:
+                    col["rate"] = 1
+                n += 1
+                lp.add_variable(("x", n), 0, column=col)
+    assert n > 80
+    exact = in_network_lp(t)
+    assert exact.value == solve_lp(lp).objective == Fraction(11, 4)
+    assert forestcoll_lp(t).value < exact.value < 3  # LP (5) 5/2; the cut-set bound 3
