@@ -20,9 +20,10 @@ a hub or T; in each box, the reduce tree adds at the hub (every GPU but one goes
 up, the hub's sum comes down to the GPU that leaves the box) or sends every GPU's
 data over the top switch; the broadcast tree enters each box once and copies at
 the hub, or reaches every GPU over the top switch; T adds or copies where it may.
-Under lengths that H keeps, the cheapest structure of each kind is one of these
-(docs/in-network.md), and the LP over them is exact for its symmetric dual. Its
-value is a certified lower bound; :mod:`.rate` compares it with the upper bounds.
+Under lengths that H keeps, a box's part of a tree costs a linear function of the
+number of its GPUs that go up, which motivates the two ends (docs/in-network.md);
+the LP over them is solved exactly and its value is a certified lower bound, exact
+only where :mod:`.rate` finds an upper bound that meets it.
 """
 
 from __future__ import annotations
