@@ -119,13 +119,14 @@ def _threadblock(r: int, t: int, blocks: int, peers: int, inplace: bool) -> dict
     local = list(range(len(mine)))
     chunk = r * blocks + t
     out = 0 if inplace else 1
-    barrier = {"name": "barrier", "barrier_id": 0, "num_threadblocks": blocks}
-    glres = {"name": "glres",
-             "src_buff": [{"switch_channel_id": 0, "index": chunk, "size": 1}],
-             "dst_buff": [{"switch_channel_id": out, "index": chunk, "size": 1}],
-             "channel_type": "switch", "reduce_op": "sum"}
-    shake = ([{"name": "signal", "channel_ids": [k], "channel_type": "memory"} for k in local]
-             + [{"name": "wait", "channel_ids": [k], "channel_type": "memory"} for k in local])
+    barrier: dict[str, Any] = {"name": "barrier", "barrier_id": 0, "num_threadblocks": blocks}
+    glres: dict[str, Any] = {
+        "name": "glres", "src_buff": [{"switch_channel_id": 0, "index": chunk, "size": 1}],
+        "dst_buff": [{"switch_channel_id": out, "index": chunk, "size": 1}],
+        "channel_type": "switch", "reduce_op": "sum"}
+    shake: list[dict[str, Any]] = (
+        [{"name": "signal", "channel_ids": [k], "channel_type": "memory"} for k in local]
+        + [{"name": "wait", "channel_ids": [k], "channel_type": "memory"} for k in local])
     ops = dsl_passes(shake + [barrier, glres, dict(barrier)] + [dict(o) for o in shake])
     if len(ops) > MAX_OPERATION:
         raise ScheduleError(f"rank {r} threadblock {t}: {len(ops)} ops, more than the "
