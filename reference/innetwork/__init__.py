@@ -13,6 +13,8 @@ For the other collectives the declarations change nothing (:func:`unchanged_reas
 
 Entry points for other rooms and tools (MSCCL++ NVLS plans, NCCL's NVLS baselines):
 
+* ``attach(allreduce_rate(t))``: the allreduce report with the in-network figure in it
+  (its top-level ``algbw`` is then the best certified rate, in its model);
 * ``in_network_rate(topology)`` -> :class:`InNetworkRate` (``lower``, ``upper``,
   ``exact``, ``model``, ``schedule``, ``certificate()``, ``summary_lines()``), or None
   when no switch adds;
@@ -33,10 +35,10 @@ Modules:
 from .bounds import UpperBound, partition_value, upper_bounds
 from .colgen import InNetworkLP, in_network_lp
 from .hierarchy import TwoLevel, recognise
-from .rate import InNetworkRate, in_network_rate, unchanged_reason
+from .rate import InNetworkRate, attach, in_network_rate, unchanged_reason
 from .structures import Structure, check_structure, copy_nodes, loads, merge_nodes
 
-__all__ = ["InNetworkLP", "InNetworkRate", "Structure", "TwoLevel", "UpperBound",
+__all__ = ["InNetworkLP", "InNetworkRate", "Structure", "TwoLevel", "UpperBound", "attach",
            "check_structure", "copy_nodes", "in_network_lp", "in_network_rate", "loads",
            "merge_nodes", "partition_value", "recognise", "unchanged_reason",
            "upper_bounds"]

@@ -189,3 +189,18 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
                 f"not solved ({exc})") from None
     return InNetworkRate(t, lp5.value, best.value, "ForestColl's LP (5) (switches forward)",
                          bound=best, lp5_certificate=lp5.certificate(), bounds_tried=bounds)
+
+
+def attach(report: Any, *, engine: str = "auto",
+           stage: Callable[[str], None] | None = None) -> Any:
+    """Put the in-network optimum into an allreduce report
+    (:func:`collcert.reference.allreduce.allreduce_rate`), reusing its cut-set bound and
+    LP (5), or the reason it is missing into its ``reasons``; returns the report, whose
+    ``best()`` and ``to_json()["algbw"]`` then count it."""
+    try:
+        report.in_network = in_network_rate(report.topology, engine=engine,
+                                            cut=report.cut_set, lp5=report.forestcoll,
+                                            stage=stage)
+    except CollcertError as exc:
+        report.reasons["in_network"] = str(exc)
+    return report

@@ -267,14 +267,9 @@ def run(args: argparse.Namespace) -> int:
 def add_in_network(rate: Any, engine: str = "auto", stage: Any = None) -> None:
     """Put the in-network optimum (switches that add, issue 30) into the allreduce
     report ``rate``, or the reason it is missing into its ``reasons``."""
-    from collcert.reference.innetwork import in_network_rate
-    from collcert.reference.model import CollcertError
+    from collcert.reference.innetwork import attach
 
-    try:
-        rate.in_network = in_network_rate(rate.topology, engine=engine, cut=rate.cut_set,
-                                          lp5=rate.forestcoll, stage=stage)
-    except CollcertError as exc:
-        rate.reasons["in_network"] = str(exc)
+    attach(rate, engine=engine, stage=stage)
 
 
 def _weighted_size(topo: Any) -> None:
