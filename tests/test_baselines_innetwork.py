@@ -219,3 +219,15 @@ def test_draw_shows_a_tree_with_round_trips(tmp_path: Any) -> None:
     out = tmp_path / "t.png"
     assert main(["draw", "dgx_h100:1", str(path), "--tree", "0", "-o", str(out)]) == 0
     assert out.stat().st_size > 10_000
+
+
+def test_the_measurements_page_runs_as_written(capsys: Any) -> None:
+    # docs/in-network-measurements.md: its Python block prints the table quoted after it
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "docs/in-network-measurements.md"
+            ).read_text(encoding="utf-8")
+    code, table = re.search(r"```python\n(.*?)```\n\n```\n(.*?)```", text, re.S).groups()
+    exec(compile(code, "in-network-measurements.md", "exec"), {})
+    assert capsys.readouterr().out == table
