@@ -8,6 +8,8 @@ Modules:
                      tree (the builder ``msccl_allreduce`` shares)
 ``msccl_export``     MSCCL algorithm programs (XML) compiled from a plan, as Zhao et al.
                      2026, §6.1 does
+``msccl_analysis``   what such a program must respect in both buffer modes (dependencies,
+                     fusable receives), for :mod:`.msccl_export`
 ``msccl_allreduce``  the LP (5) allreduce as an MSCCL program
 ``msccl_alltoall``   alltoall as an MSCCL program, from the maximum concurrent flow
 ``mscclpp_export``   MSCCL++ execution plans (JSON) compiled from a plan (docs/mscclpp.md)
