@@ -127,6 +127,20 @@ def _float_rounds(cols: _Columns, deadline: float) -> int:
     return MAX_ROUNDS
 
 
+def _warm_start(cols: _Columns, pricer: Pricer, passes: int = 4, eps: float = 0.5) -> None:
+    """First columns by multiplicative weights (Garg & Könemann), as for the MAC-BC LP:
+    lengths start at 1/capacity; after each root's cheapest structure, the lengths of the
+    links it uses grow, so the next ones avoid them. A heuristic: the LP decides."""
+    length = [1.0 / float(c) for c in cols.rhs]
+    least = float(min(cols.rhs))
+    for _ in range(passes):
+        y, z = cols.split(length)
+        for _, s in pricer.cheapest(y, z):
+            cols.add(s)
+            for i, k in cols.column(s).items():
+                length[i] *= 1 + eps * k * least / float(cols.rhs[i])
+
+
 def _exact_master(cols: _Columns) -> tuple[Fraction, list[tuple[Structure, Fraction]],
                                            list[Fraction]]:
     lp = LinearProgram("max")
@@ -172,9 +186,7 @@ def in_network_lp(t: Topology, *, seconds: float = DEADLINE) -> InNetworkLP:
     started = time.perf_counter()
     pricer = Pricer(t)
     cols = _Columns(t, pricer)
-    ones = [1.0 / float(c) for c in cols.rhs]
-    for _, s in pricer.cheapest(*cols.split(ones)):
-        cols.add(s)
+    _warm_start(cols, pricer)
     rounds = exact_rounds = 0
     deadline = started + seconds
     proven = True
