@@ -13,7 +13,7 @@ import pytest
 
 from collcert import platforms
 from collcert.certify.forestcoll import check_schedule
-from collcert.certify.model import Topo
+from collcert.certify.model import InputError, Topo
 from collcert.reference import baselines as bl
 from collcert.reference.model import Topology
 
@@ -231,3 +231,39 @@ def test_the_measurements_page_runs_as_written(capsys: Any) -> None:
     code, table = re.search(r"```python\n(.*?)```\n\n```\n(.*?)```", text, re.S).groups()
     exec(compile(code, "in-network-measurements.md", "exec"), {})
     assert capsys.readouterr().out == table
+
+
+@pytest.mark.parametrize("t,name,coll", [
+    (platforms.dgx_h100(1), "nccl-nvls", "allreduce"),
+    (platforms.dgx_h100(1), "nccl-nvls", "allgather"),
+    (_star(4), "nccl-pat", "reduce-scatter"),
+], ids=["nvls", "nvls-ag", "pat"])  # (2-box machines: 12 s each at load 9, left to the above)
+def test_audit_gives_the_rate_the_alpha_beta_model_uses(t: Topology, name: str,
+                                                         coll: str) -> None:
+    # collcert audit of the saved document: the same exact algbw as compare's row, and the
+    # α-β time of 1 GB = 1 GB / algbw + the latency of the deepest route
+    from collcert.auditing import audit
+
+    cmp = bl.compare(t, coll, names=(name,), sizes=[10**9], alpha=1)
+    row = cmp.row(name)
+    report = audit(t, row.document)
+    assert report.valid and report.algbw == row.algbw
+    assert row.latency_us is not None and row.latency_us > 0
+    assert row.times_us[0] == Fraction(10**6, 1) / row.algbw + row.latency_us
+
+
+def test_bad_input_is_refused_naming_it() -> None:
+    from collcert.cli import main
+
+    # the old short names are unknown: exit 2, naming them
+    assert main(["compare", "dgx_h100:1", "-c", "allreduce", "--baselines",
+                 "nvls,nccl-nvls"]) == 2
+    t = platforms.dgx_h100(1)
+    doc = copy.deepcopy(bl.baseline(t, "nccl-nvls", "allreduce").document)
+    own = next(w for w in doc["phases"][1]["walks"] if w["src"] == w["dst"])
+    own["path"] = ["b0.gpu2"]  # a self-edge must leave the GPU: refused as it is read
+    with pytest.raises(InputError, match="walk 7: path must be an array of 2 to 64"):
+        _check(t, doc)
+    own["path"] = ["b0.nvswitch", "b0.gpu0", "b0.nvswitch", own["dst"]]
+    v = _check(t, doc)  # through a GPU
+    assert not v.ok and "only switches may sit inside a path" in " ".join(v.reasons)
