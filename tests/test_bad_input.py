@@ -7,6 +7,7 @@ through the real command line in subprocesses."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import sys
@@ -133,12 +134,21 @@ def test_memory_budget_and_override(monkeypatch: pytest.MonkeyPatch) -> None:
     # 20,000 flows over 60,000 arcs: at least 8 bytes each, whatever the constants say
     assert size.solve_bytes >= 8 * 20_000 * 60_000
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "1G")
+    per_node = dataclasses.replace(size, sinks=size.compute)  # no symmetry: one per node
     with pytest.raises(TopologyError, match=r"ring:20000: 20000 compute nodes, 0 switches, "
-                       r"40000 links: computing its optimum .*COLLCERT_MAX_MEMORY=1G"):
-        limits.check_size(size, "ring:20000", solve=True)
+                       r"40000 links: computing its optimum \(one max-flow witness per "
+                       r"compute node.*COLLCERT_MAX_MEMORY=1G"):
+        limits.check_size(per_node, "ring:20000", solve=True)
+    # before the symmetry is looked for, one witness must fit (one per orbit: a ring's
+    # rotations make one); the optimum checks again with the orbits it finds
+    limits.check_size(size, "ring:20000", solve=True)
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "30M")
+    with pytest.raises(TopologyError, match=r"at least one max-flow witness, one per orbit"):
+        limits.check_size(dataclasses.replace(size, links=10**6), "x", solve=True)
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "1G")
     limits.check_size(size, "ring:20000")  # building alone fits
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "100T")
-    limits.check_size(size, "ring:20000", solve=True)
+    limits.check_size(per_node, "ring:20000", solve=True)
     monkeypatch.setenv("COLLCERT_MAX_MEMORY", "lots")
     with pytest.raises(TopologyError, match="COLLCERT_MAX_MEMORY"):
         limits.check_size(size, "x", solve=True)
@@ -164,7 +174,7 @@ def test_a_big_file_is_refused_before_anything_is_built(tmp_path: Path,
     def no_building(*args: object, **kwargs: object) -> None:
         raise AssertionError("the topology was built")
 
-    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "8G")
+    monkeypatch.setenv("COLLCERT_MAX_MEMORY", "200M")  # less than building it takes
     monkeypatch.setattr(Topology, "__init__", no_building)
     with pytest.raises(TopologyError, match="200000 compute nodes.*of memory"):
         Topology.from_json(path, solve=True)

@@ -36,7 +36,7 @@ import contextlib
 import math
 import os
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import BinaryIO, Protocol
 
@@ -106,7 +106,10 @@ class Size:
     nodes: int
     links: int
     sinks: int | None = None
-    """Max-flows the optimum solves when fewer than one per compute node (one per orbit)."""
+    """Max-flows the optimum solves when fewer than one per compute node (one per orbit).
+    None: not known yet (before the topology is built and its symmetry looked for):
+    :func:`check_size` then needs only one witness to fit, the least any symmetry allows,
+    and the optimum checks again with the orbits it found (:func:`check_solvable`)."""
 
     @property
     def flow_sinks(self) -> int:
@@ -255,9 +258,12 @@ def check_size(size: Size, what: str, *, solve: bool = False, exact: bool = Fals
             f"nodes and {MAX_LINKS} links, collcert.reference.model.limits.MAX_NODES / MAX_LINKS; "
             "see docs/limits.md)")
     budget, how = memory_budget()
+    unknown = solve and size.sinks is None  # before the symmetry search: one witness at least
+    if unknown:
+        size = replace(size, sinks=1)
     need = size.solve_bytes if solve else size.build_bytes
     if need > budget:
-        detail = (f"computing its optimum (one max-flow witness per compute node, over "
+        detail = (f"computing its optimum ({_witnesses(size, unknown)}, over "
                   f"{size.links + size.compute} arcs each)" if solve else "building it")
         raise TopologyError(
             f"{what}: {size.describe()}: {detail} needs {_bytes(need)} of memory, "
@@ -270,10 +276,21 @@ def check_size(size: Size, what: str, *, solve: bool = False, exact: bool = Fals
             engine = ("the exact max-flow engine (capacities beyond int64)" if exact
                       else "OR-Tools")
             raise TopologyError(
-                f"{what}: {size.describe()}: its optimum would take about "
-                f"{human_seconds(seconds)} with {engine}, more than the "
+                f"{what}: {size.describe()}: its optimum ({_witnesses(size, unknown)}) "
+                f"would take about {human_seconds(seconds)} with {engine}, more than the "
                 f"{human_seconds(limit)} collcert starts (set {ENV_SECONDS} to allow longer; "
                 "docs/limits.md)")
+
+
+def _witnesses(size: Size, unknown: bool) -> str:
+    """The max-flow witnesses an optimum keeps, in words."""
+    if unknown:
+        return ("at least one max-flow witness, one per orbit of the symmetry it may have "
+                "(one per compute node without)")
+    if size.flow_sinks == size.compute:
+        return "one max-flow witness per compute node"
+    return (f"one max-flow witness per orbit of its symmetry, "
+            f"{_count(size.flow_sinks, 'witness', 'es')}")
 
 
 def schedule_transfers(doc: Mapping[str, object]) -> int:
@@ -322,7 +339,8 @@ def check_solvable(topology: Network, engine: str = "auto", sinks: int | None = 
     """:func:`check_size` for a built topology about to be solved with ``engine``
     (``"auto"`` uses the exact engine when the scaled capacities may pass int64);
     ``sinks``: max-flows needed when fewer than one per compute node (one per orbit)."""
-    size = Size(topology.num_compute, len(topology.nodes), len(topology.capacity), sinks)
+    size = Size(topology.num_compute, len(topology.nodes), len(topology.capacity),
+                topology.num_compute if sinks is None else sinks)
     exact = engine == "exact" or (
         engine == "auto"
         and (topology.num_compute + 1) * sum(topology.int_capacity.values()) >= 1 << 61)
