@@ -67,9 +67,9 @@ def run(args: argparse.Namespace, topo: Topology, stages: Any = None, estimate: 
         write_output(args.output, text, dash_is_stdout=True)
         args.runtime_verdict = _runtime.judge(text, args.format, getattr(args, "runtime", None))
     summary = _summary(topo, args, claimed, bound, free, time.monotonic() - started)
-    verdict = getattr(args, "runtime_verdict", None)
-    if verdict is not None:
-        summary["runtime"] = verdict.to_json()
+    loads = getattr(args, "runtime_verdict", None)
+    if loads is not None:
+        summary["runtime"] = loads.to_json()
     if instead is not None:
         summary["routes"] = "runtime (auto)"
         summary["forestcoll_export_algbw"] = fraction_str(1 / instead.export_time)
@@ -153,9 +153,9 @@ def _text(topo: Topology, args: argparse.Namespace, claimed: Fraction, bound: Fr
                      "valid.")
     if args.output and args.output != "-":
         lines.append(f"Schedule written to {args.output} ({args.format}).")
-        verdict = getattr(args, "runtime_verdict", None)
-        if verdict is not None:
-            lines.append(f"Runtime {verdict.describe()}.")
+        loads = getattr(args, "runtime_verdict", None)
+        if loads is not None:
+            lines.append(f"Runtime {loads.describe()}.")
     elif not args.output:
         lines.append("Use -o FILE to save the schedule.")
     return "\n".join(lines)
