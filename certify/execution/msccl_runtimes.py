@@ -115,7 +115,8 @@ def _scan_consequence(runtime: str, m: Meta) -> tuple[str, str]:
     if "ngpus" in m.values:
         return REFUSES, (f"a communicator of {m.values['ngpus']} ranks crashes in mscclInit, "
                          "which reads a table the failed scan never sized (msccl_lifecycle.cc:"
-                         f"{life['index']}, :{life['resize']}); {scan}")
+                         f"{life['index']}, :{life['resize']}; other sizes run NCCL, "
+                         f"silently); {scan}")
     if not m.values.get("nchunksperloop"):
         return REFUSES, ("the first collective MSCCL intercepts divides by its nchunksperloop, "
                          f"left at 0 (msccl_lifecycle.cc:{life['modulo']}: SIGFPE); {scan}")
