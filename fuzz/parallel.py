@@ -134,6 +134,7 @@ def _on_processes(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], jobs
     deaths = dict.fromkeys(range(len(tasks)), 0)
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
     running: dict[Future[Any], int] = {}
+    finished = False
     try:
         while pending or suspects or running:
             queue = suspects if suspects else pending  # suspects one at a time: a death
@@ -177,8 +178,13 @@ def _on_processes(fn: Callable[..., Any], tasks: Sequence[tuple[Any, ...]], jobs
                     suspects.appendleft(i)
             else:
                 suspects.extend(sorted(lost))
+        finished = True
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        # every case done: wait for the pool's threads and processes to end, or at exit
+        # concurrent.futures may wake a manager thread through a closed pipe and print
+        # "OSError: [Errno 9] Bad file descriptor" (seen after 'fuzz check --count 1000
+        # --jobs 2' had printed 'all hold'); interrupted: do not wait for running cases
+        pool.shutdown(wait=finished, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------- #
