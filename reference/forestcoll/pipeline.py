@@ -73,6 +73,7 @@ def schedule(
     symmetry: bool | Symmetry | None = None,
     healthy: Topology | None = None,
     estimate: Callable[[GeneralEstimate], None] | None = None,
+    orbits_only: bool = False,
 ) -> Schedule:
     """A bandwidth-optimal tree schedule of ``collective`` on ``topology``.
 
@@ -96,7 +97,10 @@ def schedule(
     by orbits on it and handed over (:mod:`.symmetrize`); else the usual path.
     ``estimate``: told the :class:`.general_estimate.GeneralEstimate` of a phase
     before the general algorithms (no symmetry) start on it; a phase whose estimate
-    passes the limits is refused (TopologyError, docs/limits.md).
+    passes the limits is refused (TopologyError, docs/limits.md). ``orbits_only``: raise
+    :class:`.symsplit.SymmetryFailed` where the phases cannot be built by the orbits of a
+    box symmetry (none found, or the orbit-wise build gets stuck) instead of running the
+    general algorithms (``collcert schedule --symmetric``: refused before the long work).
     """
     req = check_request(topology, collective, root=root, fixed_k=fixed_k, weights=weights,
                         caller="schedule")
@@ -105,13 +109,15 @@ def schedule(
         if borrowed is not None:
             return borrowed
     return _build(topology, req, symmetry, Stages(engine, multicast, progress,
-                                                  estimate=estimate))
+                                                  estimate=estimate, orbits_only=orbits_only))
 
 
 def _build(topology: Topology, req: Request, symmetry: bool | Symmetry | None, stages: Stages,
            ) -> Schedule:
     """The optimum and the phases of :func:`schedule`, checked against the optimum."""
     sym, opt = _symmetry_and_optimum(topology, req, symmetry, stages)
+    if stages.orbits_only and sym is None:
+        raise SymmetryFailed("no box symmetry of this machine was found")
     phases: list[tuple[Phase, Fraction]] = []
     extra: dict[str, Any] = {}
     weight_map: dict[Node, Fraction] | None = None

@@ -32,6 +32,34 @@ def wanted(args: argparse.Namespace, topo: Topology) -> bool:
             and orbits.wanted(topo, None))
 
 
+def refuse_symmetric_early(args: argparse.Namespace, topo: Topology) -> None:
+    """``--symmetric`` refused before any work where the symmetric form cannot hold: a
+    collective not built by orbits, weights, or multicast switches kept (in-network
+    multicast trims paths tree by tree, so those phases are not built by orbits)."""
+    if not getattr(args, "symmetric", False):
+        return
+    why = None
+    if args.collective not in ORBIT_COLLECTIVES:
+        why = f"{args.collective} has a root, which a box symmetry moves"
+    elif getattr(args, "weights", None):
+        why = "weights (--weights) are not built by orbits"
+    elif topo.multicast_switches and not getattr(args, "no_multicast", False):
+        why = ("the machine has multicast switches, and in-network multicast trims paths tree "
+               "by tree (add --no-multicast to build by orbits)")
+    if why:
+        raise ScheduleError(f"--symmetric writes the trees of one root per orbit of the "
+                            f"machine's symmetry, for allgather, reduce-scatter and allreduce; "
+                            f"here {why}, so the schedule is written in full: drop --symmetric")
+
+
+def stuck_message(exc: Exception, seconds: float) -> str:
+    """The refusal of ``--symmetric`` when the orbit-wise build cannot be done."""
+    return (f"--symmetric: this schedule cannot be built by the orbits of a box symmetry "
+            f"({exc}; after {seconds:.1f} s), so it has no symmetric form; the general "
+            "algorithms were not started (drop --symmetric to build it in full, with their "
+            "estimate first)")
+
+
 def _builtins() -> dict[str, Topology]:
     from collcert import platforms
 

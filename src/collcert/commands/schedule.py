@@ -10,6 +10,7 @@ from typing import Any, TextIO
 from collcert.reference.forestcoll import (
     COLLECTIVES,
     Schedule,
+    SymmetryFailed,
     peak_memory_mb,
     render,
     schedule,
@@ -177,6 +178,7 @@ def run(args: argparse.Namespace) -> int:
         healthy, topo = topo, _whatif.schedule_topology(args, topo)
     elif args.routes != "runtime" and _near.wanted(args, topo):  # a changed copy, from the file
         sym, healthy = _near.healthy_for(args, topo)
+    _near.refuse_symmetric_early(args, topo)  # before any work where it cannot hold
     if args.routes == "runtime":
         from . import _runtime_routes
 
@@ -191,10 +193,14 @@ def run(args: argparse.Namespace) -> int:
         raise ScheduleError(f"--fixed-k must be a positive integer, got {args.fixed_k}")
     progress = _StageBars(args.progress)
     started = time.monotonic()
-    s = schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k, weights=weights,
-                 multicast=not args.no_multicast, engine=args.engine, progress=progress,
-                 symmetry=False if args.no_symmetry else sym, healthy=healthy,
-                 estimate=_estimate_notice(args))
+    try:
+        s = schedule(topo, args.collective, root=args.root, fixed_k=args.fixed_k,
+                     weights=weights, multicast=not args.no_multicast, engine=args.engine,
+                     progress=progress, symmetry=False if args.no_symmetry else sym,
+                     healthy=healthy, estimate=_estimate_notice(args),
+                     orbits_only=args.symmetric)
+    except SymmetryFailed as exc:  # --symmetric: refused before the general algorithms
+        raise ScheduleError(_near.stuck_message(exc, time.monotonic() - started)) from None
     if _whatif.wanted(args):  # draw/smoke judge the file on the machine it was built for
         s.extra[_whatif_machine.KEY] = _whatif_machine.record(args)
     stages = [{"stage": k, "seconds": round(v, 3),
