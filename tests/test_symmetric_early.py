@@ -61,3 +61,19 @@ def test_a_stuck_orbit_build_raises_instead_of_falling_back(
     with pytest.raises(SymmetryFailed, match="got stuck"):
         schedule(platforms.dgx_a100(2), orbits_only=True)
     assert schedule(platforms.dgx_a100(2)).time_per_unit > 0  # without it: the general path
+
+
+def test_a_fallback_to_the_general_path_is_announced_with_its_estimate(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def stuck(*args: object, **kwargs: object) -> None:
+        raise SymmetryFailed("a greedy orbit packing got stuck")
+
+    monkeypatch.setattr(build, "_by_orbits", stuck)
+    told: list[object] = []
+    schedule(platforms.dgx_a100(2), estimate=told.append)
+    assert told
+    est = told[0]
+    assert est.worth_announcing  # type: ignore[attr-defined]
+    text = est.describe()  # type: ignore[attr-defined]
+    assert text.startswith("the build by orbits stopped (a greedy orbit packing got stuck); "
+                           "so the general path")

@@ -93,6 +93,9 @@ class GeneralEstimate:
     exact_engine: bool = False
     """The capacities pass int64: max-flows by the pure-Python engine (not in the
     time figures, which are OR-Tools')."""
+    fallback: str = ""
+    """Why the orbit-wise build was left for this path ("" where no symmetry was found or
+    used); a fallback is always announced."""
 
     @property
     def seconds(self) -> float:
@@ -101,13 +104,15 @@ class GeneralEstimate:
     @property
     def worth_announcing(self) -> bool:
         """Long enough (``NOTICE_SECONDS``) for the CLI to print it before it starts."""
-        return self.seconds >= NOTICE_SECONDS
+        return self.seconds >= NOTICE_SECONDS or bool(self.fallback)
 
     def describe(self) -> str:
         """One line: the sizes and the predicted time and memory."""
         sw = (f"switch removal of {self.switches} switches (about {self.pairs} pairs, "
               f"{_seconds(self.split_seconds)}), " if self.switches else "")
-        return (f"general path (no symmetry used): {self.compute} compute nodes, "
+        why = (f"the build by orbits stopped {self.fallback.removeprefix('general algorithms ')}"
+               "; so the " if self.fallback else "")
+        return (f"{why}general path (no symmetry used): {self.compute} compute nodes, "
                 f"{self.arcs} arcs, k = {self.k}: {sw}tree packing of about {self.placed} "
                 f"arcs with about {self.maxflows} max-flows "
                 f"({_seconds(self.pack_seconds)}); {_seconds(self.seconds)} of CPU time and "
@@ -124,14 +129,15 @@ class GeneralEstimate:
                 "switch_removal_seconds": round(self.split_seconds, 1),
                 "packing_seconds": round(self.pack_seconds, 1),
                 "seconds": round(self.seconds, 1), "memory_bytes": self.memory_bytes,
-                "exact_engine": self.exact_engine}
+                "exact_engine": self.exact_engine, "fallback": self.fallback or None}
 
 
 def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
                      caps: Mapping[tuple[Node, Node], int],
-                     supply: Mapping[Node, int]) -> GeneralEstimate:
+                     supply: Mapping[Node, int], fallback: str = "") -> GeneralEstimate:
     """The estimate for splitting and packing ``caps`` (G({U·c_e}), unit-tree units)
-    with ``supply`` trees per root (Zhao & Krishnamurthy 2023, Alg 1 then Alg 2)."""
+    with ``supply`` trees per root (Zhao & Krishnamurthy 2023, Alg 1 then Alg 2);
+    ``fallback``: why the orbit-wise build was left for it."""
     n = len(compute)
     sw = set(switches)
     arcs = [e for e, c in caps.items() if c > 0]
@@ -153,7 +159,8 @@ def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
     memory = BASE_BYTES + FLOW_ENTRY_BYTES * n * (gstar + n) + TREE_ENTRY_BYTES * placed
     exact = (n + 1) * sum(int(caps[e]) for e in arcs) >= 1 << 61  # as FlowNetwork's "auto"
     return GeneralEstimate(n, len(sw), len(arcs), from_sw, sum(int(x) for x in supply.values()),
-                           k, pairs, gstar, placed, maxflows, split_s, pack_s, memory, exact)
+                           k, pairs, gstar, placed, maxflows, split_s, pack_s, memory, exact,
+                           fallback)
 
 
 def check_general(est: GeneralEstimate, what: str) -> None:

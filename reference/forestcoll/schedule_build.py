@@ -105,7 +105,8 @@ def build_phase(
                 raise
             note = f"general algorithms ({exc})"
     if built is None:
-        built = _general(g, collective, caps, supply, direction, stages)
+        built = _general(g, collective, caps, supply, direction, stages,
+                         fallback="" if sym is None else note)
         built.stats["symmetry"] = note
     trees = built.trees
     saved = Fraction(0)
@@ -177,12 +178,13 @@ def orbit_note(sym: Symmetry) -> str:
 
 
 def _general(g: Topology, collective: str, caps: dict[tuple[Node, Node], int],
-             supply: dict[Node, int], direction: str, stages: Stages) -> _Built:
+             supply: dict[Node, int], direction: str, stages: Stages,
+             fallback: str = "") -> _Built:
     """Switch removal (Zhao & Krishnamurthy 2023, Alg 1) and packing in batches (Alg 2),
     announced (``stages.estimate``) and refused beyond the limits first."""
     from .general_estimate import check_general, estimate_general
 
-    est = estimate_general(g.compute_nodes, g.switch_nodes, caps, supply)
+    est = estimate_general(g.compute_nodes, g.switch_nodes, caps, supply, fallback=fallback)
     if stages.estimate is not None:
         stages.estimate(est)
     check_general(est, g.name or "the topology")
