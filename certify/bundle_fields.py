@@ -148,7 +148,7 @@ def _best(cert: Mapping[str, Any], proven: Mapping[str, Any], v: Verdict) -> Non
                f"{'none' if best is None else frac_str(best)}")
         return
     key = cert.get("algbw_key")
-    if best is not None and found.get(key) != best:
+    if best is not None and (not isinstance(key, str) or found.get(key) != best):
         v.fail(f"field 'algbw_key': {_short(key)} does not reach algbw")
     model = cert.get("algbw_model")
     if best is not None and not (model == "routing" if key != "in_network" else
