@@ -73,8 +73,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "when there is a GPU, else cpu)")
     p.add_argument("--timeout", type=seconds, default=120.0, metavar="S",
                    help="gloo/nccl: stop the ranks after S (+30) seconds (default: 120)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="single-gpu on the CPU: seed of the emulated streams' interleaving")
+    p.add_argument("--seed", type=bounded_int(-(2**63), 2**63 - 1), default=0,
+                   help="seed of the random orders: the emulated streams' interleaving "
+                   "(single-gpu on the CPU) and an MSCCL++ plan's random thread orders, "
+                   "tried after the fixed adversarial ones (default: 0)")
     p.add_argument("--run-invalid", action="store_true",
                    help="run a schedule that the checks of 'collcert audit' find INVALID "
                    "anyway (it is refused by default), to see what goes wrong on the devices; "

@@ -56,8 +56,9 @@ def _detect(text: str) -> str:
 
 
 def load_plan(text: str, fmt: str | None = None, topology: Any = None,
-              origin: str = "schedule") -> tuple[Plan, str, Any]:
-    """The execution plan of a schedule text; returns (plan, format, parsed)."""
+              origin: str = "schedule", seed: int = 0) -> tuple[Plan, str, Any]:
+    """The execution plan of a schedule text; returns (plan, format, parsed). ``seed``
+    draws an MSCCL++ plan's random thread orders (after the fixed adversarial ones)."""
     from collcert.certify.model import InputError
     from collcert.reference.execution import plan_from_schedule
 
@@ -78,7 +79,7 @@ def load_plan(text: str, fmt: str | None = None, topology: Any = None,
             from .mscclppplan import plan_from_mscclpp
 
             pp = mscclpp.read(text, origin)
-            return plan_from_mscclpp(pp), fmt, pp
+            return plan_from_mscclpp(pp, seed=seed), fmt, pp
         from collcert.certify.forestcoll import forestcoll_xml, schedule_json
 
         if fmt == "json":
@@ -136,7 +137,7 @@ def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str 
           device: str | None = None, seed: int = 0) -> SmokeReport:
     """Run the schedule ``source`` (a path or the text) and check it; see the module doc."""
     text, origin = _read(source)
-    plan, fmt, parsed = load_plan(text, fmt, topology, origin)
+    plan, fmt, parsed = load_plan(text, fmt, topology, origin, seed)
     if not 1 <= iters <= MAX_ITERS:
         raise SmokeError(f"--iters must be between 1 and {MAX_ITERS}, got {iters}")
     if size < 1:

@@ -83,9 +83,11 @@ def plan_from_mscclpp(pp: mscclpp.Plan, tries: int = 8, seed: int = 0,
         first = first or (name, plan)
     assert first is not None
     name, plan = first
+    randoms = max(0, tries - 4)
     plan.notes.append(f"run as the executor's threads would, in the order: {name}; "
                       f"{tried} adversarial order(s) of the threads tried on the host give the "
-                      "collective's result")
+                      "collective's result" + (f" ({randoms} of them random, seed {seed})"
+                                               if randoms else ""))
     return plan
 
 
