@@ -40,6 +40,7 @@ from .limits import (
     check_size,
     check_solvable,
     estimates_to,
+    orbits_needed,
     read_text,
     schedule_transfers,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "fraction_str",
     "lcm_of_denominators",
     "node_name",
+    "orbits_needed",
     "output_file",
     "parse_number",
     "read_json_document",

@@ -335,6 +335,22 @@ def check_prove_size(topology: Network, fixed_k: int | None = None) -> None:
                 "a smaller k or topology")
 
 
+def orbits_needed(topology: Network) -> str | None:
+    """A note when the optimum of this built topology fits the memory budget only by the
+    orbits of a symmetry (one max-flow witness per orbit; one per compute node would
+    not), for the CLI to print before the symmetry is looked for; None otherwise."""
+    size = Size(topology.num_compute, len(topology.nodes), len(topology.capacity),
+                topology.num_compute)
+    budget, how = memory_budget()
+    if size.solve_bytes <= budget:
+        return None
+    return (f"{topology.name or 'the topology'}: {size.describe()}: its optimum fits in the "
+            f"{human_bytes(budget)} collcert may use ({how}) only by the orbits of a symmetry "
+            f"(one max-flow witness per orbit; one per compute node would need "
+            f"{_bytes(size.solve_bytes)}); looking for one (refused with its size if none is "
+            "found)")
+
+
 def check_solvable(topology: Network, engine: str = "auto", sinks: int | None = None) -> None:
     """:func:`check_size` for a built topology about to be solved with ``engine``
     (``"auto"`` uses the exact engine when the scaled capacities may pass int64);

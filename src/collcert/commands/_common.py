@@ -20,6 +20,7 @@ from collcert.reference.model import (
     Topology,
     TopologyError,
     check_size,
+    orbits_needed,
     output_file,
     parse_number,
     read_text,
@@ -83,6 +84,14 @@ def load_topology(spec: str | None, *, solve: bool = True, strict: bool = True) 
     (:func:`collcert.reference.model.limits.check_size`). ``strict=False`` reads any
     directed graph from a file (the allreduce rate; see ``Topology``).
     """
+    topo = _load_topology(spec, solve=solve, strict=strict)
+    note = orbits_needed(topo) if solve else None
+    if note is not None:  # said before the symmetry search, which can take a while
+        print(f"note: {note}", file=sys.stderr, flush=True)
+    return topo
+
+
+def _load_topology(spec: str | None, *, solve: bool, strict: bool) -> Topology:
     fmt = getattr(spec, "fmt", None)  # --from FORMAT (add_topology_argument)
     spec = DEFAULT_TOPOLOGY if spec is None else str(spec)
     if spec == "-":
