@@ -266,7 +266,7 @@ def _keeps(g: Sequence[int], nc: int, arcs: Mapping[tuple[int, int], object],
 def certificate_generators(sym: Symmetry | NearSymmetry, nodes: Sequence[object],
                     ) -> list[list[list[object]]]:
     """The generators as ``[[u, σ(u)], …]`` over the nodes each moves (the certificate's
-    form), for a box shift or a near-symmetry."""
-    perms = [sym.perms[1].tolist()] if isinstance(sym, Symmetry) else sym.generators
+    form), for a group of box shifts (every generator) or a near-symmetry."""
+    perms = sym.generators() if isinstance(sym, Symmetry) else sym.generators
     return [[[nodes[i], nodes[j]] for i, j in enumerate(np.asarray(p).tolist()) if i != j]
             for p in perms]
