@@ -28,10 +28,13 @@ def audit_optimum(topology: Topology, collective: str, root: Any) -> tuple[Compa
     from collcert.reference.innetwork import unchanged_reason
 
     s = schedule(topology, collective, root=root)
-    doc = s.to_json(compact=True)
     n = topology.num_compute
     if collective == "allreduce":
-        return _allreduce_optimum(topology, s.root, doc)
+        return _allreduce_optimum(topology, s.root, s.to_json(compact=True))
+    # built by the orbits of a verified group: the representatives' trees and the group,
+    # which the audit checks by orbits (every image has the same latency under one α per
+    # link kind; per-link α may differ between images: then every tree)
+    doc = s.to_json(compact=True, symmetric=s.symmetric and not topology.alpha)
     from collcert.auditing import audit
 
     report = audit(topology, doc)
@@ -48,7 +51,7 @@ def audit_optimum(topology: Topology, collective: str, root: Any) -> tuple[Compa
                          f"or copy included: {unchanged_reason(collective)}")
     row = Row("optimum", "ForestColl trees (optimum)", "optimum", report.algbw,
               report.algbw * _busbw(collective, n), report.algbw / opt, document=doc)
-    row.phases = read_schedule(cmp.checker_topology, doc).phases
+    row.phases = read_schedule(cmp.checker_topology, doc, orbits=True).phases
     return cmp, row
 
 

@@ -150,9 +150,11 @@ class Fabric:
         self.limit: float | None = None  # a channel's bandwidth: links without it are skipped
 
     def routes(self, src: Node, targets: Iterable[Node], within: set[Node] | None = None,
-               ) -> dict[Node, tuple[float, int, Route]]:
+               first: bool = False) -> dict[Node, tuple[float, int, Route]]:
         """For every reachable target: (cost, links, route), cost = the largest
-        (uses + 1) / capacity on the route; ``within``: the only switches it may use."""
+        (uses + 1) / capacity on the route; ``within``: the only switches it may use;
+        ``first``: only the best target (the first the search reaches: least cost, then
+        fewest links)."""
         want = set(targets)
         best: dict[Node, tuple[float, int]] = {src: (0.0, 0)}
         prev: dict[Node, Node] = {}
@@ -166,6 +168,8 @@ class Fabric:
             if u != src and u in self.compute:
                 if u in want and u not in found:
                     found[u] = (cost, hops, self._walk(prev, src, u))
+                    if first:
+                        break
                 continue  # a route never passes through another GPU
             for v, c in self.out.get(u, ()):
                 if v == src or (within is not None and v not in within
@@ -180,6 +184,48 @@ class Fabric:
                     prev[v] = u
                     tick += 1
                     heapq.heappush(heap, (key[0], key[1], tick, v))
+        return found
+
+    def nearest(self, targets: Iterable[Node], among: Iterable[Node],
+                ) -> dict[Node, tuple[float, int]]:
+        """For every GPU of ``among`` that reaches a target: the (cost, links) of its best
+        route to any of them, as :meth:`routes` with ``first`` would find from it, for
+        all of them in one search backwards from the targets (the cost of a route is its
+        largest (uses + 1) / capacity, whichever way it is walked)."""
+        if not hasattr(self, "inn"):
+            self.inn: dict[Node, list[tuple[Node, float]]] = {}
+            for (u, v), c in self.cap.items():
+                self.inn.setdefault(v, []).append((u, c))
+        want = set(among)
+        best: dict[Node, tuple[float, int]] = {}
+        heap: list[tuple[float, int, int, Node]] = []
+        tick = 0
+        for t in targets:
+            best[t] = (0.0, 0)
+            heap.append((0.0, 0, tick, t))
+            tick += 1
+        heapq.heapify(heap)
+        starts = set(best)
+        found: dict[Node, tuple[float, int]] = {}
+        while heap and len(found) < len(want):
+            cost, hops, _, v = heapq.heappop(heap)
+            if best.get(v, (cost, hops)) < (cost, hops):
+                continue
+            if v not in starts and v in self.compute:
+                if v in want and v not in found:
+                    found[v] = (cost, hops)
+                continue  # a route never passes through another GPU
+            for u, c in self.inn.get(v, ()):
+                if u in starts:
+                    continue
+                used = self.uses.get((u, v), 0) + 1
+                if self.limit is not None and used * self.limit > c * (1 + 1e-9):
+                    continue
+                key = (max(cost, used / c), hops + 1)
+                if key < best.get(u, (float("inf"), 0)):
+                    best[u] = key
+                    tick += 1
+                    heapq.heappush(heap, (key[0], key[1], tick, u))
         return found
 
     @staticmethod

@@ -30,6 +30,7 @@ from typing import Any
 from collcert.reference.model import ScheduleError, Topology
 
 from .fabric import Fabric, Node, Route, box_switches, find_boxes
+from .hamilton import hamiltonian_cycle
 
 MAX_CHANNELS = 16
 SEARCH_BUDGET = 20_000  # greedy steps per channel before the search gives up
@@ -83,6 +84,13 @@ def ring_channels(topology: Topology, channels: int | None = None) -> Rings:
     if channels is not None and not 1 <= channels <= 64:
         raise BaselineError(f"channels must be 1 to 64, not {channels}")
     best = _build(topology, boxes, inside, channels, None, SEARCH_BUDGET)
+    if not topology.switch_nodes or not best[1]:  # a torus, a lattice: no boxes to walk
+        cycle = hamiltonian_cycle(topology)
+        if cycle is not None:
+            lattice = _lattice_channels(cycle, channels)
+            bw = len(lattice) / _busiest(topology, lattice)
+            if bw > best[0] * (1 + 1e-9):
+                return Rings(lattice, boxes, inside)
     if not best[1]:
         raise BaselineError(
             "no ring: the compute nodes admit no cycle whose hops each go through "
@@ -122,6 +130,20 @@ def _build(topology: Topology, boxes: list[list[Node]], inside: list[set[Node]],
             built[:keep])
 
 
+def _lattice_channels(cycle: list[Node], channels: int | None) -> list[Channel]:
+    """Channels on a Hamiltonian cycle of direct links (:mod:`.hamilton`): the cycle and
+    its reverse, which use the links of each hop both ways (``channels``: that many,
+    alternating)."""
+    back = [cycle[0]] + cycle[:0:-1]
+    both = [cycle, back]
+    out = []
+    for c in range(channels or 2):
+        order = both[c % 2]
+        routes = [(a, b) for a, b in zip(order, order[1:] + order[:1])]
+        out.append(Channel(list(order), routes))
+    return out
+
+
 def _busiest(topology: Topology, channels: list[Channel]) -> float:
     uses: dict[tuple[Node, Node], int] = {}
     for ch in channels:
@@ -147,7 +169,8 @@ def _widest(topology: Topology, boxes: list[list[Node]]) -> list[list[float]]:
         after = boxes[(b + 1) % len(boxes)] if len(boxes) > 1 else None
         row = []
         for x in box:
-            found = fabric.routes(x, after if after is not None else [v for v in box if v != x])
+            found = fabric.routes(x, after if after is not None else [v for v in box if v != x],
+                                  first=True)  # the best route only
             row.append(1 / min(f[0] for f in found.values()) if found else 0.0)
         out.append(row)
     return out
@@ -267,13 +290,12 @@ class _Walk:
             after = [self.start]
         e = self.where[entry][1]
         keyed = []
+        near = self.fabric.nearest(after, box)  # every GPU's best route out, one search
         for x in box:
-            if x == entry:
+            if x == entry or x not in near:
                 continue
-            found = self.fabric.routes(x, after)
-            if found:
-                best = min((round(f[0], 12), f[1]) for f in found.values())
-                keyed.append((best, (e - 1 - self.where[x][1]) % len(box), x))
+            best = (round(near[x][0], 12), near[x][1])
+            keyed.append((best, (e - 1 - self.where[x][1]) % len(box), x))
         return [x for *_, x in sorted(keyed, key=lambda t: (t[0], t[1]))]
 
 

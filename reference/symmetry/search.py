@@ -31,6 +31,8 @@ import numpy as np
 
 from ..model import Topology
 from .boxes import box_symmetry, refine
+from .product import product_group
+from .translations import translations
 
 
 class UnionFind:
@@ -137,14 +139,19 @@ def refiner(n: int, num_compute: int, arcs: Mapping[tuple[int, int], object]) ->
 def find_generators(t: Topology, *, max_generators: int = 16,
                     max_attempts: int = 48) -> list[list[int]]:
     """Verified automorphisms of ``t`` (index permutations, compute nodes first) under
-    which the compute nodes fall into few orbits; [] when none is found."""
+    which the compute nodes fall into few orbits; [] when none is found. It starts from
+    the generators of the largest free group found (:mod:`.product`, :mod:`.translations`
+    or the box shift), then merges orbits that remain."""
     idx = t.index
     n, nc = len(t.nodes), t.num_compute
     arcs = {(idx[a], idx[b]): c for (a, b), c in t.capacity.items()}
     gens: list[list[int]] = []
-    box = box_symmetry(t.nodes, nc, arcs)
-    if box is not None:
-        gens.append([int(x) for x in box.perms[1].tolist()])
+    found = [box_symmetry(t.nodes, nc, arcs),
+             product_group(t.nodes, nc, arcs) if t.switch_nodes else
+             translations(t.nodes, nc, arcs)]
+    best = max((s for s in found if s is not None), key=lambda s: s.order, default=None)
+    if best is not None:  # the largest free group found (one orbit on most machines)
+        gens += [[int(x) for x in g.tolist()] for g in best.generators()]
     return extend_generators(_Refiner(n, nc, arcs), nc, arcs, gens,
                              max_generators=max_generators, max_attempts=max_attempts)
 

@@ -26,8 +26,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .boxes import Node
-from .group import Symmetry, product_symmetry
-from .search import is_automorphism
+from .group import Symmetry, _automorphism_problem, product_symmetry
 
 MAX_NEIGHBOURS = 16
 """Neighbours of c0 tried at most as c1 (a 3D torus has 6)."""
@@ -113,12 +112,8 @@ def translations(nodes: Sequence[Node], num_compute: int,
         if orbit[c1]:
             continue  # already reached: this step adds nothing
         tau = translation(adj, 0, c1)
-        if tau is None or not is_automorphism(tau, num_compute, arcs):
-            continue
-        if any((v in multicast) != (tau[v] in multicast) for v in range(n)):
-            continue
-        if supply is not None and any(supply.get(v, 0) != supply.get(tau[v], 0)
-                                      for v in range(n)):
+        if tau is None or _automorphism_problem(nodes, tau, num_compute, arcs, multicast,
+                                                supply):
             continue
         g = np.asarray(tau, dtype=np.int64)
         m = _cycle_length(g, 0)
