@@ -67,6 +67,11 @@ class GroupView:
         self._stab: dict[int, np.ndarray] = {}
         self._inv = [sym.inverse(j) for j in range(self.order)] if sym.orders else [
             (self.order - j) % self.order for j in range(self.order)]
+        self._canon: dict[tuple[int, int], tuple[int, int, int]] = {}
+        # a compute node's orbit: its least node is its representative (the group acts
+        # freely on compute nodes, so one element takes it there)
+        self.nc = len(sym.element)
+        self._free = all(sym.rep_of[r] == r and r == int(self.P[:, r].min()) for r in sym.reps)
 
     def inverse(self, j: int) -> int:
         return self._inv[j]
@@ -87,11 +92,21 @@ class GroupView:
         return mask
 
     def canonical(self, a: int, b: int) -> tuple[int, int, int]:
-        """The canonical arc of the orbit of (a, b) and the element h with h(a, b) = it."""
-        keys = self.P[:, a].astype(np.int64) * self.n + self.P[:, b]
-        h = int(keys.argmin())
-        ca, cb = divmod(int(keys[h]), self.n)
-        return ca, cb, h
+        """The canonical arc of the orbit of (a, b) (its image of least (tail, head)) and
+        the element h with h(a, b) = it."""
+        got = self._canon.get((a, b))
+        if got is not None:
+            return got
+        if a < self.nc and self._free:  # the one element taking a to its representative
+            h = self._inv[self.sym.element[a]]
+            got = (self.sym.rep_of[a], int(self.P[h, b]), h)
+        else:
+            keys = self.P[:, a].astype(np.int64) * self.n + self.P[:, b]
+            h = int(keys.argmin())
+            ca, cb = divmod(int(keys[h]), self.n)
+            got = (ca, cb, h)
+        self._canon[(a, b)] = got
+        return got
 
     def images(self, nodes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The distinct images of a tuple of nodes (rows) and, for each, an element that

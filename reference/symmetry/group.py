@@ -49,6 +49,7 @@ class Symmetry:
     rep_of: dict[int, int]
     orders: tuple[int, ...] = ()
     box_of: list[int] = field(default_factory=list)
+    _verified: set[tuple[object, ...]] = field(default_factory=set, repr=False, compare=False)
     """Optional: the box of each compute node (its NVLink domain, say), which the greedy
     of ``forestcoll.sympack`` fills before leaving; empty: the group element."""
 
@@ -116,6 +117,18 @@ class Symmetry:
         else the reason."""
         if self.order < 2:
             return "the group is trivial"
+        key = (num_compute, hash(tuple(arcs.items())), hash(multicast),
+               None if supply is None else hash(tuple(sorted(supply.items()))),
+               hash(np.ascontiguousarray(self.perms).tobytes()), self.orders)
+        if key in self._verified:  # the same capacities (and the rest) checked already
+            return None
+        problem = self._verify(num_compute, arcs, multicast, supply)
+        if problem is None:
+            self._verified.add(key)
+        return problem
+
+    def _verify(self, num_compute: int, arcs: Mapping[tuple[int, int], object],
+                multicast: frozenset[int], supply: Mapping[int, int] | None) -> str | None:
         if math.prod(self.factors) != self.order:
             return "the orders do not multiply to the number of elements"
         gens = self.generators()
