@@ -23,8 +23,9 @@ D = Σ k_u. The model:
   root (broadcast, ``BATCHES_ONE_ROOT``), with
   ``MAXFLOWS_PER_PLACED`` max-flows per placed arc (1.0-1.22 since rejected arcs
   are asked once), each costing c0 + c1·N + c2·|G*| seconds;
-- memory: the interpreter and OR-Tools, the kept flows (N × (|G*| + N)
-  entries) and the trees (one entry per placed arc and tree edge).
+- memory: the interpreter and OR-Tools, switch removal's kept flows (about 12 bytes ·
+  N³, more with switches of many compute neighbours; at least N × (|G*| + N) entries)
+  and the trees (one entry per placed arc and tree edge).
 
 The constants were fitted on CPU seconds measured on a shared 2-core machine
 (benchmarks/bench_general_path.py prints estimate beside measurement); they
@@ -44,13 +45,18 @@ Node = Hashable
 
 PAIRS_PER_SWITCH_ARC = 1.2
 SPLIT_SECONDS_PER_PAIR_NODE = 14e-6
-SPLIT_SECONDS_PER_PAIR_NODE2 = 0.03e-6
-"""Switch removal: seconds per pair = N · (14 µs + 0.03 µs · N) (measured 17.5 µs · N on
-degraded DGX clusters of 96 and 128 GPUs, 29 µs · N on fat_tree:8)."""
-SPLIT_INNER_SWITCH_FACTOR = 1.0
-"""Switch removal time × (1 + the share of switches with no compute neighbour): the
+SPLIT_SECONDS_PER_PAIR_NODE2 = 0.12e-6
+SPLIT_SECONDS_PER_PAIR_NODE_NEIGHBOUR = 0.5e-6
+SPLIT_NEIGHBOURS_MEASURED = 72
+"""Switch removal: seconds per pair = N · (14 µs + 0.12 µs · N + 0.5 µs · g), g the compute
+neighbours of the switch with most (up to 72, the most measured). CPU seconds per pair
+and compute node, measured on 2 loaded cores: degraded dgx_a100:16/32/64 (g = 8) 31, 44,
+74 µs; dgx_h100:16 35; fat_tree:8 (g = 4) 40; mi250:8 (g = 128) 61; gb200_nvl72:2/4
+(g = 72) 88, 105 µs (the flows of a 72-GPU NVSwitch break more often)."""
+SPLIT_INNER_SWITCH_FACTOR = 0.3
+"""Switch removal time × (1 + 0.3 × the share of switches with no compute neighbour): the
 repairs and auxiliary max-flows of multi-tier switching (fat_tree:8, 60 % such
-switches: measured 1.65 times the per-pair figure; DGX clusters: 1.4 %)."""
+switches)."""
 PLACED_PER_ARC_PAIR = 1.6
 BATCHES_ONE_ROOT = 4.0
 """Spanning trees' worth of arcs placed per root: min(k_u, max(1.6, 4 · N^¼ / roots));
@@ -65,6 +71,13 @@ from 64 to 128 compute nodes, 115 µs at 256)."""
 BASE_BYTES = 64 * 1024 * 1024
 FLOW_ENTRY_BYTES = 200
 TREE_ENTRY_BYTES = 800
+SPLIT_BYTES_PER_NODE3 = 12
+"""Switch removal's peak grows as N³ (the kept flows over a split graph that gains arcs as
+switches go): 12 bytes · N³ · (1 + g/200), g as above. Measured growth while splitting:
+degraded dgx_a100:16/32/64 25, 184, 1407 MB (N^2.9); gb200_nvl72:2/4 60, 448 MB;
+mi250:8 43 MB; fat_tree:8 9 MB; 8 NVL72 racks 1.85 GB in all (issue 31; estimated 3.1 GB
+now, 0.84 GB before). dgx_a100:128 (1024 GPUs) comes to about 13 GB; this model said 2.4
+GB before."""
 NOTICE_SECONDS = 10.0
 """From this many predicted seconds on, the CLI prints the estimate before it starts."""
 
@@ -144,8 +157,10 @@ def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
     from_sw = sum(1 for a, _ in arcs if a in sw)
     cc = sum(1 for a, b in arcs if a not in sw and b not in sw)
     pairs = round(PAIRS_PER_SWITCH_ARC * from_sw)
-    per_pair = n * (SPLIT_SECONDS_PER_PAIR_NODE + SPLIT_SECONDS_PER_PAIR_NODE2 * n)
     comp = set(compute)
+    g = min(SPLIT_NEIGHBOURS_MEASURED, _most_compute_neighbours(arcs, comp, sw))
+    per_pair = n * (SPLIT_SECONDS_PER_PAIR_NODE + SPLIT_SECONDS_PER_PAIR_NODE2 * n
+                    + SPLIT_SECONDS_PER_PAIR_NODE_NEIGHBOUR * g)
     inner = sw - {a for a, b in arcs if b in comp} - {b for a, b in arcs if a in comp}
     split_s = pairs * per_pair * (1 + SPLIT_INNER_SWITCH_FACTOR * len(inner) / max(len(sw), 1))
     gstar = min(n * (n - 1), cc + pairs)
@@ -156,11 +171,23 @@ def estimate_general(compute: Sequence[Node], switches: Sequence[Node],
     maxflows = round(MAXFLOWS_PER_PLACED * placed)
     pack_s = maxflows * (PACK_SECONDS_PER_MAXFLOW + PACK_SECONDS_PER_MAXFLOW_NODE * n
                          + PACK_SECONDS_PER_MAXFLOW_ARC * gstar)
-    memory = BASE_BYTES + FLOW_ENTRY_BYTES * n * (gstar + n) + TREE_ENTRY_BYTES * placed
+    split_bytes = (round(SPLIT_BYTES_PER_NODE3 * n ** 3 * (1 + g / 200)) if sw else 0)
+    memory = (BASE_BYTES + max(FLOW_ENTRY_BYTES * n * (gstar + n), split_bytes)
+              + TREE_ENTRY_BYTES * placed)
     exact = (n + 1) * sum(int(caps[e]) for e in arcs) >= 1 << 61  # as FlowNetwork's "auto"
     return GeneralEstimate(n, len(sw), len(arcs), from_sw, sum(int(x) for x in supply.values()),
                            k, pairs, gstar, placed, maxflows, split_s, pack_s, memory, exact,
                            fallback)
+
+
+def _most_compute_neighbours(arcs: Sequence[tuple[Node, Node]], compute: set[Node],
+                             switches: set[Node]) -> int:
+    """The most compute nodes one switch sends to."""
+    count: dict[Node, int] = {}
+    for a, b in arcs:
+        if a in switches and b in compute:
+            count[a] = count.get(a, 0) + 1
+    return max(count.values(), default=0)
 
 
 def check_general(est: GeneralEstimate, what: str) -> None:
