@@ -139,8 +139,10 @@ class CutModel:
 
 def group_generators(sym: Any) -> list[np.ndarray]:
     """One index array per generator of a :class:`~collcert.reference.symmetry.Symmetry`
-    (elements 1, m0, m0·m1, … of its mixed-radix numbering; one generator, σ =
-    perms[1], for a box shift)."""
+    (its ``generators()``, which a group kept without its table of elements gives too;
+    else elements 1, m0, m0·m1, … of its mixed-radix numbering)."""
+    if hasattr(sym, "generators"):
+        return [np.asarray(g) for g, m in zip(sym.generators(), sym.factors) if m > 1]
     factors: tuple[int, ...] = tuple(getattr(sym, "factors", (sym.order,)))
     out, j = [], 1
     for m in factors:

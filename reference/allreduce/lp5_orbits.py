@@ -47,7 +47,8 @@ def orbit_trees(t: Topology, bc: Mapping[Link, int], re_rev: Mapping[Link, int],
     orientation. None when there is no symmetry, when it does not keep the solution,
     or when the orbit-wise build gets stuck (the caller takes the general path)."""
     sym = find_symmetry(t)
-    if sym is None or not _keeps(sym, t, bc, re_rev, supply):
+    if (sym is None or not getattr(sym, "tabled", True)  # building by orbits needs its table
+            or not _keeps(sym, t, bc, re_rev, supply)):
         return None
     stages = Stages(engine, multicast=False, progress=progress, orbits_only=True)
     k = max(supply.values())
