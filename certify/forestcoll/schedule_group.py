@@ -18,9 +18,9 @@ representatives' trees, checked here without trusting the file:
   so H has exactly ``order`` elements, none but the identity fixes a compute
   node, and root v = h(r) gets exactly the images by h of r's trees.
 
-Then, as for one generator, the images form a pipeline of spanning trees (Zhao &
-Krishnamurthy 2023, §2) and link e carries (order/|O(e)|)·Σ_{e'∈O(e)} load(e') (O(e)
-its orbit under H, the closure of e under the generators).
+Then, as for one generator, the images form a pipeline of spanning trees
+(Zhao & Krishnamurthy 2023, §2) and link e carries (order/|O(e)|)·Σ_{e'∈O(e)}
+load(e') (O(e) its orbit under H, the closure of e under the generators).
 """
 
 from __future__ import annotations

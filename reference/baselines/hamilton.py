@@ -60,7 +60,8 @@ def _gray_cycle(topology: Topology) -> list[Node] | None:
         return None
     order = [i for i in range(len(factors)) if i != even[-1]] + [even[-1]]  # even slowest
     nodes = sym.nodes
-    return [nodes[int(sym.perms[j][r])] for j in _gray(order, factors, sym.strides)]
+    col = sym.images(r)  # element j's image of r
+    return [nodes[int(col[j])] for j in _gray(order, factors, sym.strides)]
 
 
 def _gray(axes: Sequence[int], radix: Sequence[int], strides: Sequence[int]) -> list[int]:

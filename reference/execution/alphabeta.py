@@ -63,6 +63,7 @@ from ..model import (
     fraction_str,
     lcm_of_denominators,
 )
+from .tree_routes import route_of, tree_routes
 
 MICROSECONDS_PER_SECOND = 10**6
 
@@ -179,14 +180,14 @@ def tree_schedule_latency(topology: Topology, phases: Sequence[Any],
             out = tree.direction != "in"
             paths = [list(e.path) if out else list(e.path)[::-1] for e in tree.edges
                      if e.src != e.dst]  # a self-edge (own data there and back) feeds no one
-            ilat, hops, via = _tree_routes(tree.root, paths, scaled, out, topology)
+            ilat, hops, via = tree_routes(tree.root, paths, scaled, out, topology)
             deep: tuple[int, int] | None = None
             node: Node = None
             for v in topology.compute_nodes:  # the first of the deepest, in rank order
                 if v in ilat and (deep is None or (ilat[v], hops[v]) > deep):
                     deep, node = (ilat[v], hops[v]), v
             if deep is not None and (Fraction(deep[0], den), deep[1]) > best[:2]:
-                far = _route(via, tree.root, node)
+                far = route_of(via, tree.root, node)
                 best = (Fraction(deep[0], den), deep[1], far if out else far[::-1])
         if best[1] < 0:
             raise ScheduleError(f"phase {p_i} has no trees")
@@ -196,90 +197,6 @@ def tree_schedule_latency(topology: Topology, phases: Sequence[Any],
         route += (["then"] if route else []) + best[2]
     what = "the deepest route of any tree" + ("; phases added" if len(phase_lat) > 1 else "")
     return Latency(total, total_hops, route, what, phase_lat)
-
-
-def _tree_routes(root: Node, paths: Sequence[list[Node]], alpha: Mapping[Link, int],
-                 out: bool, topology: Topology,
-                 ) -> tuple[dict[Node, int], dict[Node, int], dict[Node, tuple[Any, int]]]:
-    """Earliest arrival (latency, hops, route) of the root's data at every node.
-
-    ``paths`` are oriented away from the root (in-trees reversed by the caller;
-    a reversed hop (v, u) costs the α of link (u, v)). A path runs once its
-    first node holds the data; multicast paths start at switches that an
-    earlier path reached. ``alpha``: the α of every link over one common
-    denominator (integers: exact, and fast), and so the latencies. The paths are
-    relaxed in the order the data reaches their first nodes (so a tree needs one
-    pass and one to see that nothing changes).
-    """
-    for p in paths:
-        for a, b in zip(p, p[1:]):
-            if ((a, b) if out else (b, a)) not in alpha:
-                raise ScheduleError(f"path hop {a!r} -> {b!r} is not a link of the topology")
-    paths = _reach_order(root, paths)
-    lat: dict[Node, int] = {root: 0}
-    hops: dict[Node, int] = {root: 0}
-    via: dict[Node, tuple[Any, int]] = {}  # the path and position that reached a node
-    # Relax path by path until nothing changes (Bellman-Ford over the paths): a compute
-    # node gets the data from the path that ends at it (its own tree edge); a switch as
-    # early as any path brings it (that is when multicast paths from it can start).
-    for _ in range(len(paths) + 1):
-        changed = False
-        for p in paths:
-            if p[0] not in lat:
-                continue
-            t, h = lat[p[0]], hops[p[0]]
-            for k, (a, b) in enumerate(zip(p, p[1:]), 1):
-                t, h = t + alpha[(a, b) if out else (b, a)], h + 1
-                own = b == p[-1]
-                if topology.is_compute(b) and not own:
-                    continue
-                if b not in lat or (t, h) < (lat[b], hops[b]) or (own and topology.is_compute(b)
-                                                                   and (t, h) != (lat[b], hops[b])):
-                    lat[b], hops[b], via[b] = t, h, (p, k)
-                    changed = True
-        if not changed:
-            break
-    if any(p[0] not in lat for p in paths):
-        raise ScheduleError("some tree paths start at a node the tree's data never reaches; "
-                            "audit the schedule first")
-    return lat, hops, via
-
-
-def _route(via: Mapping[Node, tuple[Any, int]], root: Node, v: Node) -> list[Node]:
-    """The walk that brought the data to ``v`` (from :func:`_tree_routes`)."""
-    parts = []
-    seen = 0
-    while v != root and seen <= len(via):
-        p, k = via[v]
-        parts.append(p[1:k + 1])
-        v = p[0]
-        seen += 1
-    out = [root]
-    for part in reversed(parts):
-        out += part
-    return out
-
-
-def _reach_order(root: Node, paths: Sequence[list[Node]]) -> list[list[Node]]:
-    """The paths breadth first from the root: each after a path through its first node
-    (the rest, which no path reaches, at the end)."""
-    by_start: dict[Node, list[int]] = {}
-    for i, p in enumerate(paths):
-        by_start.setdefault(p[0], []).append(i)
-    order: list[int] = []
-    queued = {root}
-    queue = [root]
-    for v in queue:  # grows while it is walked
-        for i in by_start.get(v, ()):
-            order.append(i)
-            for b in paths[i][1:]:
-                if b not in queued and b in by_start:
-                    queued.add(b)
-                    queue.append(b)
-    if len(order) < len(paths):
-        done = set(order)
-        order += [i for i in range(len(paths)) if i not in done]
-    return [paths[i] for i in order]
 
 
 # --------------------------------------------------------------------------- #

@@ -37,7 +37,6 @@ positions: c = 8 cycles of m = 16 boxes, 64 representative roots instead of 8.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from fractions import Fraction
 
 import numpy as np
@@ -49,13 +48,10 @@ from .symmetrize import orbit_minimum, symmetrized
 Signature = tuple[tuple[int, int, int], ...]
 
 
-@dataclass
 class GroupedSymmetry(Symmetry):
     """σ' of the module docstring: a :class:`Symmetry` whose group elements do not name
     boxes (several cycles of boxes), with ``box_of``, the box of each compute node, for
     the greedy of :mod:`.sympack` (each tree enters each box once)."""
-
-    box_of: list[int] = field(default_factory=list)
 
 
 def symmetrized_machines(t: Topology, healthy: Topology,
@@ -79,7 +75,7 @@ def regrouped(t: Topology, healthy: Topology) -> tuple[Topology, Symmetry] | Non
     if tuple(t.compute_nodes) != tuple(healthy.compute_nodes):
         return None
     sym0 = orbits.box_shift(healthy)
-    if sym0 is None:
+    if sym0 is None or not sym0.tabled:
         return None
     box = _box_index(healthy, sym0)
     if box is None:

@@ -103,10 +103,10 @@ def solve_allreduce(t: Topology, engine: str, progress: Progress | None,
     if sym is not None:  # the cut of σ^g(r) is σ^g(cut of r); certify checks each cut
         for r in sym.reps:
             side_idx = [t.index[u] for u in per_node[t.nodes[r]]]
+            cols = [sym.images(i).tolist() for i in [r] + side_idx]  # each node's images
             for g in range(1, sym.order):
-                perm = sym.perms[g]
-                image = t.nodes[int(perm[r])]
-                per_node[image] = frozenset(t.nodes[int(perm[i])] for i in side_idx)
+                image = t.nodes[cols[0][g]]
+                per_node[image] = frozenset(t.nodes[c[g]] for c in cols[1:])
                 per_value[image] = per_value[t.nodes[r]]
     v7 = max(t.compute_nodes, key=lambda v: per_value[v])
     time7 = Fraction(2 * (n_c - 1) * t.scale, n_c * per_value[v7])

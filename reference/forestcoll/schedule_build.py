@@ -157,6 +157,10 @@ def _split_by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node],
         box = orbits.box_shift(g, [supply.get(c, 0) for c in g.compute_nodes])
         if box is not None:
             tries += [(box, True), (box, False)]
+    tries = [(grp, far) for grp, far in tries if grp.tabled]
+    if not tries:
+        raise SymmetryFailed(f"the group of {sym.order} elements is too large to build by its "
+                             "orbits (its elements would not fit in a table)")
     for n, (grp, far) in enumerate(tries):
         try:
             split = remove_switches_orbits(

@@ -45,7 +45,7 @@ def symmetrized(t: Topology, healthy: Topology) -> Topology | None:
     if tuple(t.compute_nodes) != tuple(healthy.compute_nodes):
         return None
     sym = orbits.box_shift(healthy)
-    if sym is None:
+    if sym is None or not sym.tabled:
         return None
     perms = (sym.perms[j] for j in range(1, sym.order))
     return orbit_minimum(t, healthy, perms, "symmetrized")

@@ -41,6 +41,7 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 
+from .group import MAX_TABLE_ENTRIES
 from .group import Symmetry as Symmetry  # where it lived: re-exported
 
 Node = Hashable
@@ -159,19 +160,22 @@ def _shift_from(nodes: Sequence[Node], num_compute: int, arcs: Mapping[tuple[int
         nxt = boxes[(j + 1) % len(boxes)]
         sigma[np.asarray(box)] = np.asarray(nxt)
     order = len(boxes)
-    perms = np.empty((order, n), dtype=np.int64)
-    perms[0] = np.arange(n)
-    for j in range(1, order):
-        perms[j] = sigma[perms[j - 1]]
     reps = sorted(v for v in boxes[0] if v < num_compute)
     element: dict[int, int] = {}
     rep_of: dict[int, int] = {}
-    for j in range(order):
-        for r in reps:
-            v = int(perms[j][r])
-            element[v] = j
-            rep_of[v] = r
-    sym = Symmetry(tuple(nodes), perms, reps, element, rep_of)
+    for j, box in enumerate(boxes):  # σ^j takes box 0's i-th node to box j's i-th
+        for r, v in zip(boxes[0], box):
+            if r < num_compute:
+                element[v] = j
+                rep_of[v] = r
+    if order * n > MAX_TABLE_ENTRIES:  # kept by σ alone (module docstring of .group)
+        sym = Symmetry(tuple(nodes), None, reps, element, rep_of, gens=[sigma], size=order)
+    else:
+        perms = np.empty((order, n), dtype=np.int64)
+        perms[0] = np.arange(n)
+        for j in range(1, order):
+            perms[j] = sigma[perms[j - 1]]
+        sym = Symmetry(tuple(nodes), perms, reps, element, rep_of)
     if len(element) != num_compute or sym.verify(num_compute, arcs, multicast, supply):
         return None
     return sym

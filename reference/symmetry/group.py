@@ -25,37 +25,77 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
 
 import numpy as np
 
 Node = Hashable
 
 
-@dataclass
+MAX_TABLE_ENTRIES = 80_000_000
+"""Most entries (elements × nodes) of a group's table of permutations (320 MB as int32):
+a larger group is kept by its generators, which is all the optimum needs (one max-flow
+per orbit); what needs every element (building by orbits) says it cannot."""
+
+
+class TableTooLarge(ValueError):
+    """The group's table of elements would exceed :data:`MAX_TABLE_ENTRIES`."""
+
+
 class Symmetry:
     """The group H of the module docstring and its orbits of compute nodes.
 
     ``perms[j]`` is element j as an index array over ``nodes`` (``perms[0]`` is the
-    identity). ``reps`` are the representative compute nodes (indices), one per
-    orbit; ``element[v]`` / ``rep_of[v]`` give, for a compute node v, the j and the
-    representative r with v = perms[j][r]. ``orders``: the generators' orders
-    (empty: one generator, σ = perms[1], of order ``len(perms)``)."""
+    identity), made from the generators on first use when not given (and refused,
+    :class:`TableTooLarge`, past :data:`MAX_TABLE_ENTRIES`). ``reps`` are the
+    representative compute nodes (indices), one per orbit; ``element[v]`` /
+    ``rep_of[v]`` give, for a compute node v, the j and the representative r with
+    v = perms[j][r]. ``orders``: the generators' orders when there are several
+    (empty: one generator σ = perms[1], of order ``len(perms)`` or ``size``).
+    ``box_of``: optionally the box of each compute node (its NVLink domain, say),
+    which the greedy of ``forestcoll.sympack`` fills before leaving; empty: the
+    group element. ``gens`` and ``size``: the generators and the number of elements
+    of a group given without its table."""
 
-    nodes: tuple[Node, ...]
-    perms: np.ndarray
-    reps: list[int]
-    element: dict[int, int]
-    rep_of: dict[int, int]
-    orders: tuple[int, ...] = ()
-    box_of: list[int] = field(default_factory=list)
-    _verified: set[tuple[object, ...]] = field(default_factory=set, repr=False, compare=False)
-    """Optional: the box of each compute node (its NVLink domain, say), which the greedy
-    of ``forestcoll.sympack`` fills before leaving; empty: the group element."""
+    def __init__(self, nodes: tuple[Node, ...], perms: np.ndarray | None, reps: list[int],
+                 element: dict[int, int], rep_of: dict[int, int],
+                 orders: tuple[int, ...] = (), box_of: list[int] | None = None, *,
+                 gens: Sequence[np.ndarray] = (), size: int = 0) -> None:
+        self.nodes = nodes
+        self._table = perms
+        self.reps = reps
+        self.element = element
+        self.rep_of = rep_of
+        self.orders = orders
+        self.box_of: list[int] = box_of or []
+        self._gens = [np.asarray(g) for g in gens]
+        self._size = size
+        self._verified: set[tuple[object, ...]] = set()
+        if perms is None and (not gens or (size < 2 and not orders)):
+            raise ValueError("internal: a Symmetry needs its table or its generators")
+
+    @property
+    def perms(self) -> np.ndarray:
+        """Every element as a row (made from the generators on first use)."""
+        if self._table is None:
+            if self.order * len(self.nodes) > MAX_TABLE_ENTRIES:
+                raise TableTooLarge(
+                    f"the group of {self.order} elements on {len(self.nodes)} nodes is kept "
+                    f"by its generators only (a table of every element would hold "
+                    f"{self.order * len(self.nodes):,} entries, more than "
+                    f"{MAX_TABLE_ENTRIES:,})")
+            self._table = _table(self._gens, self.factors, len(self.nodes))
+        return self._table
+
+    @property
+    def tabled(self) -> bool:
+        """Whether every element fits in a table (what building by orbits needs)."""
+        return self._table is not None or self.order * len(self.nodes) <= MAX_TABLE_ENTRIES
 
     @property
     def order(self) -> int:
-        return int(self.perms.shape[0])
+        if self._table is not None:
+            return int(self._table.shape[0])
+        return math.prod(self.orders) if self.orders else self._size
 
     @property
     def factors(self) -> tuple[int, ...]:
@@ -76,7 +116,9 @@ class Symmetry:
 
     def generators(self) -> list[np.ndarray]:
         """The generators g_i as index arrays."""
-        return [self.perms[s] for s in self.strides]
+        if self._table is None:
+            return list(self._gens)
+        return [self._table[s] for s in self.strides]
 
     def digits(self, j: int) -> list[int]:
         out = []
@@ -117,9 +159,11 @@ class Symmetry:
         else the reason."""
         if self.order < 2:
             return "the group is trivial"
+        elements = (self._table if self._table is not None
+                    else np.stack(self._gens) if self._gens else np.zeros(0))
         key = (num_compute, hash(tuple(arcs.items())), hash(multicast),
                None if supply is None else hash(tuple(sorted(supply.items()))),
-               hash(np.ascontiguousarray(self.perms).tobytes()), self.orders)
+               hash(np.ascontiguousarray(elements).tobytes()), self.orders, self._size)
         if key in self._verified:  # the same capacities (and the rest) checked already
             return None
         problem = self._verify(num_compute, arcs, multicast, supply)
@@ -141,8 +185,38 @@ class Symmetry:
             for h in gens[i + 1:]:
                 if not np.array_equal(g[h], h[g]):
                     return "two generators do not commute"
-        problem = self._table_problem(gens)
+        problem = (self._table_problem(gens) if self._table is not None
+                   else self._orders_problem(gens))
         return problem or self._free_problem(num_compute)
+
+    def images(self, v: int) -> np.ndarray:
+        """Element j's image of node v, for every j (a column of the table)."""
+        if self._table is not None:
+            return self._table[:, v]
+        col = np.asarray([v])
+        for g, m in zip(self._gens, self.factors):
+            block = [col]
+            for _ in range(1, m):
+                block.append(g[block[-1]])
+            col = np.concatenate(block)  # the new factor is the slower digit
+        return col
+
+    def _orders_problem(self, gens: list[np.ndarray]) -> str | None:
+        """Without a table: every cycle of g_i has a length dividing m_i."""
+        for g, m in zip(gens, self.factors):
+            seen = np.zeros(len(g), dtype=bool)
+            gl = g.tolist()
+            for v in range(len(gl)):
+                if seen[v]:
+                    continue
+                x, length = v, 0
+                while not seen[x]:
+                    seen[x] = True
+                    x = gl[x]
+                    length += 1
+                if m % length:
+                    return f"a generator's order is not {m}"
+        return None
 
     def _table_problem(self, gens: list[np.ndarray]) -> str | None:
         """Whether ``perms`` holds exactly the products and g_i^{m_i} is the identity."""
@@ -170,12 +244,13 @@ class Symmetry:
         if len(reps) * self.order != num_compute:
             return (f"{len(self.reps)} representatives × {self.order} elements is not the "
                     f"{num_compute} compute nodes")
-        images = self.perms[:, reps]
+        images = np.concatenate([self.images(int(r)) for r in reps])
         if len(np.unique(images)) != num_compute or int(images.max()) >= num_compute:
             return "the group does not act freely on the compute nodes"
+        cols = {int(r): self.images(int(r)) for r in reps}
         for v in range(num_compute):
             j, r = self.element.get(v), self.rep_of.get(v)
-            if j is None or r is None or int(self.perms[j][r]) != v:
+            if j is None or r not in cols or int(cols[r][j]) != v:
                 return f"element/rep_of misplace compute node {self.nodes[v]!r}"
         return None
 
@@ -202,43 +277,46 @@ def _automorphism_problem(nodes: Sequence[Node], g: list[int], num_compute: int,
     return None
 
 
-MAX_TABLE_ENTRIES = 80_000_000
-"""Most entries (elements × nodes) of a group's table of permutations: 320 MB as int32."""
-
-
 def product_symmetry(nodes: Sequence[Node], num_compute: int, gens: Sequence[Sequence[int]],
                      orders: Sequence[int]) -> Symmetry | None:
     """The :class:`Symmetry` generated by commuting ``gens`` of ``orders`` (index
     permutations), its representatives the least compute node of each orbit; None when
-    its table would exceed :data:`MAX_TABLE_ENTRIES` or it does not act freely (not
-    verified against links here: :meth:`Symmetry.verify` does that)."""
+    it does not act freely (not verified against links here: :meth:`Symmetry.verify`
+    does that). Its table is made only when it fits :data:`MAX_TABLE_ENTRIES`."""
     n = len(nodes)
     size = math.prod(orders)
-    if size * n > MAX_TABLE_ENTRIES or size < 2:
+    if size < 2:
         return None
     dtype = np.int32 if n < 2**31 else np.int64
+    arrays = [np.asarray(g, dtype=dtype) for g in gens]
+    factors = tuple(int(m) for m in orders)
+    table = _table(arrays, factors, n) if size * n <= MAX_TABLE_ENTRIES else None
+    sym = Symmetry(tuple(nodes), table, [], {}, {}, factors if len(orders) > 1 else (),
+                   gens=arrays, size=size)
+    placed = np.full(num_compute, -1, dtype=np.int64)
+    for r in range(num_compute):  # the least unplaced node is the least of its orbit
+        if placed[r] >= 0:
+            continue
+        col = sym.images(r)
+        if len(col) != size or int(col.max()) >= num_compute or (placed[col] >= 0).any() or \
+                len(np.unique(col)) != size:
+            return None
+        placed[col] = r
+        sym.reps.append(r)
+        for j, v in enumerate(col.tolist()):
+            sym.element[v] = j
+            sym.rep_of[v] = r
+    return sym
+
+
+def _table(gens: Sequence[np.ndarray], factors: Sequence[int], n: int) -> np.ndarray:
+    """Every product of the generators, element j in row j (mixed radix, g_0 fastest)."""
+    dtype = np.int32 if n < 2**31 else np.int64
     table = np.arange(n, dtype=dtype)[None, :]
-    for g, m in zip(gens, orders):
+    for g, m in zip(gens, factors):
         ga = np.asarray(g, dtype=dtype)
         block = [table]
         for _ in range(1, m):
             block.append(ga[block[-1]])
         table = np.stack(block, axis=0).reshape(-1, n)
-    compute_images = table[:, :num_compute]
-    rep_of_arr = compute_images.min(axis=0)
-    reps = sorted(set(rep_of_arr.tolist()))
-    if len(reps) * size != num_compute:
-        return None
-    element: dict[int, int] = {}
-    rep_of: dict[int, int] = {}
-    for r in reps:
-        col = table[:, r].tolist()
-        if len(set(col)) != size:
-            return None
-        for j, v in enumerate(col):
-            element[v] = j
-            rep_of[v] = r
-    if len(element) != num_compute:
-        return None
-    return Symmetry(tuple(nodes), table, reps, element, rep_of,
-                    tuple(int(m) for m in orders) if len(orders) > 1 else ())
+    return table
