@@ -185,6 +185,11 @@ FILES.update({
     "nccl_huge.log": _NCCL_HEAD + _NCCL_ROW.format(t="10.00", a="104.86").replace(
         "     1048576", "1" + "0" * 400, 1),
     "nccl_binary.log": _NCCL_HEAD.encode() + bytes(range(256)) * 8,
+    # red team R1: a row of 0 bytes, or of 0 µs, with a rate; more rows than are read
+    "nccl_zero_bytes.log": _NCCL_HEAD + _NCCL_ROW.format(t="10.00", a="104.86").replace(
+        "     1048576", "           0", 1),
+    "nccl_zero_time.log": _NCCL_HEAD + _NCCL_ROW.format(t=" 0.00", a="104.86"),
+    "nccl_rows_10001.log": _NCCL_HEAD + _NCCL_ROW.format(t="10.00", a="104.86") * 10_001,
 })
 
 # issue 30: switches that add, declared wrongly (a compute node; rates 0, NaN, 10^400; a
@@ -487,6 +492,12 @@ CASES = [
     ("measured-binary", ["measured", "ring:4", "{nccl_binary.log}"], None,
      ["line 3", "NUL byte", "binary"]),
     ("measured-dev-zero", ["measured", "ring:4", "/dev/zero"], None, ["/dev/zero"]),
+    ("measured-zero-bytes-with-a-rate", ["measured", "ring:4", "{nccl_zero_bytes.log}"], None,
+     ["line 3", "algbw 104.86 GB/s is not size / time = 0 B"]),
+    ("measured-zero-time", ["measured", "ring:4", "{nccl_zero_time.log}"], None,
+     ["line 3", "0.00 µs = infinite GB/s"]),
+    ("measured-10001-rows", ["measured", "ring:4", "{nccl_rows_10001.log}"], None,
+     ["more than 10000 table rows (from line 3 on)", "split the file"]),
     # smoke (torch is imported once, in the last group)
     ("smoke-size-memory", ["smoke", "{ring4_chains.json}", "--size", "100G"], None,
      ["--size", "of memory"]),
@@ -671,6 +682,7 @@ ONTO_INPUT = [  # (argv, the input file that the output names; files made by _on
     (["import", "{t.json}", "--nvidia-smi", "{s.json}", "-o", "{s.json}"], "s.json"),
     (["compare", "{t.png}", "--plot", "{t-symlink.png}"], "t.png"),
     (["optimum", "{t.json}", "--certificate", "-o", "{t-symlink.json}"], "t.json"),
+    (["measured", "ring:4", "{t.png}", "--plot", "{t-hardlink.png}"], "t.png"),
 ]
 
 

@@ -86,9 +86,10 @@ def run(args: argparse.Namespace) -> int:
     topo = load_topology(args.topology)
     _announce(args, topo, runs)
     progress = _progress(args)
+    models: dict[Any, Any] = {}  # runs of one test and sizes share the optimum's work
     results = [measure(topo, r, collective=args.collective, ranks=ranks,
                        in_place=args.in_place, alpha=alpha, baselines=baselines,
-                       hint=not args.no_hint, progress=progress) for r in runs]
+                       hint=not args.no_hint, progress=progress, models=models) for r in runs]
     if args.plot:
         _plot(args.plot, results, args.busbw)
     if args.json:
@@ -119,6 +120,9 @@ def _log_notes(logs: list[Any]) -> None:
             print(f"note: {log.source}: NCCL warned{more}: {log.warnings[0]}", file=sys.stderr)
 
 
+ROW_SECONDS = 0.001  # a table row's α-β figures and checks: 7.1 s for 7,600 rows (load 4)
+
+
 def _announce(args: argparse.Namespace, topo: Any, runs: list[Any]) -> None:
     """The comparison's estimated cost on stderr before any work (as ``collcert compare``
     says it): always with --progress, else from 10 s on."""
@@ -129,13 +133,19 @@ def _announce(args: argparse.Namespace, topo: Any, runs: list[Any]) -> None:
     from ._common import duration_text
     from .compare import ESTIMATE_SHOWN_FROM, compare_estimate
 
-    colls = {"allreduce" if r.test == "all_reduce" or args.collective == "allreduce"
-             else "allgather" for r in runs}
-    seconds = sum(compare_estimate(topo, c)[0] for c in colls)
-    memory = max(compare_estimate(topo, c)[1] for c in colls)
+    # one comparison per test and set of sizes (runs that share them share it: measure's
+    # models), and about a millisecond per table row (its α-β figures and checks)
+    kinds = {("allreduce" if r.test == "all_reduce" or args.collective == "allreduce"
+              else "allgather", tuple(sorted({row.size for row in r.rows}))) for r in runs}
+    rows = sum(len(r.rows) for r in runs)
+    seconds = sum(compare_estimate(topo, c)[0] for c, _ in kinds) + rows * ROW_SECONDS
+    memory = max(compare_estimate(topo, c)[1] for c, _ in kinds)
     if args.progress or seconds >= ESTIMATE_SHOWN_FROM:
-        print(f"measured: {topo.num_compute} GPUs, {len(topo.capacity)} links: the optimum and "
-              f"the baselines, estimated {duration_text(seconds)} of CPU and "
+        what = "the optimum and the baselines" + (
+            f" ({len(kinds)} comparisons, one per test and set of sizes of the "
+            f"{len(runs)} runs)" if len(kinds) > 1 else "") + f", {rows} rows"
+        print(f"measured: {topo.num_compute} GPUs, {len(topo.capacity)} links: {what}, "
+              f"estimated {duration_text(seconds)} of CPU and "
               f"{human_bytes(int(memory))} of memory (as collcert compare; docs/limits.md)",
               file=sys.stderr, flush=True)
 

@@ -18,6 +18,7 @@ printed ``#   Rank %2d Pid %6d on â€¦`` (before d313d20, 2022) and ``# nThread â
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from dataclasses import dataclass, field
@@ -29,6 +30,11 @@ from .nccl_tests_table import LogError, Row, consistent_algbw, number, parse_lay
 
 MAX_LOG_BYTES = 256 * 1024 * 1024
 MAX_LINE = 100_000
+# table rows in one file: each is read exactly and checked (about 0.4 ms) and compared
+# (about 1 ms); nccl-tests prints one per size (34 for -b 8 -e 8G -f 2), so 10,000 is a
+# campaign of some 300 runs. 2 million rows (250 MB) took 5.7 GB and 10 minutes unread.
+MAX_ROWS = 10_000
+_ROW_LIKE = re.compile(rb"(?m)^[^\S\n]*(?:\[[^\]\n]*\][^\s:]*:|\d+: )?[^\S\n]*\d+[^\S\n]+\d+[^\S\n]")
 
 _TAG = re.compile(r"\[\d+(?:,\d+)?\](?:<std(?:out|err)>)?:?")  # [1,0]<stdout>:  or  [0]
 _LEAD_TAG = re.compile(r"^\s*(?:\[\d+(?:,\d+)?\](?:<std(?:out|err)>)?:?|\d+: )")
@@ -94,11 +100,26 @@ def read_nccl_tests(path: str) -> NcclTestsLog:
 
 def parse_nccl_tests(data: bytes | str, source: str = "log") -> NcclTestsLog:
     """The runs in ``data`` (bytes as read, or text)."""
+    if isinstance(data, bytes):
+        _check_rows(data, source)
     text = _decode(data, source) if isinstance(data, bytes) else data
+    text = text[1:] if text.startswith("\ufeff") else text  # a byte-order mark, as editors write
     reader = _Reader(source)
     for number_, raw in enumerate(text.splitlines(), 1):
         reader.feed(raw, number_)
     return reader.finish()
+
+
+def _check_rows(data: bytes, source: str) -> None:
+    """Refuse, before reading any, a file with more lines that look like table rows than
+    :data:`MAX_ROWS` (the reader counts the rows it reads as well)."""
+    found = _ROW_LIKE.finditer(data)
+    if sum(1 for _ in itertools.islice(found, MAX_ROWS + 1)) > MAX_ROWS:
+        line = data.count(b"\n", 0, next(_ROW_LIKE.finditer(data)).start()) + 1
+        raise LogError(f"{source}: more than {MAX_ROWS} table rows (from line {line} on), "
+                       f"the most collcert reads from one file (each is read exactly and "
+                       "compared, about 1.5 ms: 15 s for 10000); nccl-tests prints one row per "
+                       "size: split the file, or keep the runs you want")
 
 
 def _check_times(row: Row, time_name: str, where: str) -> None:
@@ -137,6 +158,7 @@ class _Reader:
         self.run: Run | None = None
         self.pending: list[str] = []  # tokens of a row interrupted by NCCL's lines
         self.pending_line = 0
+        self.rows_read = 0
         self.tagged = False  # the launcher tags lines: strip its tags inside lines too
         self.trailer_seen = False
         self.carried_version: str | None = None  # NCCL's version line before the next run
@@ -148,7 +170,7 @@ class _Reader:
         if len(raw) > MAX_LINE:
             raise LogError(f"{self.where(line)}: a line of {len(raw)} characters; nccl-tests "
                            "lines are short (the file is not its output)")
-        text = raw.rstrip("\r")
+        text = raw.rstrip("\r").replace("\t", " ")  # tabs: a log pasted through an editor
         lead = _LEAD_TAG.match(text)
         if lead is not None:  # mpirun --tag-output, -prepend-rank, srun --label
             self.tagged = True
@@ -221,6 +243,11 @@ class _Reader:
             _check_times(row, self.run.layout.time_name, self.where(self.pending_line))
             self.run.rows.append(row)
             self.pending = []
+            self.rows_read += 1
+            if self.rows_read > MAX_ROWS:
+                raise LogError(f"{self.where(row.line)}: more than {MAX_ROWS} table rows in "
+                               "one file; nccl-tests prints one row per size: split the file, "
+                               "or keep the runs you want")
         elif not interrupted:  # only NCCL's own lines may split a row
             raise LogError(f"{self.where(self.pending_line)}: a table row cut short "
                            f"({len(self.pending)} of {need} fields)")

@@ -20,30 +20,36 @@ CUT_COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "red
 def measure(topology: Topology, run: NcclTestsRun, *, collective: str | None = None,
             ranks: Sequence[Any] | None = None, in_place: bool = False,
             alpha: Fraction | int = 0, baselines: Sequence[str] | None = None,
-            hint: bool = True, progress: Callable[[str], None] | None = None) -> Measured:
+            hint: bool = True, progress: Callable[[str], None] | None = None,
+            models: dict[Any, Model] | None = None) -> Measured:
     """``run`` on ``topology``: per size the measured algbw and busbw beside the certified
     optimum and the baselines (NCCL's by default) on the α-β model (``alpha`` µs per link
     where the topology gives none), the verdicts, and for a plateau far below the
-    optimum the what-if hints. ``ranks``: the compute node of each rank."""
+    optimum the what-if hints. ``ranks``: the compute node of each rank. ``models``: a
+    dict shared by the runs of one ``topology``, so that runs of the same test, ranks and
+    sizes compute the optimum and the baselines once (a log of 20 identical runs took
+    20 times one run's work)."""
     res = resolve(run, topology, collective, ranks)
     names = default_baselines() if baselines is None else tuple(baselines)
     place = "in-place" if in_place else "out-of-place"
     out = Measured(run.source, run.first_line, res.test, res.collective, res.ranks,
                    res.evidence, res.topology.name or "topology", res.topology.in_network_model(),
                    place, Fraction(alpha), [], run_info=run.to_json())
-    models: dict[Any, Model] = {}
+    models = {} if models is None else models
+    sizes = sorted({r.size for r in run.rows if r.size > 0})
     for key, rows in _groups(run):
         root = key[2]
         root_node = _root_node(res, root, rows[0].line, run)
         model = None
         if res.collective is not None:
-            if root_node not in models:
+            mkey = (id(topology), tuple(map(str, res.nodes)), res.collective, root_node,
+                    tuple(sizes), Fraction(alpha), names)
+            if mkey not in models:
                 if progress:
                     progress(f"model: {res.collective} on {out.topology}")
-                sizes = sorted({r.size for r in run.rows if r.size > 0})
-                models[root_node] = build_model(res.topology, res.collective, root_node, sizes,
-                                                Fraction(alpha), names, progress)
-            model = models[root_node]
+                models[mkey] = build_model(res.topology, res.collective, root_node, sizes,
+                                           Fraction(alpha), names, progress)
+            model = models[mkey]
         out.series.append(Series(key[0], key[1], root, root_node,
                                  [_size_row(r, in_place, model, run) for r in rows], model))
     _verdicts(out, run, res, progress if hint else None, hint)
