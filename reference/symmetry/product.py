@@ -16,6 +16,9 @@ shift alone: the servers as boxes, 8 orbits, or the rails, 128).
    :mod:`.boxes`); the nodes τ fixes next to the ones it moves are the shared
    nodes F; the components of the region without F that hold compute nodes are
    the boxes (components without one join F), all of one size and compute count;
+   when no candidate shows boxes (an MI300X box links every GPU to every other), each
+   compute node's *private part* is a box: the nodes that become singletons of the
+   refinement when it is individualised (its NIC), paired by their colours;
 2. the level's shift σ maps the i-th node of box j to the i-th node of box j+1
    (node order) and fixes F; the next region is box 0 together with F;
 3. σ is *extended* to the whole topology through the levels above: on box j of
@@ -91,48 +94,91 @@ def product_group(nodes: Sequence[Node], num_compute: int,
     return sym
 
 
+class _Local:
+    """The subgraph a region induces, on local indices (the region's order), refined."""
+
+    def __init__(self, region: np.ndarray, nc: int, arcs: Mapping[tuple[int, int], object],
+                 multicast: frozenset[int], supply: Mapping[int, int] | None) -> None:
+        self.inside = {int(v): i for i, v in enumerate(region.tolist())}
+        local = [(self.inside[a], self.inside[b], c) for (a, b), c in arcs.items()
+                 if a in self.inside and b in self.inside]
+        klass: dict[object, int] = {}
+        self.tails = np.fromiter((a for a, _, _ in local), dtype=np.int64, count=len(local))
+        self.heads = np.fromiter((b for _, b, _ in local), dtype=np.int64, count=len(local))
+        self.kl = np.fromiter((klass.setdefault(c, len(klass)) for _, _, c in local),
+                              dtype=np.int64, count=len(local))
+        base = np.array([0 if v < nc else (2 if v in multicast else 1)
+                         for v in region.tolist()], dtype=np.int64)
+        if supply is not None:
+            base += np.array([4 * (1 + supply.get(v, 0)) if v < nc else 0
+                              for v in region.tolist()], dtype=np.int64)
+        self.base = base
+        self.colour = refine(self.tails, self.heads, self.kl, base)
+        self.compute = int((region < nc).sum())
+
+    def marked(self, v: int) -> np.ndarray:
+        """The refinement with local node v individualised."""
+        side = self.base.copy()
+        side[v] = -1
+        return refine(self.tails, self.heads, self.kl, side)
+
+
 def _level(region: np.ndarray, nc: int, arcs: Mapping[tuple[int, int], object],
            adj: Sequence[set[int]], multicast: frozenset[int], supply: Mapping[int, int] | None,
            levels: list[_Level], gens: list[np.ndarray]) -> tuple[_Level, np.ndarray] | None:
     """The next level in ``region``: its boxes and its shift extended to every node and
-    verified (steps 1-4), trying up to :data:`CANDIDATES` choices of c1."""
-    inside = {int(v): i for i, v in enumerate(region.tolist())}
-    local = [(inside[a], inside[b], c) for (a, b), c in arcs.items()
-             if a in inside and b in inside]
-    klass: dict[object, int] = {}
-    tails = np.fromiter((a for a, _, _ in local), dtype=np.int64, count=len(local))
-    heads = np.fromiter((b for _, b, _ in local), dtype=np.int64, count=len(local))
-    kl = np.fromiter((klass.setdefault(c, len(klass)) for _, _, c in local), dtype=np.int64,
-                     count=len(local))
-    base = np.array([0 if v < nc else (2 if v in multicast else 1) for v in region.tolist()],
-                    dtype=np.int64)
-    if supply is not None:
-        base += np.array([4 * (1 + supply.get(v, 0)) if v < nc else 0
-                          for v in region.tolist()], dtype=np.int64)
-    colour = refine(tails, heads, kl, base)
-    a_side = base.copy()
-    a_side[0] = -1  # c0: the region's first compute node
-    col_a = refine(tails, heads, kl, a_side)
+    verified (steps 1-4), trying up to :data:`CANDIDATES` choices of c1, then the
+    private parts of the compute nodes (:func:`_private_parts`)."""
+    loc = _Local(region, nc, arcs, multicast, supply)
+    col_a = loc.marked(0)  # c0: the region's first compute node
     cells: dict[int, list[int]] = {}
-    for v in range(int((region < nc).sum())):
-        if v and colour[v] == colour[0]:
+    for v in range(1, loc.compute):
+        if loc.colour[v] == loc.colour[0]:
             cells.setdefault(int(col_a[v]), []).append(v)
+    found: list[_Level] = []
     for cell in sorted(cells.values(), key=lambda c: (-len(c), c[0]))[:CANDIDATES]:
-        b_side = base.copy()
-        b_side[cell[0]] = -1
-        col_b = refine(tails, heads, kl, b_side)
-        tau = _pair_cells(col_a.tolist(), col_b.tolist())
-        if tau is None:
-            continue
-        level = _boxes_of(region, tau, adj, inside, nc)
-        if level is None:
-            continue
+        tau = _pair_cells(col_a.tolist(), loc.marked(cell[0]).tolist())
+        level = None if tau is None else _boxes_of(region, tau, adj, loc.inside, nc)
+        if level is not None:
+            found.append(level)
+    if not found:
+        level = _private_parts(region, loc, col_a, nc)
+        found = [] if level is None else [level]
+    for level in found:
         g = _extended(level, levels, len(adj))
         if g is None or not _keeps(g, nc, arcs, multicast, supply):
             continue
         if all(np.array_equal(g[h], h[g]) for h in gens):
             return level, g
     return None
+
+
+def _private_parts(region: np.ndarray, loc: _Local, col_a: np.ndarray, nc: int,
+                   ) -> _Level | None:
+    """Boxes where no node separates the GPUs (an MI300X's Infinity Fabric mesh links
+    every GPU to every other): each compute node with the nodes that become singletons
+    when it is individualised (its NIC), in the order of their refined colours; the
+    shift takes each part to the next one, fixing the rest."""
+    if loc.compute < 2 or any(loc.colour[v] != loc.colour[0] for v in range(loc.compute)):
+        return None
+    alone = {int(c) for c, k in zip(*np.unique(loc.colour, return_counts=True)) if k == 1}
+    parts: list[list[int]] = []
+    for v in range(loc.compute):
+        col = col_a if v == 0 else loc.marked(v)
+        values, counts = np.unique(col, return_counts=True)
+        single = set(values[counts == 1].tolist())
+        part = sorted((i for i in range(len(col)) if int(col[i]) in single
+                       and int(loc.colour[i]) not in alone), key=lambda i: int(col[i]))
+        if v not in part:
+            return None
+        parts.append([int(region[i]) for i in part])
+    if any(len(p) != len(parts[0]) for p in parts) or len({x for p in parts for x in p}) != sum(
+            map(len, parts)):
+        return None
+    used = {x for p in parts for x in p}
+    shared = np.asarray(sorted(set(region.tolist()) - used), dtype=np.int64)
+    return _Level([np.asarray(p, dtype=np.int64) for p in parts], shared,
+                  {x: i for i, x in enumerate(parts[0])})
 
 
 def _boxes_of(region: np.ndarray, tau: list[int], adj: Sequence[set[int]],
@@ -151,8 +197,8 @@ def _boxes_of(region: np.ndarray, tau: list[int], adj: Sequence[set[int]],
     for c in comps:
         if c[0] >= nc:
             shared.update(c)
-    if len(boxes) < 2:
-        return None
+    if len(boxes) < 2 or any(v < nc for v in shared):
+        return None  # every compute node of the region in a box: the shift acts freely
     size, per = len(boxes[0]), sum(1 for v in boxes[0] if v < nc)
     if any(len(b) != size or sum(1 for v in b if v < nc) != per for b in boxes):
         return None
