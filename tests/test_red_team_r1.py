@@ -3,6 +3,7 @@ the smallest input that showed it: the command-line path it broke, and what it d
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,20 @@ def test_measured_runs_of_one_test_share_the_optimum(monkeypatch: Any) -> None:
     figures = [[(r["size"], r["bound_alg_bw"], r["models_alg_bw"])
                 for r in m.to_json()["series"][0]["rows"]] for m in out]
     assert figures[0] == figures[2] and len(figures[0]) == 32
+
+
+def test_the_docs_issue22_topology_is_the_tests_machine() -> None:
+    """docs/runtimes.md, schedules.md and smoke.md ran `collcert schedule issue22.json`,
+    a file no newcomer had (the machine lived in tests/test_export_rate.py): it is kept
+    in tests/data/topologies/issue22.json, and is that machine."""
+    from test_export_rate import issue_topology
+
+    from collcert.reference.model import Topology
+
+    path = Path(__file__).resolve().parent / "data" / "topologies" / "issue22.json"
+    kept = Topology.from_json(json.loads(path.read_text()))
+    assert kept.to_json() == issue_topology().to_json()
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    for page in ("runtimes.md", "schedules.md", "smoke.md"):
+        text = (docs / page).read_text()
+        assert " issue22.json" not in text and "tests/data/topologies/issue22.json" in text
