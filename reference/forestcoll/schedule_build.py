@@ -154,7 +154,7 @@ def _split_by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node],
     """:func:`.symsplit.remove_switches_orbits` in the tries of :func:`_by_orbits`."""
     tries = [(sym, True), (sym, False)]
     if sym.orders:
-        box = orbits.box_shift(g, [supply.get(c, 0) for c in g.compute_nodes])
+        box = sym.fallback or orbits.box_shift(g, [supply.get(c, 0) for c in g.compute_nodes])
         if box is not None:
             tries += [(box, True), (box, False)]
     tries = [(grp, far) for grp, far in tries if grp.tabled]

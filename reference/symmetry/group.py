@@ -69,6 +69,7 @@ class Symmetry:
         self.box_of: list[int] = box_of or []
         self._gens = [np.asarray(g) for g in gens]
         self._size = size
+        self.fallback: Symmetry | None = None  # a smaller group found beside it (a box shift)
         self._verified: set[tuple[object, ...]] = set()
         if perms is None and (not gens or (size < 2 and not orders)):
             raise ValueError("internal: a Symmetry needs its table or its generators")

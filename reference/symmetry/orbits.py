@@ -70,6 +70,7 @@ def find_symmetry(t: Topology, weights: Sequence[int] | None = None) -> Symmetry
     sym = max(best, key=lambda s: s.order)
     if sym.orders:
         sym.box_of = fast_boxes(t)
+        sym.fallback = found[0]  # the box shift, for a build the larger group cannot do
     return sym
 
 
