@@ -50,16 +50,17 @@ def test_nvls_above_the_optimum_exits_1(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_the_declared_in_network_model_is_used() -> None:
-    """dgx_h100 declares its NVSwitch reducing (NVLS): the optimum is the in-network
-    model's, 450 GB/s (certified, checked by certify.innetwork), and the same run is
-    0.61 of it; one box: no what-if family, said so."""
+    """dgx_h100 declares its NVSwitch an NVLS switch: the optimum is the in-network
+    model's, 400 GB/s = 450·8/9 (certified, checked by certify.innetwork), and the same
+    run is 0.69 of it; no what-if search (the optimum is not the cut-set bound), said
+    so."""
     m = measure(platforms.dgx_h100(1), read_nccl_tests(P5).runs[0], baselines=())
     model = m.series[0].model
     assert model is not None and model.in_network
-    assert model.optimum == model.ceiling == 450 and "in-network" in model.optimum_kind
+    assert model.optimum == model.ceiling == 400 and "NVLS" in model.optimum_kind
     assert [v.kind for v in m.verdicts] == ["far-below"] and m.exit_code == 0
-    assert "the plateau is 0.61 of the optimum" in m.verdicts[0].text
-    assert m.hints == [] and any("one box" in n for n in m.notes)
+    assert "the plateau is 0.69 of the optimum" in m.verdicts[0].text
+    assert m.hints == [] and any("not the cut-set bound" in n for n in m.notes)
 
 
 def test_ranks_must_match_the_topology() -> None:

@@ -53,7 +53,9 @@ def test_the_dsl_nvls_allreduce_moves_five_quarters_of_m_on_every_gpu_link() -> 
 def test_with_strong_closing_signals_it_is_valid_at_four_fifths_of_the_link() -> None:
     report = _audit(_strong(_plan("allreduce_nvls_4gpu.json")))
     assert report.valid and report.algbw == 360, report.reasons
-    assert report.optimum_algbw == 450  # the in-network optimum: the GPU's link
+    # the in-network optimum of an NVLS switch joining 4 GPUs, 450·4/5: the DSL's plan
+    # reaches it (a SHARP switch would reach the GPU's link, 450)
+    assert report.optimum_algbw == 360 and report.ratio == 1
 
 
 def test_a_reduction_rate_slows_the_plan_to_what_the_switch_adds() -> None:
@@ -64,11 +66,11 @@ def test_a_reduction_rate_slows_the_plan_to_what_the_switch_adds() -> None:
 
 
 @pytest.mark.parametrize("declare, plan, needle", [
-    ({"reducing_switches": []}, "allreduce_nvls_4gpu.json",
+    ({"nvls_switches": []}, "allreduce_nvls_4gpu.json",
      "rank 0 tb 0 op 5 (glres): multimem.ld_reduce adds in switch 'nvswitch'"),
-    ({"reducing_switches": [], "multicast_switches": ["nvswitch"]}, "allreduce_nvls_4gpu.json",
+    ({"nvls_switches": [], "multicast_switches": ["nvswitch"]}, "allreduce_nvls_4gpu.json",
      "does not declare it reducing"),
-    ({"reducing_switches": []}, "allgather_nvls_pkt_4gpu.json",
+    ({"nvls_switches": []}, "allgather_nvls_pkt_4gpu.json",
      "rank 0 tb 0 op 1 (gstorepkt): multimem.st copies through switch 'nvswitch'"),
 ])
 def test_a_switch_that_cannot_add_or_copy_is_refused(declare: dict[str, Any], plan: str,
@@ -79,7 +81,7 @@ def test_a_switch_that_cannot_add_or_copy_is_refused(declare: dict[str, Any], pl
 
 
 def test_a_multicast_switch_serves_a_plan_that_only_copies() -> None:
-    report = _audit(_plan("allgather_nvls_pkt_4gpu.json"), reducing_switches=[],
+    report = _audit(_plan("allgather_nvls_pkt_4gpu.json"), nvls_switches=[],
                     multicast_switches=["nvswitch"])
     assert report.valid and report.algbw == 450
 
@@ -184,7 +186,7 @@ def _export(t: Topology, inplace: bool = False) -> str:
 
 
 @pytest.mark.parametrize("inplace", [False, True])
-def test_the_nvls_export_of_one_h100_box_audits_valid_at_eight_ninths_of_450(
+def test_the_nvls_export_of_one_h100_box_audits_valid_at_the_nvls_optimum(
         inplace: bool) -> None:
     from collcert import platforms
     from collcert.certify.execution import runtimes
@@ -194,7 +196,8 @@ def test_the_nvls_export_of_one_h100_box_audits_valid_at_eight_ninths_of_450(
     text = _export(t, inplace)
     report = audit(t, text)
     assert report.valid and report.algbw == 400 == nvls_rate(t, "b0.nvswitch"), report.reasons
-    assert report.optimum_algbw == 450 and report.ratio == Fraction(8, 9)
+    # the NVSwitch adds the NVLS way: 400 = 450·8/9 is the in-network optimum (ratio 1)
+    assert report.optimum_algbw == 400 and report.ratio == 1
     assert runtimes.get("mscclpp", "mscclpp-json").judge(text, "file").ok
     doc = json.loads(text)
     name = doc["name"]
@@ -255,7 +258,8 @@ def test_schedule_writes_the_nvls_plan_where_it_is_faster(tmp_path: Path,
     assert main(["schedule", str(DATA / "topologies" / "nvswitch_4gpu.json"), "-c", "allreduce",
                  "--format", "mscclpp-json", "--method", "in-network", "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert (summary["algbw"], summary["ratio_to_in_network"]) == ("360", "4/5")
+    # 360 = 450·4/5: the NVLS optimum of 4 GPUs (docs/in-network.md)
+    assert (summary["algbw"], summary["ratio_to_in_network"]) == ("360", "1")
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -264,7 +268,7 @@ def test_schedule_writes_the_nvls_plan_where_it_is_faster(tmp_path: Path,
     (["dgx_h100:1", "-c", "allreduce", "--format", "json"], "add --format mscclpp-json"),
     (["dgx_h100:1", "-c", "reduce-scatter", "--format", "mscclpp-json"], "is for allreduce"),
     (["dgx_h100:1,none", "-c", "allreduce", "--format", "mscclpp-json"],
-     "reducing_switches is empty"),
+     "neither nvls_switches nor reducing_switches"),
     (["dgx_h100:1", "-c", "allreduce", "--format", "mscclpp-json", "--mscclpp-channel",
       "port"], "--mscclpp-channel port does not apply"),
 ])

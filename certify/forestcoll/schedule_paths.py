@@ -26,7 +26,13 @@ may do more than forward, as the topology declares (docs/topology.md):
 * a switch that adds all the data and multicasts the sum (SHARP, NVLS) is written
   with the root at a compute node r: the in-tree adds at the switch and brings the
   sum to r, the out-tree sends it from r through the switch, which copies it: each
-  link carries what it carries when the switch itself holds the sum.
+  link carries what it carries when the switch itself holds the sum;
+* an **NVLS switch** (``nvls_switches``) adds and copies only as NVLink SHARP runs
+  (:func:`nvls_rules`): in a tree where paths end (in-tree) or start (out-tree) at
+  it, those are single links from (to) member GPUs (compute nodes linked to it both
+  ways), exactly one path runs through it, ``[x, w, g]`` between members, and the
+  GPU that issues the load-reduce (g, in-trees) sends its own share up, the one that
+  issues the store (x, out-trees) receives its copy: a self-edge or its own path.
 
 Every path must be fed from the root (:func:`check_paths`): the paths run from the
 root outwards (an in-tree: from the root backwards), a path once its free end holds
@@ -156,6 +162,45 @@ def check_paths(topo: Topo, tree: Tree, verdict: Verdict, load: dict[Link, int],
                             + ")"))
     if pending:
         _fed(topo, tree, verdict, grounded + pending, out)
+        nvls_rules(topo, tree, verdict, {e.path[0] if out else e.path[-1] for e in pending})
+
+
+def nvls_rules(topo: Topo, tree: Tree, verdict: Verdict, acting: set[Node]) -> None:
+    """The NVLS switches among ``acting`` (where this tree's paths start, out-trees, or
+    end, in-trees) act as NVLink SHARP does (module docstring)."""
+    out = tree.direction == "out"
+    for w in sorted(acting & topo.nvls, key=str):
+        why = _nvls_why(topo, tree, w, out)
+        if why:
+            verdict.fail(f"{tree.label}: NVLS switch {w!r} {'copies' if out else 'adds'} "
+                         "here, which NVLink SHARP does only for one member GPU "
+                         f"(nvls_switches): {why}")
+
+
+def _member(topo: Topo, w: Node, x: Node) -> bool:
+    return x in topo.compute_set and (x, w) in topo.cap and (w, x) in topo.cap
+
+
+def _nvls_why(topo: Topo, tree: Tree, w: Node, out: bool) -> str:
+    """Why the tree's use of NVLS switch ``w`` is not one load-reduce (in-tree) or one
+    multicast store (out-tree) issued by a member GPU, or ``""``."""
+    ends = [tuple(e.path) for e in tree.edges if e.path[0 if out else -1] == w]
+    through = [tuple(e.path) for e in tree.edges if w in e.path[1:-1]]
+    bad = [p for p in ends if len(p) != 2 or not _member(topo, w, p[1 if out else 0])]
+    if bad:
+        return f"its path {list(bad[0])} is not a single link {'to' if out else 'from'} a member GPU"
+    if len(through) != 1 or len(through[0]) != 3 \
+            or not all(_member(topo, w, x) for x in through[0][::2]):
+        return (f"the {'store' if out else 'load-reduce'} needs exactly one path through it, "
+                f"a member GPU -> {w!r} -> a member GPU; this tree has "
+                + (f"{len(through)}" if len(through) != 1 else f"{list(through[0])}"))
+    issuer = through[0][0 if out else -1]
+    if through[0][0] == through[0][-1] or ((w, issuer) if out else (issuer, w)) in ends:
+        return ""
+    return f"its issuer {issuer!r} " + (
+        "gets no copy: the store writes every member, the issuer too (a self-edge)" if out
+        else "sends no share of its own: the load-reduce reads every member, the issuer "
+             "too (a self-edge)")
 
 
 def _fed(topo: Topo, tree: Tree, verdict: Verdict, edges: list[Edge], out: bool) -> None:

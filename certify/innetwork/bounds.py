@@ -16,6 +16,13 @@ rate ≤ Σ_i B⁻(S_i) / (2(k−1)) (``in``), Σ_i B⁺(S_i) / (2(k−1)) (``ou
 under which every structure costs at least 1; then any schedule's rate is at
 most Σ b_e y_e + Σ ρ_w z_w. "Every structure" is checked by
 :mod:`.pricing`, which finds the cheapest one root by root.
+
+``box-dual``: link lengths y and boxes; the least cost of any structure is counted
+box by box (:mod:`.boxdual`), for machines too large to price.
+
+Partition bounds count a switch that adds either way (SHARP or NVLS) as one that
+may merge streams: an NVLS structure loads every link at least as much as the
+SHARP structure with the same trees, so bounds of the SHARP model hold for NVLS.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import InputError, Node, Topo, Verdict, frac_str, number
+from .boxdual import check_box_dual
 from .pricing import MAX_SUBSETS, cheapest_cost, subsets_needed
 
 
@@ -109,9 +117,11 @@ def check_upper(topo: Topo, upper: object, v: Verdict) -> Fraction | None:
     if not isinstance(upper, Mapping):
         raise InputError("upper must be an object")
     kind = upper.get("kind")
-    checks = {"cut": check_cut, "partition": check_partition, "dual": check_dual}
+    checks = {"cut": check_cut, "partition": check_partition, "dual": check_dual,
+              "box-dual": check_box_dual}
     if kind not in checks:
-        raise InputError(f"upper.kind {str(kind)[:20]!r} is not cut, partition or dual")
+        raise InputError(f"upper.kind {str(kind)[:20]!r} is not cut, partition, dual or "
+                         "box-dual")
     value = checks[kind](topo, upper, v)
     if value is not None and number(upper.get("value"), "upper.value") != value:
         v.fail(f"upper.value is {upper.get('value')}, but the {kind} proves {frac_str(value)}")

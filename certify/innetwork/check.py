@@ -3,7 +3,8 @@
 A certificate (``collcert optimum -c allreduce --certificate``, key
 ``certificates.in_network``) states:
 
-``model``   the switches that add (``reducing_switches``), that copy
+``model``   the switches that add the SHARP way (``reducing_switches``) and the
+            NVLS way (``nvls_switches``, absent: none), that copy
             (``multicast_switches``) and the reduction rates it assumes: they must be
             exactly what the topology declares, so a figure never holds in a model
             the machine does not have;
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any
 
-from ..model import InputError, Topo, Verdict, frac_str, number, other_topology
+from ..model import InputError, Node, Topo, Verdict, frac_str, number, other_topology
 from .bounds import check_upper
 from .structures import check_schedule
 
@@ -33,23 +34,27 @@ KEYS = {"kind", "topology", "model", "lower", "upper"}
 
 
 def _model(topo: Topo, model: object, v: Verdict) -> None:
-    if not isinstance(model, Mapping) or set(model) != {"reducing_switches",
-                                                        "multicast_switches",
-                                                        "reduction_rates"}:
-        raise InputError("model must be an object with reducing_switches, multicast_switches "
-                         "and reduction_rates")
-    red = topo.node_set(model["reducing_switches"], "model.reducing_switches")
+    keys = {"reducing_switches", "multicast_switches", "reduction_rates"}
+    if not isinstance(model, Mapping) or not keys <= set(model) <= keys | {"nvls_switches"}:
+        raise InputError("model must be an object with reducing_switches, multicast_switches, "
+                         "reduction_rates and (optional) nvls_switches")
+    sharp = topo.node_set(model["reducing_switches"], "model.reducing_switches")
+    nvls = topo.node_set(model.get("nvls_switches", []), "model.nvls_switches")
     mc = topo.node_set(model["multicast_switches"], "model.multicast_switches")
     rates = model["reduction_rates"]
     if not isinstance(rates, Mapping):
         raise InputError("model.reduction_rates must be an object")
     got = {topo.node(k, "model.reduction_rates key"): number(r, "model.reduction_rates value")
            for k, r in rates.items()}
-    if red != topo.reducing or mc != topo.multicast or got != topo.reduction_rate:
-        v.fail("the certificate's model is not the topology's: it assumes reducing switches "
-               f"{sorted(map(str, red))}, multicast switches {sorted(map(str, mc))} and rates "
-               f"{ {str(k): frac_str(r) for k, r in got.items()} }, the topology declares "
-               f"{sorted(map(str, topo.reducing))}, {sorted(map(str, topo.multicast))} and "
+    if (sharp != topo.reducing - topo.nvls or nvls != topo.nvls or mc != topo.multicast
+            or got != topo.reduction_rate):
+        def names(s: frozenset[Node]) -> list[str]:
+            return sorted(map(str, s))
+        v.fail("the certificate's model is not the topology's: it assumes SHARP switches "
+               f"{names(sharp)}, NVLS switches {names(nvls)}, multicast switches {names(mc)} "
+               f"and rates { {str(k): frac_str(r) for k, r in got.items()} }, the topology "
+               f"declares {names(topo.reducing - topo.nvls)}, {names(topo.nvls)}, "
+               f"{names(topo.multicast)} and "
                f"{ {str(k): frac_str(r) for k, r in topo.reduction_rate.items()} }")
 
 

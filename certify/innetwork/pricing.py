@@ -10,6 +10,15 @@ cheapest tree: a cheapest tree uses some X, and routing it through the metric
 closure costs no more. Reduce trees take X among reducing switches, broadcast
 trees among reducing and multicast switches. Exponential in those switches:
 certificates with a dual are written for small machines only (:data:`MAX_SUBSETS`).
+
+An NVLS switch w has no metric-closure arcs: it joins a tree by single links to
+its member GPUs only (:mod:`.structures`). A member x is its reduce child at
+y(x→w) and its broadcast child at y(w→x); a member g is its parent at
+y(g→w) + y(w→g) (the issuer's round trip) in either tree. One use of w per tree
+suffices: two load-reduces (or stores) at w can merge into one, a member costing
+the same under either, and one of the two issuers is not below the other's
+children, so moving those children to it makes no cycle and saves a round trip.
+No root is an NVLS switch.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from fractions import Fraction
 
 from ..allreduce import directed_mst
 from ..model import Node, Topo
+from .structures import members
 
 MAX_SUBSETS = 200_000
 """Most minimum arborescences one dual check computes."""
@@ -50,21 +60,40 @@ def _shortest(topo: Topo, length: dict[tuple[Node, Node], int], s: Node) -> dict
     return dist
 
 
-def _tree(dist: dict[Node, dict[Node, int]], root: Node, members: list[Node],
-          inward: bool) -> int | None:
+class _Arcs:
+    """Tree-edge costs: shortest paths, and an NVLS switch's links to its members."""
+
+    def __init__(self, dist: dict[Node, dict[Node, int]], length: dict[tuple[Node, Node], int],
+                 member: dict[Node, frozenset[Node]]) -> None:
+        self.dist, self.length, self.member = dist, length, member
+
+    def cost(self, a: Node, b: Node, inward: bool) -> int | None:
+        """Tree edge a -> b: child -> parent (``inward``), else parent -> child."""
+        if a in self.member or b in self.member:
+            w, x = (a, b) if a in self.member else (b, a)
+            if x not in self.member[w]:
+                return None
+            up, down = self.length[(x, w)], self.length[(w, x)]
+            if (a == w) == inward:  # w to its parent x (reduce), x to w (broadcast)
+                return up + down
+            return up if inward else down
+        return self.dist[a].get(b)
+
+
+def _tree(arcs_of: _Arcs, root: Node, members: list[Node], inward: bool) -> int | None:
     nodes = [root] + [x for x in members if x != root]
     arcs = []
     for i, a in enumerate(nodes):
         for j, b in enumerate(nodes):
-            if i != j and b in dist[a]:
-                if inward and i:  # child a, parent b: the arborescence reaches a from b
-                    arcs.append((j, i, dist[a][b]))
-                elif not inward and j:
-                    arcs.append((i, j, dist[a][b]))
+            if i == j or (i == 0 if inward else j == 0):
+                continue
+            c = arcs_of.cost(a, b, inward)
+            if c is not None:  # reduce: child a, parent b, the arborescence reaches a from b
+                arcs.append((j, i, c) if inward else (i, j, c))
     return directed_mst(len(nodes), arcs, 0)
 
 
-def _least(dist: dict[Node, dict[Node, int]], root: Node, compute: list[Node],
+def _least(dist: _Arcs, root: Node, compute: list[Node],
            optional: list[Node], price: dict[Node, int], inward: bool) -> int | None:
     best: int | None = None
     extra = [w for w in optional if w != root]
@@ -88,9 +117,10 @@ def cheapest_cost(topo: Topo, y: dict[tuple[Node, Node], Fraction],
     price = {w: int(c * den) for w, c in z.items()}
     red = sorted(topo.reducing, key=str)
     copying = sorted(topo.reducing | topo.multicast, key=str)
-    dist = {s: _shortest(topo, length, s) for s in [*topo.compute, *copying]}
+    dist = _Arcs({s: _shortest(topo, length, s) for s in [*topo.compute, *copying]}, length,
+                 members(topo))
     best: int | None = None
-    for root in [*topo.compute, *red]:
+    for root in [*topo.compute, *(w for w in red if w not in topo.nvls)]:
         inn = _least(dist, root, topo.compute, red, price, True)
         out = _least(dist, root, topo.compute, copying, price, False)
         if inn is None or out is None:

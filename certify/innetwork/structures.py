@@ -6,14 +6,20 @@ topology as :class:`~collcert.certify.model.Topo` reads it:
 
 * every path is a path of links of the topology, of two nodes or more;
 * reduce paths run from a tree node to its parent, and tree nodes are compute
-  nodes or reducing switches (where streams may be added); broadcast paths run
-  from a parent to a child, and tree nodes are compute nodes, reducing or
-  multicast switches (where a stream may be copied); the root is a compute node
-  or a reducing switch;
+  nodes or switches that add (SHARP or NVLS: where streams may be added);
+  broadcast paths run from a parent to a child, and tree nodes are compute
+  nodes, switches that add or multicast switches (where a stream may be copied);
+  the root is a compute node or a SHARP switch (an NVLS switch never holds a sum);
+* an NVLS switch joins a tree only by single links to its *members* (compute
+  nodes linked to it both ways): its children and its parent are members. Its
+  parent g issues the load-reduce (reduce tree: g's own share also goes up
+  g → w) or the multicast store (broadcast tree: the switch also writes g,
+  w → g): one more use of that link, which the structure does not list;
 * each tree gives every tree node but the root exactly one parent, and every
   compute node reaches the root (reduce) or is reached from it (broadcast);
-* loads: a weighted structure puts weight × (its paths through the link) on each
-  link, and one reduction on each reducing switch of its reduce tree.
+* loads: a weighted structure puts weight × (its paths through the link, and the
+  uses NVLS switches imply) on each link, and one reduction on each switch that
+  adds in its reduce tree.
 
 With automorphisms (generators, verified here to keep capacities, compute nodes
 and every capability), the schedule is the average over the group H they
@@ -43,7 +49,8 @@ def read_generators(topo: Topo, raw: object, v: Verdict) -> list[dict[Node, Node
     for k, sigma in enumerate(perms):
         v.absorb(aut.verify(topo, sigma, None, f"lower.automorphisms[{k}]"))
         for u, w in sigma.items():
-            for label, held in (("reducing", topo.reducing), ("multicast", topo.multicast)):
+            for label, held in (("reducing", topo.reducing), ("NVLS", topo.nvls),
+                                ("multicast", topo.multicast)):
                 if (u in held) != (w in held):
                     v.fail(f"lower.automorphisms[{k}] maps {u!r} to {w!r}: one is a {label} "
                            "switch, the other not")
@@ -75,11 +82,31 @@ def read_structure(topo: Topo, raw: object, where: str,
             _paths(topo, raw["broadcast"], f"{where}.broadcast"), weight)
 
 
+def members(topo: Topo) -> dict[Node, frozenset[Node]]:
+    """The member GPUs of each NVLS switch: compute nodes linked to it both ways."""
+    got = topo.cache.get("nvls members")
+    if got is None:
+        out: dict[Node, set[Node]] = {w: set() for w in topo.nvls}
+        for x, w in topo.cap:
+            if w in out and x in topo.compute_set and (w, x) in topo.cap:
+                out[w].add(x)
+        got = topo.cache["nvls members"] = {w: frozenset(m) for w, m in out.items()}
+    return got
+
+
+def implied(topo: Topo, red: list[tuple[Node, ...]],
+            bc: list[tuple[Node, ...]]) -> list[Link]:
+    """The links an NVLS switch's issuer uses once more (module docstring)."""
+    return ([(p[1], p[0]) for p in red if p[0] in topo.nvls and len(p) == 2]
+            + [(p[1], p[0]) for p in bc if p[-1] in topo.nvls and len(p) == 2])
+
+
 def check_tree(topo: Topo, root: Node, paths: list[tuple[Node, ...]], inward: bool,
                where: str, v: Verdict) -> None:
     """One tree of a structure (see the module docstring)."""
     allowed = topo.compute_set | topo.reducing | (frozenset() if inward else topo.multicast)
     kind = "reduce" if inward else "broadcast"
+    member = members(topo)
     parent: dict[Node, Node] = {}
     for i, p in enumerate(paths):
         for a, b in zip(p, p[1:]):
@@ -92,6 +119,12 @@ def check_tree(topo: Topo, root: Node, paths: list[tuple[Node, ...]], inward: bo
                 v.fail(f"{where}.{kind}[{i}]: {end!r} is a tree node of the {kind} tree but "
                        f"{'adds' if inward else 'copies'} nothing (a switch that "
                        f"{'is not reducing' if inward else 'neither adds nor multicasts'})")
+                return
+            if end in member and (len(p) != 2 or (child if end == up else up)
+                                  not in member[end]):
+                v.fail(f"{where}.{kind}[{i}]: NVLS switch {end!r} joins its {kind} tree "
+                       "only by single links to member GPUs (a load-reduce or a multicast "
+                       "store issued by a member: nvls_switches)")
                 return
         if child == root or child in parent:
             v.fail(f"{where}.{kind}[{i}]: {child!r} gets a second parent (or is the root)")
@@ -129,16 +162,17 @@ def check_schedule(topo: Topo, lower: Mapping[str, Any], v: Verdict) -> Fraction
         steps += sum(len(p) for p in red + bc)
         if steps > MAX_PATH_STEPS:
             raise InputError(f"lower.structures: more than {MAX_PATH_STEPS:,} path steps")
-        if root not in topo.compute_set | topo.reducing:
-            v.fail(f"lower.structures[{k}]: root {root!r} neither computes nor adds")
+        if root not in topo.compute_set | (topo.reducing - topo.nvls):
+            v.fail(f"lower.structures[{k}]: root {root!r} neither computes nor holds sums "
+                   "(an NVLS switch returns every sum into a member GPU)")
         check_tree(topo, root, red, True, f"lower.structures[{k}]", v)
         check_tree(topo, root, bc, False, f"lower.structures[{k}]", v)
         total += w
-        for path in red + bc:
-            for e in zip(path, path[1:]):
-                orbit = link_of.get(e)
-                if orbit is not None:
-                    load[orbit] = load.get(orbit, Fraction(0)) + w / size[orbit]
+        uses = [e for path in red + bc for e in zip(path, path[1:])]
+        for e in uses + implied(topo, red, bc):
+            orbit = link_of.get(e)
+            if orbit is not None:
+                load[orbit] = load.get(orbit, Fraction(0)) + w / size[orbit]
         tree = {p[0] for p in red} | {p[-1] for p in red} | {root}
         for x in tree & topo.reducing:
             key = ("node", node_of[x])

@@ -305,7 +305,7 @@ class Topo:
         for w in self.multicast:
             if w not in self.switch_set:
                 raise InputError(f"multicast switch {w!r} is not a switch node")
-        self.reducing, self.reduction_rate = self._reducing(data)
+        self.reducing, self.nvls, self.reduction_rate = self._reducing(data)
         cap = read_links(data, TOPOLOGY, self.node)
         self.cap: dict[Link, Fraction] = cap
         scale = 1
@@ -328,13 +328,27 @@ class Topo:
         for u, v in cap:
             self.out_links[u].append(v)
 
-    def _reducing(self, data: Mapping[str, Any]) -> tuple[frozenset[Node], dict[Node, Fraction]]:
-        """The switches that add (and copy), and their reduction rates (docs/topology.md)."""
+    def _reducing(self, data: Mapping[str, Any],
+                  ) -> tuple[frozenset[Node], frozenset[Node], dict[Node, Fraction]]:
+        """The switches that add, either way (``reducing_switches``: SHARP, ``nvls_switches``:
+        NVLS), those adding the NVLS way, and their reduction rates (docs/topology.md)."""
         entries = data.get("reducing_switches", [])
+        nv = data.get("nvls_switches", [])
         rates = data.get("reduction_rates", {})
-        if not isinstance(entries, list) or not isinstance(rates, Mapping):
-            raise InputError("reducing_switches must be an array and reduction_rates an object")
-        reducing = frozenset(self.node(v, "reducing_switches entry") for v in entries)
+        if not isinstance(entries, list) or not isinstance(nv, list) \
+                or not isinstance(rates, Mapping):
+            raise InputError("reducing_switches and nvls_switches must be arrays and "
+                             "reduction_rates an object")
+        sharp = frozenset(self.node(v, "reducing_switches entry") for v in entries)
+        nvls = frozenset(self.node(v, "nvls_switches entry") for v in nv)
+        for w in sorted(sharp & nvls, key=str):
+            raise InputError(f"switch {w!r} is both in reducing_switches (SHARP) and in "
+                             "nvls_switches (NVLS): a switch adds one way")
+        for w in sorted(nvls & self.multicast, key=str):
+            raise InputError(f"switch {w!r} is both in nvls_switches and in "
+                             "multicast_switches: an NVLS switch copies only what a member "
+                             "stores")
+        reducing = sharp | nvls
         for w in reducing:
             if w not in self.switch_set:
                 raise InputError(f"reducing switch {w!r} is not a switch node")
@@ -346,7 +360,7 @@ class Topo:
             out[w] = number(value, f"the reduction rate of {w!r}")
             if out[w] <= 0:
                 raise InputError(f"the reduction rate of {w!r} is not positive")
-        return reducing, out
+        return reducing, nvls, out
 
     @property
     def n(self) -> int:
@@ -399,7 +413,8 @@ class Topo:
             "compute_nodes": self.compute,
             "switch_nodes": self.switches,
             "multicast_switches": sorted(self.multicast, key=str),
-            "reducing_switches": sorted(self.reducing, key=str),
+            "reducing_switches": sorted(self.reducing - self.nvls, key=str),
+            "nvls_switches": sorted(self.nvls, key=str),
             "reduction_rates": {str(w): frac_str(r) for w, r in self.reduction_rate.items()},
             "links": [[v, u, frac_str(c)] for (u, v), c in self.cap.items()],
         }

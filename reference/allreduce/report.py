@@ -233,6 +233,11 @@ class AllreduceRate:
         elif achieved and max(achieved) == upper:
             lines.append(f"  R* (the best rate, network coding allowed) = {show(upper)}: "
                          "a tree schedule reaches the cut-set bound")
+        elif self.in_network is not None and achieved \
+                and self.in_network.lower > max(achieved):
+            lines.append(f"  R* (the best rate, network coding allowed) lies between "
+                         f"{show(self.in_network.lower)} (reached by the in-network schedule, "
+                         f"adding in switches) and {show(upper)} (cut-set bound)")
         elif achieved:
             lines.append(f"  R* (the best rate, network coding allowed) lies between "
                          f"{show(max(achieved))} (reached by trees) and {show(upper)} "

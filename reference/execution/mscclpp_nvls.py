@@ -24,12 +24,12 @@ executor's thread model needs (docs/mscclpp.md, "The executor's threads"):
 the sum down to the issuer; ``multimem.st`` sends the sum up from the issuer and down
 to every GPU, the issuer included. Each GPU link carries M·(1 + 1/N) each way: algbw
 N/(N+1) · min over GPUs of its link to and from the switch (and at most the switch's
-reduction rate: it adds M). That is N/(N+1) of the in-network optimum where the GPU
-links are the cut (:mod:`collcert.reference.innetwork`: 450 on a DGX H100, this plan
-400): the model's best structure is rooted at the switch, which adds every GPU's
-stream and multicasts the sum itself; a ``multimem.ld_reduce`` returns the sum to the
-GPU that issued it (the thread's register, :556-557), which must send it up again to
-multicast it.
+reduction rate: it adds M). A ``multimem.ld_reduce`` returns the sum to the GPU that
+issued it (the thread's register, :556-557), which must send it up again to multicast
+it. On an NVLS switch (``nvls_switches``) joining N ≥ 4 GPUs with equal links that is
+the in-network optimum (:mod:`collcert.reference.innetwork`: 400 on a DGX H100, 64800/73
+on a GB200 NVL72 rack; docs/in-network.md proves it); N/(N+1) of a SHARP switch's,
+which holds the sum and multicasts it itself.
 """
 
 from __future__ import annotations
@@ -72,8 +72,9 @@ def nvls_rate(t: Topology, w: Node) -> Fraction:
 def why_not(t: Topology) -> str:
     """Why ``t`` gets no NVLS plan (the export covers one reducing switch joining all)."""
     if not t.reducing_switches:
-        return (f"no switch of {t.name or 'the topology'} adds (reducing_switches is empty): "
-                "an NVLS plan needs an NVLink switch that does (docs/topology.md)")
+        return (f"no switch of {t.name or 'the topology'} adds (neither nvls_switches nor "
+                "reducing_switches lists one): an NVLS plan needs an NVLink switch that does "
+                "(docs/topology.md)")
     return ("no reducing switch is linked to and from every GPU: collcert writes NVLS plans "
             "for one NVLink domain (dgx_h100:1, dgx_b200:1, gb200_nvl72:1); across boxes the "
             "in-network schedule adds in each box's switch and sends its sums over the NICs, "

@@ -38,19 +38,21 @@ from fractions import Fraction
 from typing import Any
 
 from ..allreduce import cut_set_bound
-from ..model import Node, Topology, fraction_str
+from ..model import Link, Node, Topology, fraction_str
 from .structures import copy_nodes, merge_nodes
 
 
 @dataclass(frozen=True)
 class UpperBound:
-    """A certified upper bound on the rate: a cut, or a partition (side "in" or "out")."""
+    """A certified upper bound on the rate: a cut, a partition (side "in" or "out"), or a
+    box-dual (link lengths ``y`` and boxes, :mod:`.boxdual`)."""
 
     value: Fraction
-    kind: str  # "cut" or "partition"
+    kind: str  # "cut", "partition" or "box-dual"
     parts: tuple[frozenset[Node], ...]
     side: str = "out"
     label: str = ""
+    y: tuple[tuple[Link, Fraction], ...] = ()
 
     def certificate(self, t: Topology) -> dict[str, Any]:
         def listed(s: frozenset[Node]) -> list[Node]:
@@ -58,12 +60,19 @@ class UpperBound:
         out: dict[str, Any] = {"kind": self.kind, "value": fraction_str(self.value)}
         if self.kind == "cut":
             out["cut"] = listed(self.parts[0])
+        elif self.kind == "box-dual":
+            out["boxes"] = [listed(p) for p in self.parts]
+            out["y"] = [[u, v, fraction_str(c)] for (u, v), c in self.y if c]
         else:
             out["side"] = self.side
             out["parts"] = [listed(p) for p in self.parts]
         return out
 
     def text(self) -> str:
+        if self.kind == "box-dual":
+            return (f"box-dual bound ({len(self.parts)} box{'es' if len(self.parts) > 1 else ''}"
+                    ": link lengths from the symmetric LP's dual, every structure's cost "
+                    "counted box by box, NVLS round trips included)")
         if self.kind == "cut":
             side = self.parts[0]
             shown = ("{" + ", ".join(sorted(map(str, side))) + "}" if len(side) <= 4

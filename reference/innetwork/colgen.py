@@ -93,7 +93,7 @@ class _Columns:
         self.master = _Master(len(self.rhs), self.rhs)
 
     def column(self, s: Structure) -> dict[int, int]:
-        col = {self.pos[e]: k for e, k in s.usage().items()}
+        col = {self.pos[e]: k for e, k in s.usage(self.t.nvls_switches).items()}
         for w in s.reductions(self.rated):
             col[len(self.pos) + self.rated.index(w)] = 1
         return col

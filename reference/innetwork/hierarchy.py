@@ -129,6 +129,7 @@ def _verify(t: Topology, sigma: dict[Node, Node]) -> bool:
     for v in sigma:
         if (t.is_compute(v) != t.is_compute(img(v))
                 or (v in t.reducing_switches) != (img(v) in t.reducing_switches)
+                or (v in t.nvls_switches) != (img(v) in t.nvls_switches)
                 or (v in t.multicast_switches) != (img(v) in t.multicast_switches)
                 or t.reduction_rates.get(v) != t.reduction_rates.get(img(v))):
             return False
@@ -170,15 +171,20 @@ def recognise(t: Topology) -> TwoLevel | None:
 # --------------------------------------------------------------------------- #
 def _reduce_box(h: TwoLevel, b: int, mode: str, sink: Node | None,
                 exit_to: object) -> list[Path]:
-    """Reduce paths of box b: ``nvs`` (all but the exit GPU up, the hub's sum down to it)
-    or ``ib`` (every GPU over the top). ``sink``: the GPU of this box that merges what
-    the box sends (the root's box), or None (the box sends out with ``exit_to(x)``)."""
+    """Reduce paths of box b: ``nvs`` (all but the exit GPU up, the hub's sum down to it:
+    with an NVLS hub, the exit GPU's load-reduce, its own share going up too), ``uni``
+    (every other GPU through the hub to the exit GPU, which adds) or ``ib`` (every GPU
+    over the top). ``sink``: the GPU of this box that merges what the box sends (the
+    root's box), or None (the box sends out with ``exit_to(x)``)."""
     gpus = h.boxes[b]
     out: list[Path] = []
-    if mode == "nvs":
+    if mode in ("nvs", "uni"):
         e = sink if sink is not None else gpus[0]
-        out += [h.up(b, x) for x in gpus if x != e]
-        out.append(h.down(b, e))
+        if mode == "nvs":
+            out += [h.up(b, x) for x in gpus if x != e]
+            out.append(h.down(b, e))
+        else:
+            out += [h.up(b, x) + h.down(b, e)[1:] for x in gpus if x != e]
         if sink is None:
             out.append(exit_to(e))  # type: ignore[operator]
     else:
@@ -190,16 +196,21 @@ def _reduce_box(h: TwoLevel, b: int, mode: str, sink: Node | None,
 
 def _broadcast_box(h: TwoLevel, b: int, mode: str, source: Node | None,
                    enter: object) -> list[Path]:
-    """Broadcast paths of box b: ``nvs`` (one GPU receives, up to the hub, copies down) or
-    ``ib`` (each GPU over the top). ``source``: the box's GPU that already holds the sum."""
+    """Broadcast paths of box b: ``nvs`` (one GPU receives, up to the hub, copies down: with
+    an NVLS hub, that GPU's multicast store, which writes it too), ``uni`` (that GPU to
+    each other one through the hub) or ``ib`` (each GPU over the top). ``source``: the
+    box's GPU that already holds the sum."""
     gpus = h.boxes[b]
     out: list[Path] = []
-    if mode == "nvs":
+    if mode in ("nvs", "uni"):
         e = source if source is not None else gpus[0]
         if source is None:
             out.append(enter(e))  # type: ignore[operator]
-        out.append(h.up(b, e))
-        out += [h.down(b, x) for x in gpus if x != e]
+        if mode == "nvs":
+            out.append(h.up(b, e))
+            out += [h.down(b, x) for x in gpus if x != e]
+        else:
+            out += [h.up(b, e) + h.down(b, x)[1:] for x in gpus if x != e]
     else:
         for x in gpus:
             if x != source:
@@ -256,23 +267,38 @@ def _top_rooted(h: TwoLevel, modes: tuple[str, str]) -> Structure:
 
 
 def representatives(t: Topology, h: TwoLevel) -> list[Structure]:
-    """Every pattern of the module docstring, once."""
+    """Every pattern of the module docstring, once. With NVLS hubs (they never hold a sum)
+    no structure is rooted at a hub, and boxes of at most 3 GPUs may also route through
+    the hub (``uni``): a load-reduce costs its issuer a round trip, which 2 or 3 GPUs
+    do not repay."""
+    nvls = h.hubs[0] in t.nvls_switches
+    g = len(h.boxes[0])
     if len(h.boxes) == 1:
         b = h.boxes[0]
-        return [Structure(h.hubs[0], tuple(h.up(0, x) for x in b),
-                          tuple(h.down(0, x) for x in b))]
+        if not nvls:
+            return [Structure(h.hubs[0], tuple(h.up(0, x) for x in b),
+                              tuple(h.down(0, x) for x in b))]
+        return [_gpu_rooted(h, t, (m, m, m, m), (False, False)) for m in ("nvs", "uni")]
     top = h.top
-    adds = top in t.reducing_switches
+    adds = top in t.sharp_switches
     copies = adds or top in t.multicast_switches
     vias = [(a, c) for a in (False, True) for c in (False, True)
             if (adds or not a) and (copies or not c)]
-    modes = ("nvs", "ib")
+    modes: tuple[str, ...] = ("nvs", "ib") + (("uni",) if nvls and g <= 3 else ())
     out = [_gpu_rooted(h, t, m, v) for m in itertools.product(modes, repeat=4) for v in vias]
     pairs = [(a, b) for a in modes for b in modes]
-    out += [_hub_rooted(h, m, v) for m in pairs for v in vias]
+    if not nvls:
+        out += [_hub_rooted(h, m, v) for m in pairs for v in vias]
     if adds:
         out += [_top_rooted(h, m) for m in pairs]
     return list(dict.fromkeys(out))
+
+
+def box_parts(h: TwoLevel) -> list[list[Node]]:
+    """The boxes as node sets for a box-dual bound (:mod:`.boxdual`): each box's GPUs, its
+    hub and its GPUs' NIC switches."""
+    return [[*gpus, h.hubs[b], *(h.nic[x] for x in gpus if x in h.nic)]
+            for b, gpus in enumerate(h.boxes)]
 
 
 # --------------------------------------------------------------------------- #
@@ -301,9 +327,11 @@ def orbit_classes(t: Topology, gens: list[dict[Node, Node]],
 
 
 def symmetric_lp(t: Topology, gens: list[dict[Node, Node]], reps: list[Structure],
-                 ) -> tuple[Fraction, list[tuple[Structure, Fraction]]]:
+                 ) -> tuple[Fraction, list[tuple[Structure, Fraction]], dict[Link, Fraction]]:
     """max Σ W_T over the H-averages of ``reps`` within every link's capacity and every
-    rate (see the module docstring): exact value and the positive weights."""
+    rate (see the module docstring): exact value, the positive weights, and the LP's
+    dual spread over the links (y_e = y_P / |P| for e in orbit P, so that a structure's
+    cost Σ uses_e·y_e is its column's, and Σ b_e·y_e the dual value without rates)."""
     link_of, node_of = orbit_classes(t, gens)
     size: dict[object, int] = {}
     for p in link_of.values():
@@ -319,7 +347,7 @@ def symmetric_lp(t: Topology, gens: list[dict[Node, Node]], reps: list[Structure
             lp.add_row(("rate", w), {}, "<=", rate)
     for j, s in enumerate(reps):
         col: dict[object, Fraction] = {}
-        for e, k in s.usage().items():
+        for e, k in s.usage(t.nvls_switches).items():
             lk: object = ("link", link_of[e])
             col[lk] = col.get(lk, Fraction(0)) + Fraction(k, size[link_of[e]])
         for w in s.reductions(t.reduction_rates):
@@ -327,4 +355,6 @@ def symmetric_lp(t: Topology, gens: list[dict[Node, Node]], reps: list[Structure
             col[rk] = col.get(rk, Fraction(0)) + Fraction(1, size[("node", node_of[w])])
         lp.add_variable(("T", j), 1, column=col)
     res = solve_lp(lp)
-    return res.objective, [(s, res.x[("T", j)]) for j, s in enumerate(reps) if res.x[("T", j)]]
+    y = {e: Fraction(res.y.get(("link", p), 0)) / size[p] for e, p in link_of.items()}
+    return (res.objective, [(s, res.x[("T", j)]) for j, s in enumerate(reps)
+                            if res.x[("T", j)]], y)

@@ -14,6 +14,16 @@ switch that is a leaf, or has one child, is never cheaper than the path through
 it. A switch appearing twice in one tree is never cheaper either (its two
 subtrees can meet there once).
 
+An **NVLS switch** w (:mod:`.structures`) joins a tree only by single links to its
+member GPUs: in a reduce tree a member x is its child at y(x→w) and a member g
+its parent at y(w→g) + y(g→w) (g's own share goes up too); in a broadcast tree g
+is its parent at y(g→w) + y(w→g) (the store writes g too) and a member x its child
+at y(w→x). Those are its only arcs in the closure. Using w twice in one tree
+(two load-reduces, or two stores) is never cheaper: a member costs the same to
+join either, and the children of one can move to the other without a cycle (one
+of the two issuers is not below the other's children), saving one issuer's round
+trip. So the subsets of switches stay exact.
+
 The subsets make this exponential in the number of switches that add or copy:
 :func:`pricing_work` says how much, and :mod:`.colgen` refuses a machine past its
 budget (large machines go by their symmetry, :mod:`.hierarchy`). The same code
@@ -29,7 +39,7 @@ from typing import Any
 
 from ..model import Node, Topology
 from ..solvers import min_arborescence
-from .structures import Path, Structure
+from .structures import Path, Structure, members
 
 Weight = Any  # float or Fraction: only added and compared
 
@@ -38,7 +48,7 @@ def pricing_work(t: Topology) -> int:
     """Minimum arborescences one exact pricing of every root computes."""
     red = len(t.reducing_switches)
     copy = len(t.reducing_switches | t.multicast_switches)
-    return int((t.num_compute + red) * (2 ** red + 2 ** copy))
+    return int((t.num_compute + len(t.sharp_switches)) * (2 ** red + 2 ** copy))
 
 
 class Pricer:
@@ -54,8 +64,11 @@ class Pricer:
         self.reducing = [w for w in t.switch_nodes if w in t.reducing_switches]
         self.copying = [w for w in t.switch_nodes
                         if w in t.reducing_switches or w in t.multicast_switches]
-        self.roots = self.compute + self.reducing
+        self.roots = self.compute + [w for w in self.reducing if w not in t.nvls_switches]
         self.rated = {w for w in t.reduction_rates}
+        self.member = members(t)
+        self.pos = {e: i for i, e in enumerate(self.links)}
+        self.y: Sequence[Weight] = ()
 
     def closure(self, y: Sequence[Weight]) -> dict[Node, tuple[dict[Node, Weight],
                                                               dict[Node, int]]]:
@@ -83,13 +96,6 @@ class Pricer:
                     heapq.heappush(heap, (nd, next(order), v))
         return dist, last
 
-    def path(self, closure: dict[Node, Any], a: Node, b: Node) -> Path:
-        _, last = closure[a]
-        out = [b]
-        while out[-1] != a:
-            out.append(self.links[last[out[-1]]][0])
-        return tuple(reversed(out))
-
     def tree(self, closure: dict[Node, Any], z: dict[Node, Weight], root: Node,
              optional: list[Node], inward: bool) -> tuple[Weight, list[tuple[Node, Node]]] | None:
         """The cheapest tree of ``root`` (reduce: ``inward``) over the compute nodes and
@@ -108,25 +114,48 @@ class Pricer:
                     best = (cost, got[1])
         return best
 
+    def arc(self, closure: dict[Node, Any], a: Node, b: Node, inward: bool) -> Weight | None:
+        """The cost of tree edge a -> b (child -> parent when ``inward``, else parent ->
+        child) in the closure, or None when there is none (see the module docstring)."""
+        y, pos, member = self.y, self.pos, self.member
+        if a in member or b in member:
+            w, x = (a, b) if a in member else (b, a)
+            if x not in member[w]:
+                return None
+            up, down = y[pos[(x, w)]], y[pos[(w, x)]]
+            if (a == w) == inward:  # w -> its parent x (reduce), or x -> w (broadcast)
+                return up + down
+            return up if inward else down
+        da = closure[a][0]
+        return da[b] if b in da else None
+
+    def path(self, closure: dict[Node, Any], a: Node, b: Node) -> Path:
+        if a in self.member or b in self.member:
+            return (a, b)
+        _, last = closure[a]
+        out = [b]
+        while out[-1] != a:
+            out.append(self.links[last[out[-1]]][0])
+        return tuple(reversed(out))
+
     def _arborescence(self, closure: dict[Node, Any], root: Node, members: list[Node],
                       inward: bool) -> tuple[Weight, list[tuple[Node, Node]]] | None:
         nodes = [root] + [v for v in members if v != root]
         tails, heads, weights = [], [], []
         for i, a in enumerate(nodes):
-            da = closure[a][0]
             for j, b in enumerate(nodes):
-                if i != j and b in da:  # a path a -> b exists
-                    if inward:  # reversed: the parent b "reaches" its child a
-                        if i == 0:
-                            continue
-                        tails.append(j)
-                        heads.append(i)
-                    else:
-                        if j == 0:
-                            continue
-                        tails.append(i)
-                        heads.append(j)
-                    weights.append(da[b])
+                if i == j or (j == 0 if not inward else i == 0):
+                    continue
+                cost = self.arc(closure, a, b, inward)
+                if cost is None:
+                    continue
+                if inward:  # reversed: the parent b "reaches" its child a
+                    tails.append(j)
+                    heads.append(i)
+                else:
+                    tails.append(i)
+                    heads.append(j)
+                weights.append(cost)
         got = min_arborescence(len(nodes), tails, heads, weights, 0)
         if got is None:
             return None
@@ -141,6 +170,7 @@ class Pricer:
                  ) -> list[tuple[Weight, Structure]]:
         """For every root, its cheapest structure under ``y``, ``z``: (cost, structure)."""
         closure = closure if closure is not None else self.closure(y)
+        self.y = y
         out = []
         for root in self.roots:
             got_in = self.tree(closure, z, root, self.reducing, True)

@@ -33,8 +33,9 @@ from typing import Any
 
 from ..model import CollcertError, Node, Topology, fraction_str, show
 from .bounds import UpperBound, upper_bounds
+from .boxdual import box_dual_value
 from .colgen import MAX_PRICING_WORK, float_friendly, in_network_lp
-from .hierarchy import recognise, representatives, symmetric_lp
+from .hierarchy import box_parts, recognise, representatives, symmetric_lp
 from .pricing import pricing_work
 from .structures import Structure, weighted_json
 
@@ -110,7 +111,9 @@ class InNetworkRate:
             upper = self.bound.certificate(t)
         return {"kind": "in-network-allreduce", "topology": t.content_hash(),
                 "model": {"reducing_switches": [w for w in t.switch_nodes
-                                                if w in t.reducing_switches],
+                                                if w in t.sharp_switches],
+                          "nvls_switches": [w for w in t.switch_nodes
+                                            if w in t.nvls_switches],
                           "multicast_switches": [w for w in t.switch_nodes
                                                  if w in t.multicast_switches],
                           "reduction_rates": {str(w): fraction_str(r)
@@ -156,7 +159,10 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
     small = (len(t.nodes) <= MAX_EXACT_NODES and pricing_work(t) <= MAX_PRICING_WORK
              and float_friendly(t))
     if shape is not None:
-        value, weighted = symmetric_lp(t, shape.generators, representatives(t, shape))
+        value, weighted, y = symmetric_lp(t, shape.generators, representatives(t, shape))
+        if value < best.value and t.nvls_switches:
+            bounds = _with_box_dual(t, bounds, box_parts(shape), y)
+            best = bounds[0]
         if value == best.value or not small:
             n, g = len(shape.boxes), len(shape.boxes[0])
             return InNetworkRate(t, value, best.value, "averaged over the machine's symmetry "
@@ -189,6 +195,25 @@ def in_network_rate(t: Topology, *, engine: str = "auto", cut: Any = None,
                 f"not solved ({exc})") from None
     return InNetworkRate(t, lp5.value, best.value, "ForestColl's LP (5) (switches forward)",
                          bound=best, lp5_certificate=lp5.certificate(), bounds_tried=bounds)
+
+
+def _with_box_dual(t: Topology, bounds: list[UpperBound], boxes: list[list[Node]],
+                   y: dict[tuple[Node, Node], Fraction]) -> list[UpperBound]:
+    """``bounds`` with the box-dual bound of the symmetric LP's dual added where it holds
+    (:mod:`.boxdual`), least first. The dual is tried as it is and averaged with its
+    mirror image (y(u→v) and y(v→u)): any lengths give a valid bound, and the LP's
+    vertex may put a link pair's whole length on one direction, which the count, by
+    least links per box, cannot use."""
+    mirror = {e: (y.get(e, Fraction(0)) + y.get((e[1], e[0]), Fraction(0))) / 2
+              for e in t.capacity}
+    found = []
+    for lengths in (y, mirror):
+        value = box_dual_value(t, boxes, lengths)
+        if value is not None:
+            found.append(UpperBound(value, "box-dual", tuple(frozenset(b) for b in boxes),
+                                    y=tuple((e, c) for e, c in lengths.items() if c)))
+    return sorted([*bounds, *sorted(found, key=lambda b: b.value)[:1]],
+                  key=lambda b: b.value)
 
 
 def attach(report: Any, *, engine: str = "auto",

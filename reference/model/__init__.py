@@ -11,7 +11,7 @@ Modules:
                      platforms), capacities and latencies
 ``topology_checks``  node ids, multicast switches, ForestColl's conditions (Eulerian,
                      connected)
-``capabilities``     switches that add (reducing switches: NVLS, SHARP) and their
+``capabilities``     switches that add (SHARP switches, NVLS switches) and their
                      reduction rates, checked; the in-network model in words
 ``topology_io``      the ``collcert-topology/1`` JSON format and networkx graphs
 ``json_document``    reading a topology-like JSON file or text in bounded memory
@@ -22,6 +22,7 @@ Modules:
 ``output_files``     writing an output file all or nothing (temporary file, then rename)
 """
 
+from .capabilities import check_one_way
 from .errors import CollcertError, ScheduleError, TopologyError, node_name
 from .exact import (
     NumberError,
@@ -62,6 +63,7 @@ __all__ = [
     "TopologyError",
     "WhatIf",
     "check_budget",
+    "check_one_way",
     "schedule_transfers",
     "check_json_memory",
     "check_prove_size",

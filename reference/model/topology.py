@@ -71,12 +71,16 @@ class Topology:
         capacities (``"GB/s"``).
     multicast_switches:
         Switches that can replicate data (in-network multicast, Zhao et al. 2026, §5.6).
-    reducing_switches, reduction_rates:
-        Switches that add streams in the network and copy their sums (NVLink SHARP,
-        InfiniBand SHARP), and the most reduced data each may output per unit of time
-        (``{switch: rate}``, optional): :mod:`collcert.reference.model.capabilities`.
-        They open the in-network model (:mod:`collcert.reference.innetwork`) and change
-        nothing else.
+    reducing_switches, nvls_switches, reduction_rates:
+        Switches that add streams in the network: ``reducing_switches`` the SHARP way
+        (InfiniBand SHARP: the switch holds the sum and multicasts it), ``nvls_switches``
+        the NVLS way (NVLink SHARP: the sum goes into a member GPU, which stores it back
+        by multicast); a switch listed in both adds the NVLS way. The attribute
+        ``reducing_switches`` holds every switch that adds, ``nvls_switches`` those
+        adding the NVLS way, ``sharp_switches`` the others. ``reduction_rates``: the most
+        reduced data each may output per unit of time (``{switch: rate}``, optional):
+        :mod:`collcert.reference.model.capabilities`. They open the in-network model
+        (:mod:`collcert.reference.innetwork`) and change nothing else.
     alpha:
         Optional latency α of links, in microseconds, ``{(src, dst): value}``
         (a link mapping may also carry an ``alpha`` key). Used only by the
@@ -104,6 +108,7 @@ class Topology:
         "index",
         "multicast_switches",
         "reducing_switches",
+        "nvls_switches",
         "reduction_rates",
         "capacity",
         "int_capacity",
@@ -126,6 +131,7 @@ class Topology:
         reduction_rates: Mapping[Any, Any] | None = None,
         alpha: Mapping[Link, Any] | None = None,
         strict: bool = True,
+        nvls_switches: Iterable[Node] = (),
         _where: Mapping[int, str] | None = None,
     ) -> None:
         self.forestcoll_problem: str | None = None
@@ -152,8 +158,10 @@ class Topology:
         latency = with_alpha(latency, alpha, capacity)
         self.alpha: dict[Link, Fraction] = dict(sorted(latency.items(), key=self._link_key))
         self.multicast_switches: frozenset[Node] = check_multicast(multicast_switches, kinds)
-        reducing, rates = check_reducing(reducing_switches, reduction_rates, kinds)
+        reducing, nvls, rates = check_reducing(reducing_switches, reduction_rates, kinds,
+                                               nvls_switches, self.multicast_switches)
         self.reducing_switches: frozenset[Node] = reducing
+        self.nvls_switches: frozenset[Node] = nvls
         self.reduction_rates: dict[Node, Fraction] = rates
 
         tot_in, tot_out = link_totals(self.nodes, capacity)
@@ -198,18 +206,25 @@ class Topology:
 
     @property
     def in_network(self) -> bool:
-        """Whether some switch adds (a reducing switch): the in-network model differs from
+        """Whether some switch adds (SHARP or NVLS): the in-network model differs from
         ForestColl's for allreduce."""
         return bool(self.reducing_switches)
 
+    @property
+    def sharp_switches(self) -> frozenset[Node]:
+        """The switches that add the SHARP way (they hold their sums and multicast them)."""
+        return self.reducing_switches - self.nvls_switches
+
     def in_network_model(self) -> str:
-        """The switches' capabilities in words (``"b0.nvswitch adds and copies"``)."""
+        """The switches' capabilities in words (``"NVLS: b0.nvswitch reduces to a member
+        GPU and multicasts from one"``)."""
         return in_network_text(self.reducing_switches, self.multicast_switches,
-                               self.reduction_rates)
+                               self.reduction_rates, self.nvls_switches)
 
     def _capabilities(self) -> dict[str, Any]:
         return {"multicast_switches": self.multicast_switches,
                 "reducing_switches": self.reducing_switches,
+                "nvls_switches": self.nvls_switches,
                 "reduction_rates": self.reduction_rates}
 
     @property
@@ -265,6 +280,7 @@ class Topology:
             unit=self.unit,
             multicast_switches=self.multicast_switches,
             reducing_switches=self.reducing_switches,
+            nvls_switches=self.nvls_switches,
             reduction_rates={w: r * f for w, r in self.reduction_rates.items()},
             alpha=self.alpha,
             strict=self.forestcoll_problem is None,
@@ -286,6 +302,7 @@ class Topology:
             and self.capacity == other.capacity
             and self.multicast_switches == other.multicast_switches
             and self.reducing_switches == other.reducing_switches
+            and self.nvls_switches == other.nvls_switches
             and self.reduction_rates == other.reduction_rates
         )
 
@@ -300,7 +317,8 @@ class Topology:
                                  switch_nodes=self.switch_nodes,
                                  multicast_switches=self.multicast_switches,
                                  capacity=self.capacity, alpha=self.alpha,
-                                 reducing_switches=self.reducing_switches,
+                                 reducing_switches=self.sharp_switches,
+                                 nvls_switches=self.nvls_switches,
                                  reduction_rates=self.reduction_rates)
 
     def content_hash(self) -> str:
@@ -357,8 +375,9 @@ class Topology:
         All nodes are compute nodes when ``compute_nodes`` is None; otherwise the
         remaining nodes are switches. Node ids are kept as given. Every edge
         needs the ``capacity`` attribute. A switch node with the attribute
-        ``multicast=True`` copies, one with ``reduce=True`` adds (and copies), and
-        ``reduction_rate`` limits it (as :meth:`to_networkx` writes them).
+        ``multicast=True`` copies, one with ``reduce=True`` adds the SHARP way (and
+        copies), one with ``nvls=True`` the NVLS way, and ``reduction_rate`` limits it
+        (as :meth:`to_networkx` writes them).
         """
         compute, links, switches, name = networkx_arguments(graph, compute_nodes, capacity,
                                                             name)
@@ -371,5 +390,6 @@ class Topology:
                               switch_nodes=self.switch_nodes,
                               multicast_switches=self.multicast_switches,
                               capacity=self.capacity,
-                              reducing_switches=self.reducing_switches,
+                              reducing_switches=self.sharp_switches,
+                              nvls_switches=self.nvls_switches,
                               reduction_rates=self.reduction_rates)

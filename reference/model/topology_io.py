@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from .capabilities import check_one_way
 from .errors import TopologyError
 from .errors import node_name as _name
 from .exact import fraction_str
@@ -24,7 +25,8 @@ from .links import Link, Node
 TOPOLOGY_FORMAT = "collcert-topology/1"
 
 _KEYS = {"format", "name", "unit", "compute_nodes", "switch_nodes", "multicast_switches",
-         "reducing_switches", "reduction_rates", "links", "description", "source"}
+         "reducing_switches", "nvls_switches", "reduction_rates", "links", "description",
+         "source"}
 
 
 _OTHER_FORMATS = {
@@ -53,12 +55,17 @@ def document_arguments(data: Any, origin: str, where: dict[int, str], *,
     num_compute = len(data["compute_nodes"])
     check_size(Size(num_compute, num_compute + len(data.get("switch_nodes", [])), num_links),
                origin, solve=solve)
-    for key in ("compute_nodes", "switch_nodes", "multicast_switches", "reducing_switches"):
+    for key in ("compute_nodes", "switch_nodes", "multicast_switches", "reducing_switches",
+                "nvls_switches"):
         for v in data.get(key, []):
             if not isinstance(v, str | int) or isinstance(v, bool):
                 raise TopologyError(
                     f"{origin}: {key} entry {v!r} is not a string or integer node id"
                 )
+    try:
+        check_one_way(data.get("reducing_switches", []), data.get("nvls_switches", []))
+    except TopologyError as exc:
+        raise TopologyError(f"{origin}: {exc}") from None
     links = data["links"]
     for i, link in enumerate(links):
         where.setdefault(i, f"{origin}: links[{i}]")
@@ -79,6 +86,7 @@ def document_arguments(data: Any, origin: str, where: dict[int, str], *,
         "unit": str(data.get("unit", "GB/s")),
         "multicast_switches": data.get("multicast_switches", []),
         "reducing_switches": data.get("reducing_switches", []),
+        "nvls_switches": data.get("nvls_switches", []),
         "reduction_rates": data.get("reduction_rates", {}),
         "_where": where,
     }
@@ -115,9 +123,10 @@ def _check_keys(data: Any, origin: str) -> None:
         if key not in data:
             raise TopologyError(f"{origin}: missing {key!r} (see docs/topology.md)")
     for key in ("compute_nodes", "switch_nodes", "multicast_switches", "reducing_switches",
-                "links"):
+                "nvls_switches", "links"):
         if key in data and not isinstance(data[key], list):
             raise TopologyError(f"{origin}: {key!r} must be a JSON array")
+
     if "reduction_rates" in data and not isinstance(data["reduction_rates"], Mapping):
         raise TopologyError(f"{origin}: 'reduction_rates' must be a JSON object mapping a "
                             "reducing switch to its rate, e.g. {\"sw\": \"900\"}")
@@ -129,6 +138,7 @@ def topology_document(*, name: str, unit: str, compute_nodes: Sequence[Node],
                       alpha: Mapping[Link, Fraction],
                       reducing_switches: Iterable[Node] = (),
                       reduction_rates: Mapping[Node, Fraction] | None = None,
+                      nvls_switches: Iterable[Node] = (),
                       ) -> dict[str, Any]:
     """The JSON-ready document of a topology with these fields (ids must be strings
     or integers)."""
@@ -150,6 +160,9 @@ def topology_document(*, name: str, unit: str, compute_nodes: Sequence[Node],
     reducing = set(reducing_switches)
     if reducing:
         out["reducing_switches"] = [w for w in switch_nodes if w in reducing]
+    nvls = set(nvls_switches)
+    if nvls:
+        out["nvls_switches"] = [w for w in switch_nodes if w in nvls]
     if reduction_rates:
         out["reduction_rates"] = {str(w): fraction_str(reduction_rates[w])
                                   for w in switch_nodes if w in reduction_rates}
@@ -199,28 +212,33 @@ def networkx_arguments(graph: Any, compute_nodes: Iterable[Node] | None = None,
 
 
 def networkx_capabilities(graph: Any, switches: Iterable[Node]) -> dict[str, Any]:
-    """The switch capabilities a networkx graph's node attributes declare: ``multicast``
-    and ``reduce`` (true or false), ``reduction_rate`` (a number), on switch nodes."""
-    multicast, reducing, rates = [], [], {}
+    """The switch capabilities a networkx graph's node attributes declare: ``multicast``,
+    ``reduce`` (SHARP) and ``nvls`` (true or false), ``reduction_rate`` (a number), on
+    switch nodes."""
+    multicast, reducing, nvls, rates = [], [], [], {}
     for v in switches:
         attrs = graph.nodes[v]
         if attrs.get("multicast") is True:
             multicast.append(v)
         if attrs.get("reduce") is True:
             reducing.append(v)
+        if attrs.get("nvls") is True:
+            nvls.append(v)
         if attrs.get("reduction_rate") is not None:
             rates[v] = attrs["reduction_rate"]
+    check_one_way(reducing, nvls)
     return {"multicast_switches": multicast, "reducing_switches": reducing,
-            "reduction_rates": rates}
+            "nvls_switches": nvls, "reduction_rates": rates}
 
 
 def networkx_graph(*, name: str, compute_nodes: Iterable[Node], switch_nodes: Iterable[Node],
                    multicast_switches: frozenset[Node],
                    capacity: Mapping[Link, Fraction],
                    reducing_switches: frozenset[Node] = frozenset(),
-                   reduction_rates: Mapping[Node, Fraction] | None = None) -> Any:
+                   reduction_rates: Mapping[Node, Fraction] | None = None,
+                   nvls_switches: frozenset[Node] = frozenset()) -> Any:
     """A networkx DiGraph with exact ``capacity``, node attribute ``kind``, and on switches
-    ``multicast``, ``reduce`` and (where one is set) ``reduction_rate``."""
+    ``multicast``, ``reduce`` (SHARP), ``nvls`` and (where one is set) ``reduction_rate``."""
     import networkx as nx
 
     rates = reduction_rates or {}
@@ -229,7 +247,7 @@ def networkx_graph(*, name: str, compute_nodes: Iterable[Node], switch_nodes: It
         g.add_node(v, kind="compute")
     for v in switch_nodes:
         g.add_node(v, kind="switch", multicast=v in multicast_switches,
-                   reduce=v in reducing_switches)
+                   reduce=v in reducing_switches, nvls=v in nvls_switches)
         if v in rates:
             g.nodes[v]["reduction_rate"] = rates[v]
     for (u, v), c in capacity.items():

@@ -238,6 +238,7 @@ def _result(t: Topology, capacity: dict[Link, Fraction], changed: dict[Link, Fra
                    unit=t.unit,
                    multicast_switches=[v for v in t.multicast_switches if v not in gone],
                    reducing_switches=[v for v in t.reducing_switches if v not in gone],
+                   nvls_switches=[v for v in t.nvls_switches if v not in gone],
                    reduction_rates={v: r for v, r in t.reduction_rates.items() if v not in gone},
                    alpha={e: a for e, a in t.alpha.items() if e in capacity}, strict=strict)
     return WhatIf(t, new, lines, changed, tuple(removed))

@@ -9,10 +9,12 @@ are readable strings: ``"b0.gpu3"``, ``"b0.nvswitch"``, ``"b1.nic5"``, ``"ib0"``
 ``"r1.gpu70"``.
 
 Switches that add (:mod:`collcert.reference.model.capabilities`): the NVSwitches of
-``dgx_h100``, ``dgx_b200`` and ``gb200_nvl72`` reduce and multicast (NVLink SHARP, which
-NCCL uses as its NVLS algorithm) unless ``in_network="none"``; the InfiniBand switch ``ib``
-between boxes forwards only, unless ``in_network="sharp"`` (SHARP on Quantum InfiniBand
-switches, NCCL's CollNet, which needs NVIDIA's SHARP plugin: off by default).
+``dgx_h100``, ``dgx_b200`` and ``gb200_nvl72`` are NVLS switches (NVLink SHARP, which NCCL
+uses as its NVLS algorithm: they reduce into a member GPU and multicast what a member
+stores) unless ``in_network="none"``; the InfiniBand switch ``ib`` between boxes forwards
+only, unless ``in_network="sharp"``: then it is a SHARP switch (SHARP on Quantum
+InfiniBand switches, NCCL's CollNet, which needs NVIDIA's SHARP plugin: off by default;
+the aggregation tree's root switch holds the sum and multicasts it).
 """
 
 from __future__ import annotations
@@ -178,8 +180,9 @@ def _in_network(platform: str, value: object) -> str:
     if value not in IN_NETWORK:
         shown = repr(value) if len(repr(value)) <= 30 else repr(value)[:30] + "…"
         raise TopologyError(f"{platform}: in_network must be one of {', '.join(IN_NETWORK)} "
-                            f"(nvls: the NVSwitches add and copy, NVLink SHARP; sharp: the "
-                            f"InfiniBand switch too; none: switches forward only), got {shown}")
+                            f"(nvls: the NVSwitches add the NVLS way, NVLink SHARP; sharp: "
+                            f"the InfiniBand switch adds the SHARP way too; none: switches "
+                            f"forward only), got {shown}")
     return str(value)
 
 
@@ -207,12 +210,11 @@ def _nvswitch_boxes(
                 _both(links, gpu, nic, nic_bw)
                 _both(links, nic, ib_switch_of[g], nic_bw)
     switches += ib_switches
-    reducing = [w for w in switches if w.endswith(".nvswitch")] if in_network != "none" else []
-    if in_network == "sharp":
-        reducing += ib_switches
+    nvls = [w for w in switches if w.endswith(".nvswitch")] if in_network != "none" else []
+    sharp = ib_switches if in_network == "sharp" else []
     suffix = {"none": "", "nvls": "", "sharp": ", SHARP"}[in_network] if boxes > 1 else ""
     return Topology(compute, links, switches, name=f"{boxes}-{label} {name}{suffix}",
-                    unit="GB/s", reducing_switches=reducing)
+                    unit="GB/s", reducing_switches=sharp, nvls_switches=nvls)
 
 
 def dgx_a100(boxes: int = 2) -> Topology:
@@ -230,10 +232,10 @@ def dgx_h100(boxes: int = 2, in_network: str = "nvls") -> Topology:
     NVLink 4 links, 25 GB/s each way, 450 in all: NVIDIA DGX H100 datasheet, "900 GB/s
     GPU-to-GPU bidirectional"); NVSwitch 3 adds and multicasts in the switch (NVLink SHARP:
     NVIDIA, "Upgrading Multi-GPU Interconnectivity with the Third-Generation NVIDIA
-    NVSwitch", 2022), so it is a reducing switch unless ``in_network="none"``. NICs:
+    NVSwitch", 2022), so it is an NVLS switch unless ``in_network="none"``. NICs:
     ConnectX-7 at 400 Gb/s = 50 GB/s each way. ``in_network="sharp"``: the IB switch
-    (Quantum-2, SHARPv3) adds too; off by default, as NCCL's CollNet needs the SHARP
-    plugin. An H200 box has the same NVLink and NICs (the same topology)."""
+    (Quantum-2, SHARPv3) adds too, the SHARP way; off by default, as NCCL's CollNet needs
+    the SHARP plugin. An H200 box has the same NVLink and NICs (the same topology)."""
     return _nvswitch_boxes("DGX H100", boxes, 450, 50, ["ib"] * 8, platform="dgx_h100",
                            in_network=_in_network("dgx_h100", in_network))
 

@@ -148,7 +148,12 @@ def _print_text(topo: Topology, w: Any, rate: Fraction, best: Any, instead: Sche
             f"{show(rate)} {topo.unit}, time per unit {show(1 / rate)}; every GPU link carries "
             f"{fraction_str(Fraction(n + 1, n))} of M each way")
     lines = [head]
-    if best is not None and best.exact:
+    if best is not None and best.exact and rate == best.lower:
+        lines.append(f"  the in-network optimum {show(best.lower)} [{best.model}]: reached (a "
+                     "multimem load-reduce returns the sum to the GPU that issued it, which "
+                     "stores it back through the switch; no schedule does better there, "
+                     "docs/in-network.md)")
+    elif best is not None and best.exact:
         lines.append(f"  {fraction_str(rate / best.lower)} of the in-network optimum "
                      f"{show(best.lower)} [{best.model}]: that optimum adds in the switch and "
                      "multicasts the sum from it; a multimem load-reduce returns the sum to the "

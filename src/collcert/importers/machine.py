@@ -146,14 +146,14 @@ def nvls_switches(m: Machine) -> set[str]:
 def nvls_note(m: Machine) -> str:
     """What the import says of NVLS on the NVSwitch of ``m``."""
     if nvls_switches(m):
-        return ("the NVSwitch adds and copies (NVLink SHARP, NCCL's NVLS: GPUs of sm 90 or "
-                "later, on by default in NCCL); its reducing_switches entry opens the "
-                "in-network optimum (docs/in-network.md); collcert optimum --forward-only "
-                "drops it")
+        return ("the NVSwitch adds the NVLS way (NVLink SHARP, NCCL's NVLS: GPUs of sm 90 or "
+                "later, on by default in NCCL: it reduces into a member GPU and multicasts "
+                "what a member stores); its nvls_switches entry opens the in-network "
+                "optimum (docs/in-network.md); collcert optimum --forward-only drops it")
     known = all(m.gpu_sm.get(g) for g in m.gpus)
     return ("the NVSwitch only forwards: " + ("its GPUs are older than sm 90 (no NVLink "
             "SHARP)" if known else "the file does not give every GPU's sm, so NVLS is not "
-            "assumed; declare it with optimum --reducing nvswitch if the GPUs are H100 or "
+            "assumed; declare it with optimum --nvls nvswitch if the GPUs are H100 or "
             "later"))
 
 
@@ -223,7 +223,7 @@ class _Parts:
             directed.append((v, u, bw))
         try:
             return Topology(self.compute, directed, self.switches, name=name, unit="GB/s",
-                            strict=strict, reducing_switches=[
+                            strict=strict, nvls_switches=[
                                 s for s in self.switches if s in self.reducing])
         except TopologyError as exc:
             raise TopologyError(f"{origin}: the imported machine is not a usable topology: "
