@@ -186,3 +186,29 @@ def test_tori_have_rings(dims: tuple[int, ...]) -> None:
 def test_no_ring_where_none_exists() -> None:
     star = Topology(range(4), [(0, i, 1) for i in (1, 2, 3)] + [(i, 0, 1) for i in (1, 2, 3)])
     assert hamiltonian_cycle(star) is None
+
+
+def test_a_group_too_large_for_a_table_still_gives_the_optimum(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_TABLE_ENTRIES (elements × nodes) the group is kept by its generators: the
+    optimum takes one max-flow and its certificate checks; building by orbits needs every
+    element, so the schedule says why it takes the general path (here a small torus, the
+    limit lowered)."""
+    import json as _json
+
+    from collcert.certify.forestcoll import check_optimum
+    from collcert.reference.symmetry import group
+
+    monkeypatch.setattr(group, "MAX_TABLE_ENTRIES", 100)
+    t = platforms.torus((4, 6))
+    sym = find_symmetry(t)
+    assert sym is not None and not sym.tabled and len(sym.reps) == 1
+    opt = optimum(t, "allgather", symmetry=True)
+    assert opt.maxflows <= 3 and len(opt.flows) == 1
+    v = check_optimum(t.to_json(), _json.loads(_json.dumps(opt.certificate())))
+    assert v.ok, v.reasons
+    assert opt.algbw == optimum(t, "allgather", symmetry=False).algbw
+    s = schedule(t, "allgather")
+    assert "too large to build by its orbits" in s.phases[0].stats["symmetry"]
+    with pytest.raises(group.TableTooLarge, match="kept by its generators"):
+        _ = sym.perms
