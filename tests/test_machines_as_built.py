@@ -212,3 +212,20 @@ def test_a_group_too_large_for_a_table_still_gives_the_optimum(
     assert "too large to build by its orbits" in s.phases[0].stats["symmetry"]
     with pytest.raises(group.TableTooLarge, match="kept by its generators"):
         _ = sym.perms
+
+
+def test_a_rail_fabric_symmetric_file_states_nothing_unchecked() -> None:
+    """Three generators (units, servers, rails) on a fabric whose leaf → spine links the
+    server shift fixes: the file checks by orbits, and its G* capacities and routing are
+    checked against the topology (a unit more is refused, naming the arc or the link)."""
+    t = platforms.dgx_h100_rails(8, 4, 2)
+    doc = json.loads(json.dumps(schedule(t, "allgather").to_json(compact=True,
+                                                                 symmetric=True)))
+    assert len(doc["symmetry"]["orders"]) == 3
+    assert check_schedule(Topo(t.to_json()), doc).ok
+    bad = copy.deepcopy(doc)
+    bad["certificates"]["gstar"]["capacities"][0][2] += 5
+    assert "routed through G" in _reasons(t, bad)
+    bad = copy.deepcopy(doc)
+    bad["certificates"]["routing"][0]["paths"][0][1] += 1
+    assert "more than ⌊U·c⌋" in _reasons(t, bad)
