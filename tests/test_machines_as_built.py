@@ -60,9 +60,14 @@ def test_the_group_found_has_one_orbit(make: Any, factors: Any) -> None:
     assert box is None or len(box.reps) > 1
 
 
-def test_a_rail_fabric_schedule_by_one_root_is_certified() -> None:
-    t = platforms.dgx_h100_rails(8, 4, 2)
-    s = schedule(t, "allgather")
+@pytest.fixture(scope="module")
+def rails() -> tuple[Topology, Any]:
+    t = platforms.dgx_h100_rails(8, 4, 2)  # 2 units of 4 servers, 2:1 oversubscribed
+    return t, schedule(t, "allgather")
+
+
+def test_a_rail_fabric_schedule_by_one_root_is_certified(rails: tuple[Topology, Any]) -> None:
+    t, s = rails
     assert "1 representative root" in s.phases[0].stats["symmetry"]
     v = check_schedule(Topo(t.to_json()), s.to_json(compact=True))
     assert v.ok, v.all_reasons()[:3]
@@ -214,13 +219,13 @@ def test_a_group_too_large_for_a_table_still_gives_the_optimum(
         _ = sym.perms
 
 
-def test_a_rail_fabric_symmetric_file_states_nothing_unchecked() -> None:
+def test_a_rail_fabric_symmetric_file_states_nothing_unchecked(
+        rails: tuple[Topology, Any]) -> None:
     """Three generators (units, servers, rails) on a fabric whose leaf → spine links the
     server shift fixes: the file checks by orbits, and its G* capacities and routing are
     checked against the topology (a unit more is refused, naming the arc or the link)."""
-    t = platforms.dgx_h100_rails(8, 4, 2)
-    doc = json.loads(json.dumps(schedule(t, "allgather").to_json(compact=True,
-                                                                 symmetric=True)))
+    t, s = rails
+    doc = json.loads(json.dumps(s.to_json(compact=True, symmetric=True)))
     assert len(doc["symmetry"]["orders"]) == 3
     assert check_schedule(Topo(t.to_json()), doc).ok
     bad = copy.deepcopy(doc)
