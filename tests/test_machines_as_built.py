@@ -178,7 +178,7 @@ def test_mi300x_and_the_mixed_cluster() -> None:
         find_symmetry(m).reps) > 1  # type: ignore[union-attr]
 
 
-@pytest.mark.parametrize("dims", [(16, 16), (5, 5), (3, 5), (4, 4, 4), (2, 3)])
+@pytest.mark.parametrize("dims", [(16, 16), (3, 5), (4, 4, 4), (2, 3)])
 def test_tori_have_rings(dims: tuple[int, ...]) -> None:
     t = platforms.torus(dims)
     cycle = hamiltonian_cycle(t)
