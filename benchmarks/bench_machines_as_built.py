@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
           f"{os.getloadavg()[0]:.1f}; wall and CPU in s, peak memory in MB")
     print(f"{'case':<42}{'status':>10}{'wall':>8}{'CPU':>8}{'peak':>7}  goal")
-    baseline: float | None = None
+    baseline: tuple[float, float] | None = None  # wall, CPU
     with tempfile.TemporaryDirectory() as workdir:
         out_file = os.path.join(workdir, "s.json")
         for label, cmd, goal in cases(args.compare):
@@ -91,10 +91,12 @@ def main(argv: list[str] | None = None) -> int:
             info = timed_cli([a.replace("{out}", out_file) for a in cmd], args.timeout,
                              workdir, args.max_memory)
             wall = float(info["wall"])  # type: ignore[arg-type]
+            used = float(info.get("cpu", 0.0))  # type: ignore[arg-type]
             if label.endswith("(baseline)") and info["status"] == "ok":
-                baseline = wall
-            if "within 2x" in goal and baseline is not None:
-                goal += f" ({wall / baseline:.2f}x of {baseline:.1f} s)"
+                baseline = (wall, used)
+            if "within 2x" in goal and baseline is not None and baseline[1]:
+                goal += (f" (wall {wall / baseline[0]:.2f}x of {baseline[0]:.1f} s, "
+                         f"CPU {used / baseline[1]:.2f}x of {baseline[1]:.1f} s)")
             cpu = f"{info['cpu']:>8.1f}" if "cpu" in info else f"{'':>8}"
             peak = f"{info['peak_mb']:>7.0f}" if "peak_mb" in info else f"{'':>7}"
             print(f"{label:<42}{info['status']:>10}{wall:>8.1f}{cpu}{peak}  {goal}",
