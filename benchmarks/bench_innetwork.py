@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """Time the in-network allreduce optimum (switches that add: NVLS, SHARP), certified.
 
+The built-ins' NVSwitches are NVLS switches (NVLink SHARP: the sum goes into a member
+GPU, which stores it back by multicast); ``,sharp`` makes the InfiniBand switch a SHARP
+switch (it holds its sums and multicasts them).
+
 For each machine, in a fresh process: the topology is built, the in-network optimum is
 computed (:func:`collcert.reference.innetwork.in_network_rate`: upper bounds, then the
 schedule by the machine's symmetry or by column generation), its certificate is written
@@ -32,8 +36,9 @@ import subprocess
 import sys
 import time
 
-DEFAULT = ("dgx_h100:1", "dgx_h100:16", "dgx_h100:16,sharp", "dgx_b200:16", "gb200_nvl72:2",
-           "dgx_h100:128", "gb200_nvl72:8")
+DEFAULT = ("dgx_h100:1", "dgx_h100:2", "dgx_h100:16", "dgx_h100:16,sharp", "dgx_b200:1",
+           "dgx_b200:16", "gb200_nvl72:1", "gb200_nvl72:2", "dgx_h100:128", "gb200_nvl72:8",
+           "gb200_nvl72:8,sharp")
 GOAL = 60.0
 
 

@@ -7,6 +7,8 @@ Modules:
 ``structures``  a schedule of reduce-broadcast structures, explicit or averaged over a
                 verified group of automorphisms, and its loads
 ``bounds``      the cut, partition and dual upper bounds
+``boxdual``     the box-dual upper bound: lengths, and the structures' least cost counted
+                box by box
 ``pricing``     the cheapest structure under a dual, by subsets of switches
 """
 

@@ -6,13 +6,15 @@ NCCL (NVIDIA/nccl at 5067397c, read for docs/baselines.md):
 * **NVLS** needs NVLink SHARP (``comm->nvlsSupport``: an NVSwitch with multicast,
   sm 90 or later, ``src/transport/nvls.cc:262-279``; ``src/graph/search.cc:1124``:
   no NVS node or compute capability below 90, no NVLS graph). collcert reads it from the
-  topology: a switch that adds (``reducing_switches``) joined both ways to every GPU of
+  topology: a switch that adds (``nvls_switches``, or ``reducing_switches``) joined both
+  ways to every GPU of
   the box. Its *heads* are the GPUs that each reduce one part of the data: on one node
   every GPU up to ``NCCL_MAX_NVLS_ARITY`` = 32 (``search.cc:1127``, ``1136``: "pull
   evenly from all GPUs"), across nodes one per NIC (``search.cc:754-770``);
 * **CollNet** (SHARP) needs NVIDIA's CollNet plugin and a switch that adds between the
   nodes (``comm->config.collnetEnable``, ``src/graph/tuning.cc:504-506``): collcert
-  reads it as a reducing switch outside the boxes that every head reaches.
+  reads it as a SHARP switch (``reducing_switches``) outside the boxes that every head
+  reaches.
 
 The tree paths (docs/schedule-format.md): a path of an in-tree may end at a switch that
 adds (the switch adds it into the stream of another path through it), a path of an
@@ -85,7 +87,7 @@ def nvls_hubs(m: Machine, what: str) -> list[Node]:
             raise BaselineError(
                 f"{what} needs a switch that adds joined to every GPU of the box (NVLink "
                 f"SHARP: NCCL's nvlsSupport, NVSwitch 3 and sm 90 or later); the box of "
-                f"{box[0]!r} has none{had}: declare it in reducing_switches if it adds")
+                f"{box[0]!r} has none{had}: declare it in nvls_switches if it adds")
         out.append(hub)
     return out
 
@@ -114,8 +116,8 @@ def sharp_switch(m: Machine) -> Node:
     """The switch outside the boxes that adds (InfiniBand SHARP) and that the routes
     between the boxes' first GPUs pass; BaselineError when there is none."""
     inside = set().union(*m.inside)
-    adders = [w for w in m.topology.switch_nodes
-              if w in m.topology.reducing_switches and w not in inside]
+    adders = [w for w in m.topology.switch_nodes  # SHARP: an NVLS switch holds no sum
+              if w in m.topology.sharp_switches and w not in inside]
     first = [b[0] for b in m.boxes]
     for w in adders:
         if all(w in (m.fabric.route(first[0], v) or ()) for v in first[1:]):

@@ -1,11 +1,12 @@
 """In-network computing: allreduce when switches add (NVLink SHARP, InfiniBand SHARP).
 
-The model (docs/in-network.md): a switch declared reducing
-(:mod:`collcert.reference.model.capabilities`) adds streams that reach it on several
-links and copies what it holds to several links; a multicast switch only copies. An
-allreduce schedule is a weighted set of *structures*, each a reduce tree that may add
-at reducing switches and a broadcast tree from the same root that may branch at any
-switch that copies. :func:`in_network_rate` gives the best rate of such schedules,
+The model (docs/in-network.md; :mod:`collcert.reference.model.capabilities`): a
+SHARP switch adds streams that reach it on several links into a sum it holds and
+copies what it holds to several links; an NVLS switch (NVLink SHARP) adds only into a
+member GPU, whose own share goes up too, and copies only what a member stores, the
+member included; a multicast switch only copies. An allreduce schedule is a weighted
+set of *structures*, each a reduce tree that may add at those switches and a broadcast
+tree from the same root that may branch at any switch that copies. :func:`in_network_rate` gives the best rate of such schedules,
 exact where a schedule meets a bound, else a certified bracket; its certificate is
 checked by :func:`collcert.certify.innetwork.check_in_network`.
 
@@ -27,6 +28,8 @@ Modules:
 ``pricing``     the cheapest structure under link lengths (exact Steiner pricing)
 ``colgen``      the exact in-network LP of a small machine by column generation
 ``bounds``      upper bounds: the cut-set bound, partition bounds
+``boxdual``     the box-dual bound: link lengths, every structure's cost counted box by
+                box (what proves NVLS switches' figures on large machines)
 ``hierarchy``   two-level machines (boxes on reducing switches, one top switch) by
                 their symmetry: representative structures, the symmetric LP
 ``rate``        :func:`in_network_rate`: the bracket, exact where it closes

@@ -11,8 +11,10 @@ may branch at switches that copy) with
   too), or, elsewhere, ForestColl's LP (5) (its reduce and broadcast trees are
   schedules of this model: switches that forward only);
 * an **upper bound**: the least of the cut-set bound C of Zhou & Sun 2026, Thm 1
-  (which no schedule beats, network coding included) and the partition bounds of
-  :mod:`.bounds`, or the exact dual of :mod:`.colgen`.
+  (which no schedule beats, network coding included), the partition bounds of
+  :mod:`.bounds` and, on a machine of boxes with NVLS switches, the box-dual bound of
+  :mod:`.boxdual` (the symmetric LP's own dual, its structures' least cost counted),
+  or the exact dual of :mod:`.colgen`.
 
 Equal, the figure is the optimum of the model (``exact``); otherwise both are
 printed as a bracket, never a guess. The certificate holds the model (which
