@@ -196,9 +196,9 @@ def test_no_ring_where_none_exists() -> None:
 def test_a_group_too_large_for_a_table_still_gives_the_optimum(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Past MAX_TABLE_ENTRIES (elements × nodes) the group is kept by its generators: the
-    optimum takes one max-flow and its certificate checks; building by orbits needs every
-    element, so the schedule says why it takes the general path (here a small torus, the
-    limit lowered)."""
+    optimum takes one max-flow and its certificate checks; the schedule is built by its
+    orbits all the same (images by the generators' cycles) and its symmetric file is the
+    one the table gives (here a small torus, the limit lowered)."""
     import json as _json
 
     from collcert.certify.forestcoll import check_optimum
@@ -214,9 +214,36 @@ def test_a_group_too_large_for_a_table_still_gives_the_optimum(
     assert v.ok, v.reasons
     assert opt.algbw == optimum(t, "allgather", symmetry=False).algbw
     s = schedule(t, "allgather")
-    assert "too large to build by its orbits" in s.phases[0].stats["symmetry"]
+    assert s.phases[0].stats["symmetry"].startswith("a group of 24 (")  # 1 orbit
+    doc = _json.loads(_json.dumps(s.to_json(compact=True, symmetric=True)))
+    assert check_schedule(Topo(t.to_json()), doc).ok
     with pytest.raises(group.TableTooLarge, match="kept by its generators"):
         _ = sym.perms
+    monkeypatch.setattr(group, "MAX_TABLE_ENTRIES", 10**6)
+    tabled = schedule(t, "allgather").to_json(compact=True, symmetric=True)
+    assert _json.loads(_json.dumps(tabled))["phases"] == doc["phases"]
+
+
+def test_a_group_without_its_table_builds_through_switches_it_fixes(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """dgx_h100:4 by its group 4 × 8 kept by its generators (the limit lowered, as for
+    dgx_h100:16384): the InfiniBand switch is fixed by every element and each NVSwitch
+    by the rail shifts, so canonical arcs come from stabilizers of switches; the
+    symmetric file checks and is the file the table gives."""
+    from collcert.reference.symmetry import boxes, group
+
+    t = platforms.dgx_h100(4)
+    for limit in (100, 10**6):
+        monkeypatch.setattr(group, "MAX_TABLE_ENTRIES", limit)
+        monkeypatch.setattr(boxes, "MAX_TABLE_ENTRIES", limit)
+        s = schedule(t, "allgather")
+        assert s.phases[0].stats["symmetry"] == "a group of 32 (4 × 8), 1 representative root"
+        doc = json.loads(json.dumps(s.to_json(compact=True, symmetric=True,
+                                              certificates=True)))
+        assert check_schedule(Topo(t.to_json()), doc).ok
+        if limit == 100:
+            free = doc
+    assert free["phases"] == doc["phases"] and free["symmetry"] == doc["symmetry"]
 
 
 def test_a_rail_fabric_symmetric_file_states_nothing_unchecked(

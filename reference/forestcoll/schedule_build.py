@@ -157,10 +157,9 @@ def _split_by_orbits(g: Topology, collective: str, caps: dict[tuple[Node, Node],
         box = sym.fallback or orbits.box_shift(g, [supply.get(c, 0) for c in g.compute_nodes])
         if box is not None:
             tries += [(box, True), (box, False)]
-    tries = [(grp, far) for grp, far in tries if grp.tabled]
-    if not tries:
-        raise SymmetryFailed(f"the group of {sym.order} elements is too large to build by its "
-                             "orbits (its elements would not fit in a table)")
+    # a group with a table of its elements first (as before groups kept by their
+    # generators could build: dgx_a100:1024 keeps its box shift), then the others
+    tries = [x for x in tries if x[0].tabled] + [x for x in tries if not x[0].tabled]
     for n, (grp, far) in enumerate(tries):
         try:
             split = remove_switches_orbits(

@@ -57,7 +57,14 @@ class Taken:
 
 
 class GroupView:
-    """The group's table and the stabilizers of nodes, arcs, pairs and walks."""
+    """The group's table and the stabilizers of nodes, arcs, pairs and walks. A group
+    kept without its table (:attr:`Symmetry.tabled` false: 131,072 elements on 278,529
+    nodes) is asked by its generators instead (:class:`_FreeView`)."""
+
+    def __new__(cls, sym: Symmetry) -> GroupView:
+        if cls is GroupView and not sym.tabled:
+            return super().__new__(_FreeView)
+        return super().__new__(cls)
 
     def __init__(self, sym: Symmetry) -> None:
         self.sym = sym
@@ -99,19 +106,29 @@ class GroupView:
             return got
         if a < self.nc and self._free:  # the one element taking a to its representative
             h = self._inv[self.sym.element[a]]
-            got = (self.sym.rep_of[a], int(self.P[h, b]), h)
+            got = (self.sym.rep_of[a], self.image(h, b), h)
         else:
-            keys = self.P[:, a].astype(np.int64) * self.n + self.P[:, b]
-            h = int(keys.argmin())
-            ca, cb = divmod(int(keys[h]), self.n)
-            got = (ca, cb, h)
+            got = self._canonical_search(a, b)
         self._canon[(a, b)] = got
         return got
+
+    def _canonical_search(self, a: int, b: int) -> tuple[int, int, int]:
+        keys = self.P[:, a].astype(np.int64) * self.n + self.P[:, b]
+        h = int(keys.argmin())
+        ca, cb = divmod(int(keys[h]), self.n)
+        return ca, cb, h
+
+    def image(self, j: int, v: int) -> int:
+        return int(self.P[j, v])
+
+    def column(self, v: int) -> np.ndarray:
+        """Every element's image of v (element order)."""
+        return self.P[:, v]
 
     def images(self, nodes: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
         """The distinct images of a tuple of nodes (rows) and, for each, an element that
         gives it; the identity's image first."""
-        rows = self.P[:, list(nodes)]
+        rows = np.stack([self.column(v) for v in nodes], axis=1)
         _, first = np.unique(rows, axis=0, return_index=True)
         first = np.sort(first)
         return rows[first], first
@@ -121,6 +138,123 @@ class GroupView:
             return walk
         row = self.P[j]
         return tuple(int(row[v]) for v in walk)
+
+    def row(self, j: int) -> np.ndarray:
+        """Element j as an index array over every node."""
+        return np.asarray(self.P[j])
+
+    def least_images(self) -> list[int]:
+        """Each node's orbit's least node."""
+        return [int(x) for x in self.P.min(axis=0)]
+
+    def moved(self) -> list[bool]:
+        """Whether some element moves the node, for every node."""
+        return [bool(x) for x in (self.P != np.arange(self.n)).any(axis=0)]
+
+    def orbit_nodes(self, v: int) -> set[int]:
+        return set(self.P[:, v].tolist())
+
+    def least_under(self, fix: np.ndarray, t: int) -> int:
+        """The least image of t by the elements of the mask ``fix``."""
+        return int(self.P[fix, t].min())
+
+
+class _FreeView(GroupView):
+    """:class:`GroupView` of a group kept by its generators: images by the generators'
+    cycles (:meth:`Symmetry.apply`), columns made when asked, each node's orbit (its
+    least node and an element taking it there) from one search over the generators,
+    stabilizers once per orbit (the group is abelian: every node of an orbit has the
+    same one) and canonical arcs from the stabilizer of their tail."""
+
+    def __init__(self, sym: Symmetry) -> None:
+        self.sym = sym
+        self.P = None  # type: ignore[assignment]
+        self.order = sym.order
+        self.n = len(sym.nodes)
+        self._all = np.arange(self.order, dtype=np.int64)
+        self._stab = {}
+        self._inv = [sym.inverse(j) for j in range(self.order)] if sym.orders else [
+            (self.order - j) % self.order for j in range(self.order)]
+        self._canon = {}
+        self.nc = len(sym.element)
+        self._least, self._to_least = _orbit_search(sym)
+        self._free = all(sym.rep_of[r] == r and r == int(self._least[r]) for r in sym.reps)
+        self._trivial = np.zeros(self.order, dtype=bool)
+        self._trivial[0] = True
+
+    def stab(self, v: int) -> np.ndarray:
+        if v < self.nc and self._free:  # the group acts freely on compute nodes
+            return self._trivial
+        key = int(self._least[v])
+        s = self._stab.get(key)
+        if s is None:
+            s = self._stab[key] = self.column(key) == key
+        return s
+
+    def _canonical_search(self, a: int, b: int) -> tuple[int, int, int]:
+        ca, h0 = int(self._least[a]), int(self._to_least[a])
+        fix = self.stab(a)
+        if bool(fix.all()):  # every element fixes a: b's orbit's least node
+            return ca, int(self._least[b]), int(self._to_least[b])
+        els = np.flatnonzero(fix)
+        imgs = self.sym.images_under(self.image(h0, b), els)
+        k = int(imgs.argmin())
+        return ca, int(imgs[k]), self.sym.compose(int(els[k]), h0)
+
+    def image(self, j: int, v: int) -> int:
+        return self.sym.image(j, v)
+
+    def column(self, v: int) -> np.ndarray:
+        return self.sym.images_under(v, self._all)
+
+    def map_walk(self, walk: Walk, j: int) -> Walk:
+        if j == 0:
+            return walk
+        return self.sym.map_nodes(j, walk)
+
+    def row(self, j: int) -> np.ndarray:
+        return self.sym.apply(j, np.arange(self.n))
+
+    def least_images(self) -> list[int]:
+        return [int(x) for x in self._least]
+
+    def moved(self) -> list[bool]:
+        out = np.zeros(self.n, dtype=bool)
+        for g in self.sym.generators():
+            out |= np.asarray(g) != np.arange(self.n)
+        return out.tolist()
+
+    def orbit_nodes(self, v: int) -> set[int]:
+        return set(np.flatnonzero(self._least == self._least[v]).tolist())
+
+    def least_under(self, fix: np.ndarray, t: int) -> int:
+        if bool(fix.all()):
+            return int(self._least[t])
+        return int(self.sym.images_under(t, np.flatnonzero(fix)).min())
+
+
+def _orbit_search(sym: Symmetry) -> tuple[np.ndarray, np.ndarray]:
+    """Each node's orbit's least node and an element taking the node there: a search
+    over the generators from each orbit's least node (nodes in increasing order)."""
+    n = len(sym.nodes)
+    gens = [g.tolist() for g in sym.generators()]
+    steps = list(zip(sym.strides, sym.factors))
+    least = np.full(n, -1, dtype=np.int64)
+    reach = [0] * n  # element taking the orbit's least node to the node
+    for v in range(n):
+        if least[v] >= 0:
+            continue
+        least[v] = v
+        queue = [v]
+        for x in queue:  # grows while it is walked
+            for g, (s, m) in zip(gens, steps):
+                y = g[x]
+                if least[y] < 0:
+                    least[y] = v
+                    j = reach[x]  # one more in digit i: j + s, wrapping modulo m
+                    reach[y] = j + s if (j // s) % m + 1 < m else j - (m - 1) * s
+                    queue.append(y)
+    return least, np.asarray([sym.inverse(e) for e in reach], dtype=np.int64)
 
 
 class OrbitBags:

@@ -70,7 +70,7 @@ class OrbitPacking:
     def walk(self, c: int, j: int) -> Path:
         """Walk ``c`` mapped by σ^j, as nodes."""
         nodes = self.sym.nodes
-        return tuple(nodes[v] for v in self.sym.perms[j][list(self.canon_walks[c])].tolist())
+        return tuple(nodes[v] for v in self.sym.apply(j, list(self.canon_walks[c])).tolist())
 
     def walk_table(self) -> list[Path]:
         """Every walk the trees of all roots use: id ``c·order + j`` is walk c mapped
@@ -84,6 +84,34 @@ class OrbitPacking:
                 p = gperm[j]
                 walks.append(tuple(nodes[p[v]] for v in cw))
         return walks
+
+
+class _ComputeImages:
+    """``self[j][v]``: element j's image of compute node v; the table's rows where the
+    group has one, else from each representative's orbit (the group acts freely on
+    compute nodes: v = element[v] applied to rep_of[v], so element j takes it to the
+    element j ∘ element[v] of the same orbit)."""
+
+    def __init__(self, sym: Symmetry, nc: int) -> None:
+        self.sym = sym
+        self.table = np.asarray(sym.perms)[:, :nc] if sym.tabled else None
+        self.cols = {} if self.table is not None else {r: sym.images(r) for r in sym.reps}
+
+    def __getitem__(self, j: int) -> np.ndarray | _ImagesBy:
+        if self.table is not None:
+            return np.asarray(self.table[j])
+        return _ImagesBy(self, j)
+
+
+class _ImagesBy:
+    """Element j's images of compute nodes, one at a time (:class:`_ComputeImages`)."""
+
+    def __init__(self, ci: _ComputeImages, j: int) -> None:
+        self.ci, self.j = ci, j
+
+    def __getitem__(self, v: int) -> int:
+        sym = self.ci.sym
+        return int(self.ci.cols[sym.rep_of[v]][sym.compose(self.j, sym.element[v])])
 
 
 @dataclass
@@ -136,7 +164,7 @@ class _OrbitPacker:
         self.compute = list(split.compute_nodes)
         self.nc = len(self.compute)
         self.idx = {v: i for i, v in enumerate(self.compute)}
-        self.perm = np.asarray(sym.perms)[:, : self.nc]  # element j's images of compute nodes
+        self.perm = _ComputeImages(sym, self.nc)  # element j's images of compute nodes
         order = sym.order
         inv = [sym.inverse(j) for j in range(order)]
         # labels: canonical arc (rep, σ^-j(b)) of arc (σ^j(rep), b)

@@ -99,9 +99,8 @@ class _OrbitSplitter(ArcTable):
         self.sym = sym
         self.group = GroupView(sym)
         self.bags = OrbitBags(self.group)
-        P = self.group.P
-        self.orbit_rep: list[int] = P.min(axis=0).tolist()  # least node of the orbit
-        self.moved = (P != np.arange(self.n)).any(axis=0).tolist()
+        self.orbit_rep: list[int] = self.group.least_images()  # least node of the orbit
+        self.moved = self.group.moved()
         super().__init__(self.n)
         for (a, b), c in caps.items():
             if c > 0:
@@ -331,8 +330,7 @@ class _OrbitSplitter(ArcTable):
         fix = self.group.stab(w)
         if fix.sum() == 1:
             return outs
-        P = self.group.P
-        return [t for t in outs if t == int(P[fix, t].min())]
+        return [t for t in outs if t == self.group.least_under(fix, t)]
 
     def remove(self, w: int) -> None:
         ins = self.live_in(w)
@@ -356,7 +354,7 @@ class _OrbitSplitter(ArcTable):
             if self.cap[i_wt] != 0:
                 raise SymmetryFailed(f"no orbit split empties {self.nodes[w]!r} -> "
                                      f"{self.nodes[t]!r}")
-        for x in set(self.group.P[:, w].tolist()):
+        for x in self.group.orbit_nodes(w):
             if self.live_in(x) or self.live_out(x):
                 raise SymmetryFailed(f"switch {self.nodes[x]!r} not isolated by orbit splits")
 
@@ -412,10 +410,9 @@ class _OrbitSplitter(ArcTable):
             self.stats["flows_omitted"] = 1
             return {}
         flows: dict[Node, dict[tuple[Node | None, Node], int]] = {}
-        P = self.group.P
         for r, f in self.flows.items():
             for j in range(self.sym.order):
-                p = P[j]
+                p = self.group.row(j)
                 fv: dict[tuple[Node | None, Node], int] = {}
                 for i in support[r]:
                     a, b = self.tails[i], self.heads[i]
@@ -470,15 +467,18 @@ def remove_switches_orbits(
     sp = _OrbitSplitter(nodes, nc, icaps, sup, sym, engine, spread)
     sp.far = far
     sp.initial_flows()
-    P = sp.group.P
-    remaining = {int(P[:, w].min()) for w in range(nc, len(nodes))}
+    least = sp.orbit_rep
+    remaining = {least[w] for w in range(nc, len(nodes))}
+    size: dict[int, int] = {}
+    for w in range(nc, len(nodes)):
+        size[least[w]] = size.get(least[w], 0) + 1
     done = 0
     while remaining:
         w = min(remaining, key=lambda x: (sp.joins_an_orbit(x),
                                           len(sp.live_in(x)) * len(sp.live_out(x)), x))
         remaining.discard(w)
         sp.remove(w)
-        done += len(set(P[:, w].tolist()))
+        done += size[w]
         if progress:
             progress(done, len(switches))
     return sp.result(compute, sup)

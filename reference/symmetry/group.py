@@ -71,6 +71,7 @@ class Symmetry:
         self._size = size
         self.fallback: Symmetry | None = None  # a smaller group found beside it (a box shift)
         self._verified: set[tuple[object, ...]] = set()
+        self._cyc: _Cycles | None = None  # the generators' cycles (table-free images)
         if perms is None and (not gens or (size < 2 and not orders)):
             raise ValueError("internal: a Symmetry needs its table or its generators")
 
@@ -132,7 +133,13 @@ class Symmetry:
         """The index of (element a) ∘ (element b): digits added modulo the orders."""
         if not self.orders:
             return (a + b) % self.order
-        return int(self.compose_many(np.asarray([a]), b)[0])
+        out, s = 0, 1
+        for m in self.orders:
+            a, da = divmod(a, m)
+            b, db = divmod(b, m)
+            out += ((da + db) % m) * s
+            s *= m
+        return out
 
     def compose_many(self, js: np.ndarray, b: int) -> np.ndarray:
         """The indices of (element j) ∘ (element b) for every j in ``js`` (vectorised)."""
@@ -201,6 +208,43 @@ class Symmetry:
                 block.append(g[block[-1]])
             col = np.concatenate(block)  # the new factor is the slower digit
         return col
+
+    def apply(self, j: int, vs: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Element j's images of the nodes ``vs`` (a row of the table, in part)."""
+        if self._table is not None:
+            return np.asarray(self._table[j][np.asarray(vs, dtype=np.int64)])
+        return self._cycles().advance(np.asarray(vs, dtype=np.int64),
+                                      [np.int64(a) for a in self.digits(j)])
+
+    def image(self, j: int, v: int) -> int:
+        """Element j's image of node v."""
+        if self._table is not None:
+            return int(self._table[j, v])
+        return self._cycles().image(self.digits(j), v)
+
+    def map_nodes(self, j: int, vs: Sequence[int]) -> tuple[int, ...]:
+        """Element j's images of a few nodes (a walk), as a tuple."""
+        if self._table is not None:
+            row = self._table[j]
+            return tuple(int(row[v]) for v in vs)
+        cyc, digits = self._cycles(), self.digits(j)
+        return tuple(cyc.image(digits, v) for v in vs)
+
+    def images_under(self, v: int, js: np.ndarray) -> np.ndarray:
+        """The images of node v by the elements ``js`` (a column of the table, in part)."""
+        if self._table is not None:
+            return np.asarray(self._table[js, v])
+        js = np.asarray(js, dtype=np.int64)
+        digits = []
+        for m in self.factors:
+            digits.append(js % m)
+            js = js // m
+        return self._cycles().advance(np.full(len(digits[0]), v, dtype=np.int64), digits)
+
+    def _cycles(self) -> _Cycles:
+        if self._cyc is None:
+            self._cyc = _Cycles(self.generators())
+        return self._cyc
 
     def _orders_problem(self, gens: list[np.ndarray]) -> str | None:
         """Without a table: every cycle of g_i has a length dividing m_i."""
@@ -321,3 +365,56 @@ def _table(gens: Sequence[np.ndarray], factors: Sequence[int], n: int) -> np.nda
             block.append(ga[block[-1]])
         table = np.stack(block, axis=0).reshape(-1, n)
     return table
+
+
+class _Cycles:
+    """Each generator's cycles, so that g_i^a(v) is one lookup: node v lies at place
+    ``pos[v]`` of a cycle of ``length[v]`` nodes stored from ``start[v]`` in ``flat``.
+    What the group's elements do without a table of them (element j: the generators'
+    powers by its digits, in any order, the group being abelian)."""
+
+    def __init__(self, gens: Sequence[np.ndarray]) -> None:
+        self.tables = [_cycle_table(np.asarray(g, dtype=np.int64)) for g in gens]
+        self.lists = [tuple(a.tolist() for a in tab) for tab in self.tables]
+
+    def image(self, digits: Sequence[int], v: int) -> int:
+        """g_0^{d_0} ∘ …(v) for one node (Python lists: faster than arrays for one)."""
+        for (flat, start, length, pos), d in zip(self.lists, digits):
+            if d:
+                v = flat[start[v] + (pos[v] + d) % length[v]]
+        return v
+
+    def advance(self, vs: np.ndarray, digits: Sequence[np.ndarray | np.int64]) -> np.ndarray:
+        """The images of ``vs`` by g_0^{d_0} ∘ … (the d_i scalars or arrays like vs)."""
+        for (flat, start, length, pos), d in zip(self.tables, digits):
+            vs = flat[start[vs] + (pos[vs] + d) % length[vs]]
+        return vs
+
+
+def _cycle_table(g: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(flat, start, length, pos) of the permutation g (class :class:`_Cycles`)."""
+    n = len(g)
+    flat = np.empty(n, dtype=np.int64)
+    start = np.empty(n, dtype=np.int64)
+    length = np.empty(n, dtype=np.int64)
+    pos = np.empty(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=bool)
+    at = 0
+    gl = g.tolist()
+    for v in range(n):
+        if seen[v]:
+            continue
+        cyc = [v]
+        x = gl[v]
+        while x != v:
+            cyc.append(x)
+            x = gl[x]
+        k = len(cyc)
+        idx = np.asarray(cyc, dtype=np.int64)
+        flat[at:at + k] = idx
+        seen[idx] = True
+        start[idx] = at
+        length[idx] = k
+        pos[idx] = np.arange(k)
+        at += k
+    return flat, start, length, pos
