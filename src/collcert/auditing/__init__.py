@@ -23,7 +23,7 @@ Modules:
 ``claims``     claims about a schedule's speed, and their refutation
 """
 
-from .auditor import FORMATS, audit, audit_file, made_for, rank_nodes
+from .auditor import FORMATS, audit, audit_file, check_mscclpp_size, made_for, rank_nodes
 from .bounds import OptimumInfo
 from .claims import judge, parse_claim
 from .optimum import certified_optimum
@@ -49,6 +49,7 @@ __all__ = [
     "audit_file",
     "audit_steady",
     "certified_optimum",
+    "check_mscclpp_size",
     "document_kind",
     "judge",
     "made_for",

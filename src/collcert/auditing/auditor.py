@@ -58,8 +58,11 @@ def _detect(text: str) -> str:
     if head.startswith(("{", "[")):
         import re
 
-        # an MSCCL++ execution plan (docs/mscclpp.md): "gpus" holding "threadblocks"
-        if re.search(r'"gpus"\s*:\s*\[', head) and '"threadblocks"' in head:
+        # an MSCCL++ execution plan (docs/mscclpp.md): a "gpus" array, no collcert
+        # "format" ("threadblocks" may come after the head: many channels listed first)
+        if (re.search(r'"gpus"\s*:\s*\[', head)
+                and ('"threadblocks"' in head or '"collective"' in head)
+                and not re.search(r'"format"\s*:\s*"collcert-', head)):
             return "mscclpp-json"
         return "json"
     if head.startswith("<"):
@@ -377,6 +380,32 @@ def _audit_msccl(topology: Topology, topo: Topo, text: str, ranks: Any,
 # --------------------------------------------------------------------------- #
 # MSCCL++ execution plans (docs/mscclpp.md)
 # --------------------------------------------------------------------------- #
+MSCCLPP_SECONDS_PER_UNIT = 2e-7  # CPU s; NVLS exports of 64, 72, 128 ranks: 1.6-1.8e-7
+MSCCLPP_BYTES_PER_UNIT = 8  # 128 ranks: 784 MB peak for 232 million units (3.1 each)
+
+
+def check_mscclpp_size(plan: mscclpp.Plan) -> None:
+    """The simulation's cost from the plan's counts, before it runs (it was silent for
+    2 minutes on an NVLS export of 128 ranks): the cells' contributions (every cell of an
+    allreduce tracks which ranks' data it holds) and the threads' clocks (each op's
+    threads join clocks as wide as all threads); announced from 5 s, refused beyond the
+    budgets (docs/limits.md)."""
+    from collcert.reference.model import check_budget
+
+    adds = plan.ngpus if plan.collective in ("allreduce", "reduce-scatter", "reduce") else 1
+    contributions = sum(sum(c.values()) for c in plan.chunks) * plan.grain * adds
+    ops = sum(len(block) for block in plan.tbs.values())
+    threads = sum(1 + max([max(len(op.channels), len(op.sems)) for op in block] + [0])
+                  for block in plan.tbs.values())
+    units = contributions + ops * threads
+    check_budget(f"MSCCL++ plan of {plan.ngpus} ranks", 64 * 2**20
+                 + MSCCLPP_BYTES_PER_UNIT * units,
+                 f"simulating {len(plan.tbs)} threadblocks ({ops} ops, about {threads} "
+                 f"threads) over {contributions} cell contributions",
+                 seconds=MSCCLPP_SECONDS_PER_UNIT * units,
+                 action="audit a smaller plan (fewer ranks or threadblocks)")
+
+
 def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
                    check_opt: bool) -> AuditReport:
     """An MSCCL++ plan: read and run by ``certify.execution.mscclpp_sim``; its traffic,
@@ -390,6 +419,7 @@ def _audit_mscclpp(topology: Topology, topo: Topo, text: str, ranks: Any,
             f"the MSCCL++ plan has {plan.ngpus} gpus but {len(nodes)} ranks are mapped to "
             f"compute nodes ({'--ranks' if ranks is not None else 'the topology has'} "
             f"{len(nodes)}); pass --ranks with one compute node per rank")
+    check_mscclpp_size(plan)
     res = mscclpp_sim.run(plan)
     verdict = res.verdict
     cells = plan.unit() * plan.grain

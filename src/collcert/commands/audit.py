@@ -22,6 +22,7 @@ from . import _runtime, _sizes, _whatif, _whatif_machine
 from ._common import (
     add_json_option,
     add_topology_argument,
+    announce_estimates,
     load_topology,
     print_json,
     print_result,
@@ -97,14 +98,16 @@ def run(args: argparse.Namespace) -> int:
     _sizes.check_unit(args, topo)
     claim = parse_claim(args.claim_algbw, args.claim_time, args.claim_size, topo.unit)
     ranks = None if args.ranks is None else read_ranks(args.ranks)  # missing file: exit 2
-    if args.schedule == "-":
-        try:
-            report = audit(topo, read_stdin("a schedule"), args.format, ranks,
-                           runtime=args.runtime)
-        except ScheduleError as exc:
-            raise ScheduleError(f"stdin: {exc}") from None
-    else:
-        report = audit_file(topo, args.schedule, args.format, ranks, runtime=args.runtime)
+    with announce_estimates("audit"):  # a long simulation says so first
+        if args.schedule == "-":
+            try:
+                report = audit(topo, read_stdin("a schedule"), args.format, ranks,
+                               runtime=args.runtime)
+            except ScheduleError as exc:
+                raise ScheduleError(f"stdin: {exc}") from None
+        else:
+            report = audit_file(topo, args.schedule, args.format, ranks,
+                                runtime=args.runtime)
     verdict = None if claim is None else judge(report, *claim)
     if args.json:
         out = report.to_json()

@@ -11,7 +11,14 @@ from collcert.reference.model import ScheduleError
 from collcert.smoke import MAX_ITERS  # torch itself is imported only when a run starts
 
 from . import _whatif, _whatif_machine
-from ._common import add_json_option, bounded_int, load_topology, print_result, seconds
+from ._common import (
+    add_json_option,
+    announce_estimates,
+    bounded_int,
+    load_topology,
+    print_result,
+    seconds,
+)
 
 _SIZE = re.compile(r"^\s*(\d{1,20})\s*([kmg]i?b?|b)?\s*$", re.IGNORECASE)
 
@@ -99,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
     elif _whatif.wanted(args):
         raise ScheduleError("--degrade/--fail change the machine --topology names: give it")
     size = parse_size(args.size)
-    invalid = check_structure(args.schedule, args.format, topology)
+    with announce_estimates("smoke"):
+        invalid = check_structure(args.schedule, args.format, topology)
     if invalid and not args.run_invalid:
         more = f" (and {len(invalid) - 3} more)" if len(invalid) > 3 else ""
         raise ScheduleError(
@@ -108,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
             "(--run-invalid runs it anyway, to see what goes wrong on the devices)")
     report = smoke(args.schedule, topology=topology, backend=args.backend,
                    size=size, iters=args.iters, fmt=args.format,
-                   timeout=args.timeout, device=args.device, seed=args.seed)
+                   timeout=args.timeout, device=args.device, seed=args.seed,
+                   reasons=invalid)  # an MSCCL++ plan is not simulated a second time
     if invalid:  # --run-invalid: whatever the devices did, the schedule stays INVALID
         report.mark_invalid(invalid)
     print_result(args, report)
@@ -169,9 +178,12 @@ def _mscclpp_reasons(text: str, path: str) -> list[str]:
     its executor refuses to load, deadlocks, races, a wrong postcondition, what a call
     leaves behind for the next (docs/mscclpp.md). What it does not simulate (NVLS,
     ``pipeline``) or cannot read is refused (InputError)."""
+    from collcert.auditing import check_mscclpp_size
     from collcert.certify.execution import mscclpp, mscclpp_sim
 
-    verdict = mscclpp_sim.run(mscclpp.read(text, path)).verdict
+    plan = mscclpp.read(text, path)
+    check_mscclpp_size(plan)  # announced from 5 s: the simulation of a large plan is long
+    verdict = mscclpp_sim.run(plan).verdict
     return [] if verdict.ok else list(dict.fromkeys(verdict.all_reasons()))
 
 

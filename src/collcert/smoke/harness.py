@@ -56,9 +56,12 @@ def _detect(text: str) -> str:
 
 
 def load_plan(text: str, fmt: str | None = None, topology: Any = None,
-              origin: str = "schedule", seed: int = 0) -> tuple[Plan, str, Any]:
+              origin: str = "schedule", seed: int = 0, reasons: list[str] | None = None,
+              ) -> tuple[Plan, str, Any]:
     """The execution plan of a schedule text; returns (plan, format, parsed). ``seed``
-    draws an MSCCL++ plan's random thread orders (after the fixed adversarial ones)."""
+    draws an MSCCL++ plan's random thread orders (after the fixed adversarial ones);
+    ``reasons``: the audit's reasons for an MSCCL++ plan, when they are known (they are
+    computed otherwise)."""
     from collcert.certify.model import InputError
     from collcert.reference.execution import plan_from_schedule
 
@@ -79,7 +82,7 @@ def load_plan(text: str, fmt: str | None = None, topology: Any = None,
             from .mscclppplan import plan_from_mscclpp
 
             pp = mscclpp.read(text, origin)
-            return plan_from_mscclpp(pp, seed=seed), fmt, pp
+            return plan_from_mscclpp(pp, seed=seed, reasons=reasons), fmt, pp
         from collcert.certify.forestcoll import forestcoll_xml, schedule_json
 
         if fmt == "json":
@@ -134,10 +137,13 @@ def choose_backend(torch: Any, backend: str, nranks: int) -> str:
 
 def smoke(source: str | os.PathLike[str], *, topology: Any = None, backend: str = "auto",
           size: int = 1 << 20, iters: int = 5, fmt: str | None = None, timeout: float = 120.0,
-          device: str | None = None, seed: int = 0) -> SmokeReport:
-    """Run the schedule ``source`` (a path or the text) and check it; see the module doc."""
+          device: str | None = None, seed: int = 0,
+          reasons: list[str] | None = None) -> SmokeReport:
+    """Run the schedule ``source`` (a path or the text) and check it; see the module doc.
+    ``reasons``: the audit's reasons, when the caller has them (an MSCCL++ plan's
+    simulation is then not run again)."""
     text, origin = _read(source)
-    plan, fmt, parsed = load_plan(text, fmt, topology, origin, seed)
+    plan, fmt, parsed = load_plan(text, fmt, topology, origin, seed, reasons)
     if not 1 <= iters <= MAX_ITERS:
         raise SmokeError(f"--iters must be between 1 and {MAX_ITERS}, got {iters}")
     if size < 1:
