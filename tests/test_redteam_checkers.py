@@ -164,7 +164,7 @@ BUNDLE_TAMPERING = {
                           "proves 9/4",
     "headline without its certificate": "the bundle claims forestcoll_lp = 9/4 but no valid "
                                         "certificate 'forestcoll_lp'",
-    "top-level algbw": "the bundle's algbw is not the algbw of its certificate 'rsag'",
+    "top-level algbw": "field 'algbw': 5, but the best rate its certificates reach is 9/4",
     "chain rate": "chain[0] does not repeat a value the bundle claims",
     "bound7_algbw": "bound7_algbw is not 1 / bound7_time_per_unit",
 }

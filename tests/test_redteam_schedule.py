@@ -113,9 +113,9 @@ def _split_stars(k: int, a: int) -> dict[str, object]:
         r = star["root"]
         o1, o2 = (v for v in range(3) if v != r)
         chain = [{"src": r, "dst": o1, "path": [r, o1]}, {"src": o1, "dst": o2, "path": [o1, o2]}]
-        trees += [dict(star, multiplicity=str(a)),
-                  dict(star, multiplicity=str(k - a), edges=chain)]
-    sched["phases"] = [{"collective": "allgather", "k": str(k), "trees": trees}]
+        trees += [dict(star, multiplicity=a),
+                  dict(star, multiplicity=k - a, edges=chain)]
+    sched["phases"] = [{"collective": "allgather", "k": k, "trees": trees}]
     return sched
 
 
@@ -133,7 +133,7 @@ def test_schedule_numbers_too_long_to_print_are_bad_input() -> None:
     with pytest.raises(InputError, match=r"phase 0 \(allgather\): k has \d+ bits"):
         check_schedule(topo, _split_stars(10**3990 + 1, 10**3989 + 7))
     over = _split_stars(10**1000 + 1, 10**999)
-    over["phases"][0]["trees"][0]["multiplicity"] = str(10**3999)  # type: ignore[index]
+    over["phases"][0]["trees"][0]["multiplicity"] = 10**3999  # type: ignore[index]
     v = check_schedule(topo, over)
     assert not v.ok and any("more than k" in r for r in v.reasons)
     v.to_json()  # every reason and fact prints

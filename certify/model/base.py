@@ -90,9 +90,15 @@ def number(value: object, what: str) -> Fraction:
                              "4 digits); write an integer, a ratio such as \"3/4\" or a decimal "
                              "such as \"12.5\"")
     raise InputError(
-        f"{what} is {value!r}: write an integer, a ratio such as \"3/4\" or a decimal "
+        f"{what} is {_short(value)}: write an integer, a ratio such as \"3/4\" or a decimal "
         'such as "12.5"'
     )
+
+
+def _short(value: object) -> str:
+    """A value as a message shows it: its repr, cut to 40 characters."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:30]}… ({len(text)} characters)"
 
 
 def integer(value: object, what: str, least: int | None = None, *,
@@ -100,9 +106,9 @@ def integer(value: object, what: str, least: int | None = None, *,
     """A JSON integer (or an integral exact number) ≥ ``least``; ``strict``: a JSON
     integer only, as a schema's ``"type": "integer"`` says (a string "4" is refused)."""
     if isinstance(value, bool) or not isinstance(value, int | str):
-        raise InputError(f"{what} is {value!r}: expected an integer")
+        raise InputError(f"{what} is {_short(value)}: expected an integer")
     if strict and isinstance(value, str):
-        raise InputError(f"{what} is {value!r}, a string: expected a JSON integer, without "
+        raise InputError(f"{what} is {_short(value)}, a string: expected a JSON integer, without "
                          "quotes (the file's schema says integer)")
     f = number(value, what)
     if f.denominator != 1:
