@@ -241,9 +241,12 @@ def test_a_group_without_its_table_builds_through_switches_it_fixes(
         doc = json.loads(json.dumps(s.to_json(compact=True, symmetric=True,
                                               certificates=True)))
         assert check_schedule(Topo(t.to_json()), doc).ok
+        full = json.loads(json.dumps(s.to_json(compact=True)))  # every root's trees mapped
+        assert len(full["phases"][0]["trees"]) == 32 * len(doc["phases"][0]["trees"])
         if limit == 100:
-            free = doc
+            free, free_full = doc, full
     assert free["phases"] == doc["phases"] and free["symmetry"] == doc["symmetry"]
+    assert free_full["phases"] == full["phases"]
 
 
 def test_a_rail_fabric_symmetric_file_states_nothing_unchecked(

@@ -109,10 +109,9 @@ class OrbitTrees:
         node_idx = {v: i for i, v in enumerate(nodes)}
         trees: list[Tree] = list(self.reps)
         for i in range(1, order):
-            perm = sym.perms[i]
             for rep, (cs, js) in zip(self.reps, self._ids):
                 ids = (cs * order + sym.compose_many(js, i)).tolist()
-                root = nodes[int(perm[node_idx[rep.root]])]
+                root = nodes[sym.image(i, node_idx[rep.root])]
                 trees.append(Tree(root, rep.multiplicity, rep.direction,
                                   [table[w] for w in ids], rep.height, rep.index))
         trees.sort(key=lambda tr: idx[tr.root])

@@ -77,8 +77,12 @@ class OrbitPacking:
         by σ^j (the representatives' trees mapped by σ^i use ids (c, j + i mod order))."""
         sym = self.sym
         order, nodes = sym.order, sym.nodes
-        gperm = [p.tolist() for p in sym.perms]
         walks: list[Path] = []
+        if not sym.tabled:  # a group kept by its generators (module docstring of .symbags)
+            for cw in self.canon_walks:
+                walks += [tuple(nodes[v] for v in sym.map_nodes(j, cw)) for j in range(order)]
+            return walks
+        gperm = [p.tolist() for p in sym.perms]
         for cw in self.canon_walks:
             for j in range(order):
                 p = gperm[j]

@@ -34,7 +34,8 @@ Node = Hashable
 MAX_TABLE_ENTRIES = 80_000_000
 """Most entries (elements × nodes) of a group's table of permutations (320 MB as int32):
 a larger group is kept by its generators, which is all the optimum needs (one max-flow
-per orbit); what needs every element (building by orbits) says it cannot."""
+per orbit); building by orbits asks it through :meth:`Symmetry.apply`, :meth:`Symmetry.image`
+and :meth:`Symmetry.images_under` (the generators' cycles), never through ``perms``."""
 
 
 class TableTooLarge(ValueError):
