@@ -157,6 +157,7 @@ SCHEDULE = {"format": "collcert-schedule/1", "collective": "allgather",
 FILES["no_compute_nodes.json"] = json.dumps({k: v for k, v in SCHEDULE.items()
                                              if k != "compute_nodes"})
 FILES["ring4_schedule.json"] = json.dumps(SCHEDULE)
+FILES["issue22.json"] = (Path(__file__).parent / "data" / "topologies" / "issue22.json").read_text()
 
 
 def _ring_of(ids: list[str]) -> str:
@@ -247,8 +248,9 @@ CASES = [
     ("hypercube-200", ["optimum", "hypercube:200"], None, ["about 1.6e+60 compute nodes"]),
     ("ring-20000-memory", ["optimum", "ring:20000", "--no-symmetry"], None,
      ["one max-flow witness per compute node", "of memory", "COLLCERT_MAX_MEMORY"]),
-    ("file-200k-nodes", ["audit", "{nodes_200k.json}", "{ring4_schedule.json}"], None,
-     ["200000 compute nodes", "of memory"]),
+    # 200,000 nodes fit by the orbits of a symmetry; without one, refused before the build
+    ("file-200k-nodes", ["optimum", "{nodes_200k.json}", "--no-symmetry"], None,
+     ["200000 compute nodes", "one max-flow witness per compute node", "of memory"]),
     ("platform-5000-digits", ["optimum", "ring:" + "9" * 5000], None, ["5000 digits"]),
     ("prove-fixed-k-1e9", ["prove", "ring:4", "--fixed-k", "1000000000"], None,
      ["MAX_PROVE_TREE_UNITS"]),
@@ -471,9 +473,12 @@ CASES = [
     ("compare-plot-missing-folder", ["compare", "ring:4", "--plot", "{nope/x.png}"], None,
      ["--plot", "does not exist"]),
     # red team, second round (helper P): --routes runtime, schedule options, MSCCL++ plans
-    ("routes-runtime-ring-2000", ["schedule", "ring:2000", "--routes", "runtime", "-o",
-                                  "{rr.json}"], None,
-     ["ForestColl's own schedule is not built", "runtime-routes LP of ring(2000)", "columns"]),
+    # ring:2000's ForestColl schedule is on the runtime's routes now (9 s, no LP); issue 22's
+    # machine needs the LP, refused here by a small time budget with its size
+    ("routes-runtime-lp-refused", ["schedule", "{issue22.json}", "--routes", "runtime", "-o",
+                                   "{rr.json}"], None,
+     ["ForestColl's own schedule is not built", "runtime-routes LP of issue-22 (5 GPUs)",
+      "columns"], {"COLLCERT_MAX_SECONDS": "0.001"}),
     ("schedule-in-place-json", ["schedule", "ring:4", "--in-place", "-o", "{ip.json}"], None,
      ["--in-place applies to --format mscclpp-json only, not json"]),
     ("schedule-mscclpp-channel-json", ["schedule", "ring:4", "--mscclpp-channel", "port", "-o",

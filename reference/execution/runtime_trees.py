@@ -78,17 +78,19 @@ def _forestcoll_fits(t: Topology, collective: str, stages: Any = None, estimate:
     from ..model import CollcertError
 
     try:
-        doc: dict[str, Any] = schedule(t, collective, multicast=False, progress=stages,
-                                       estimate=estimate).to_json(compact=False)
+        s = schedule(t, collective, multicast=False, progress=stages, estimate=estimate)
     except CollcertError as exc:  # e.g. not Eulerian: the constrained LP needs no such
         reason = str(exc).split("; ")[0]  # condition
         return None, f"ForestColl's own schedule is not built ({reason}), so "
-    for phase in doc["phases"]:
-        for tree in phase["trees"]:
-            for e in tree["edges"]:
-                if (e["src"], e["dst"]) in t.capacity and e["path"] != [e["src"], e["dst"]]:
-                    return None, (f"ForestColl's own schedule sends {e['src']} -> {e['dst']} "
+    for phase in s.phases:
+        for tree in phase.trees:
+            for e in tree.edges:
+                if (e.src, e.dst) in t.capacity and tuple(e.path) != (e.src, e.dst):
+                    return None, (f"ForestColl's own schedule sends {e.src} -> {e.dst} "
                                   "off their direct link, so ")
+    # compact trees (each phase's walks once): ring:2000's 8 million edges written out
+    # one by one made a document of minutes to encode
+    doc: dict[str, Any] = s.to_json(compact=True)
     doc["routes"] = "runtime"
     return doc, ""
 

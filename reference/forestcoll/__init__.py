@@ -46,7 +46,7 @@ from .packing import Packing, pack_trees
 from .pipeline import schedule
 from .request import COLLECTIVES
 from .schedule_build import Stages, build_phase, peak_memory_mb
-from .schedule_io import expand, forestcoll_xml, read_text, render, write_schedule
+from .schedule_io import dump_json, expand, forestcoll_xml, read_text, render, write_schedule
 from .schedule_result import Phase, Schedule, Tree, TreeEdge
 from .splitting import SplitResult, remove_switches
 from .symsplit import SymmetryFailed
@@ -64,6 +64,7 @@ __all__ = [
     "Tree",
     "TreeEdge",
     "build_phase",
+    "dump_json",
     "estimate_general",
     "expand",
     "forestcoll_xml",

@@ -44,6 +44,7 @@ from .limits import (
     orbits_needed,
     read_text,
     schedule_transfers,
+    without_symmetry,
 )
 from .links import Link, Node, unpack_link
 from .output_files import output_file, write_files
@@ -83,4 +84,5 @@ __all__ = [
     "unpack_link",
     "what_if",
     "write_files",
+    "without_symmetry",
 ]

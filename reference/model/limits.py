@@ -248,6 +248,21 @@ def seconds_budget() -> float:
     return value if value > 0 else float("inf")
 
 
+_PER_NODE: list[bool] = []  # inside without_symmetry(): a witness per compute node
+
+
+@contextlib.contextmanager
+def without_symmetry() -> Iterator[None]:
+    """Within the block, :func:`check_size` counts one witness per compute node before a
+    topology is built, as the optimum without symmetry will (``--no-symmetry``): a
+    200,000-node file was built for 15 s only to be refused for memory afterwards."""
+    _PER_NODE.append(True)
+    try:
+        yield
+    finally:
+        _PER_NODE.pop()
+
+
 def check_size(size: Size, what: str, *, solve: bool = False, exact: bool = False) -> None:
     """Refuse ``size`` (named ``what`` in the message) when it cannot be built, or, with
     ``solve``, when its optimum cannot be computed in the memory and time budgets.
@@ -258,7 +273,8 @@ def check_size(size: Size, what: str, *, solve: bool = False, exact: bool = Fals
             f"nodes and {MAX_LINKS} links, collcert.reference.model.limits.MAX_NODES / MAX_LINKS; "
             "see docs/limits.md)")
     budget, how = memory_budget()
-    unknown = solve and size.sinks is None  # before the symmetry search: one witness at least
+    # before the symmetry search: one witness at least (one per compute node without it)
+    unknown = solve and size.sinks is None and not _PER_NODE
     if unknown:
         size = replace(size, sinks=1)
     need = size.solve_bytes if solve else size.build_bytes

@@ -93,9 +93,10 @@ def run(args: argparse.Namespace, topo: Topology, stages: Any = None, estimate: 
 
 
 def _export(args: argparse.Namespace, topo: Topology, doc: dict[str, Any]) -> str:
-    import json
+    import io
 
     from collcert.reference.execution import SlowExportError, msccl_xml, mscclpp_json
+    from collcert.reference.forestcoll import dump_json
 
     try:
         if args.format == "msccl-xml":
@@ -107,7 +108,9 @@ def _export(args: argparse.Namespace, topo: Topology, doc: dict[str, Any]) -> st
                                     topology=topo))
     except SlowExportError as exc:  # cannot happen: every pair is on its route
         raise RuntimeError(f"internal: the runtime-routes export is slower: {exc}") from None
-    return json.dumps(doc, indent=1) + "\n"
+    buf = io.StringIO()
+    dump_json(doc, buf)  # as `schedule -o` writes a document: one walk or tree a line
+    return buf.getvalue()
 
 
 def _summary(topo: Topology, args: argparse.Namespace, claimed: Fraction, bound: Fraction,

@@ -10,7 +10,7 @@ import time
 from fractions import Fraction
 
 from collcert.reference.forestcoll import COLLECTIVES, Optimum, optimum
-from collcert.reference.model import Topology, TopologyError
+from collcert.reference.model import Topology, TopologyError, without_symmetry
 
 from . import _capabilities, _sizes, _whatif
 from ._common import (
@@ -106,7 +106,9 @@ def _run(args: argparse.Namespace) -> int:
         from . import _allreduce
 
         return _allreduce.run(args)
-    topo = _capabilities.apply(args, load_topology(args.topology), args.collective)
+    with without_symmetry() if args.no_symmetry else contextlib.nullcontext():
+        loaded = load_topology(args.topology)  # refused before the build: a witness a node
+    topo = _capabilities.apply(args, loaded, args.collective)
     _sizes.check_unit(args, topo)
     if _whatif.wanted(args):
         return _run_whatif(args, topo)
