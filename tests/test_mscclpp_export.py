@@ -109,7 +109,10 @@ def test_a_slower_export_is_said_and_refused_under_strict(
     path = tmp_path / "issue.json"
     path.write_text(json.dumps(topo.to_json()))
     out = tmp_path / "ag.json"
-    args = ["schedule", str(path), "-c", "allgather", "--format", "mscclpp-json", "-o", str(out)]
+    # --routes forestcoll keeps ForestColl's schedule (--routes auto writes the faster
+    # schedule on the runtime's routes instead: tests/test_runtime_routes.py)
+    args = ["schedule", str(path), "-c", "allgather", "--format", "mscclpp-json", "-o", str(out),
+            "--routes", "forestcoll"]
     assert main([*args, "--strict"]) == 1 and not out.exists()
     assert "refused (--strict)" in capsys.readouterr().err
     assert main(args) == 0

@@ -41,7 +41,9 @@ channel's FIFO in either order, and a receiver that counts that channel's signal
 take the second message's signal for the first's); in pass 3 the DSL forgets the accesses an op
 made before the one that conflicts (``compute_data_access`` clears its map, then records
 only the conflicting access), so a later write of an earlier source of that op gets no
-``nop``; collcert keeps every access of the op after the ``nop``.
+``nop``; collcert keeps every access of the op after the ``nop``; and it puts a ``nop``
+between two port pushes onto one channel from different threads (pass 4,
+:func:`fifo_barriers`), which the DSL leaves unordered.
 """
 
 from __future__ import annotations
@@ -61,8 +63,10 @@ NOP: Op = {"name": "nop"}
 
 def dsl_passes(ops: list[Op]) -> list[Op]:
     """The threadblock's ops after the DSL's three passes: fused, with a ``nop`` around
-    every synchronising op and before every data op that depends on an earlier one."""
-    return dependency_barriers(sync_barriers(fuse(ops)))
+    every synchronising op and before every data op that depends on an earlier one, and
+    (where collcert is stricter) before a port push that another thread made on its
+    channel since the last ``nop`` (:func:`fifo_barriers`)."""
+    return fifo_barriers(dependency_barriers(sync_barriers(fuse(ops))))
 
 
 def fuse(ops: list[Op]) -> list[Op]:
@@ -160,3 +164,28 @@ def dependency_barriers(ops: list[Op]) -> list[Op]:
 
 def _conflict(a: tuple[str, int, int, bool], b: tuple[str, int, int, bool]) -> bool:
     return a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2] and (a[3] or b[3])
+
+
+PUSHES = frozenset({"put", "pws", "pwsf"})
+
+
+def fifo_barriers(ops: list[Op]) -> list[Op]:
+    """Pass 4 (collcert's, not the DSL's): a ``nop`` before a port ``put``/``pws``/``pwsf``
+    whose thread (the channel's place in the op's ``channel_ids``) pushes onto a channel
+    that another thread pushed onto since the last ``nop`` or ``barrier``. Two threads'
+    pushes onto one FIFO are otherwise in either order (the audit's rule 5): ring:4's
+    out-of-place allgather pushed channel 1 from thread 0 (``pwsf [1]``), then from
+    thread 1 (the fused ``pwsf [0, 1]``), with nothing between."""
+    out: list[Op] = []
+    pushed: dict[int, int] = {}  # channel -> the thread that pushed on it since the nop
+    for op in ops:
+        if op["name"] in BARRIERS:
+            pushed = {}
+        elif op["name"] in PUSHES and op.get("channel_type") == "port":
+            mine = {c: t for t, c in enumerate(op["channel_ids"])}
+            if any(pushed.get(c, t) != t for c, t in mine.items()):
+                out.append(dict(NOP))
+                pushed = {}
+            pushed.update(mine)
+        out.append(op)
+    return out
