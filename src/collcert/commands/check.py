@@ -130,9 +130,11 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("TOPOLOGY and CERTIFICATE cannot both be '-' (stdin holds one file); "
                          "give one of them as a file name")
     whatif = bool(getattr(args, "degrade", None) or getattr(args, "fail", None))
+    # the certificate first: a missing file is said at once, not after a large build
+    # (dgx_h100:16384: 22 s)
+    cert = _read(args.certificate, "certificate")
     topo = (_changed(args.topology, args.degrade, args.fail) if whatif
             else _topology(args.topology))
-    cert = _read(args.certificate, "certificate")
     try:
         kind, verdict = check_certificate(topo, cert)
     except InputError as exc:  # name the file: the checkers see only its contents
