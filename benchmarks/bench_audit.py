@@ -6,6 +6,7 @@
     python benchmarks/bench_audit.py --schedule ag.json   # audit an existing schedule file
     python benchmarks/bench_audit.py --msccl            # MSCCL exports, dgx_a100:2,8,16,32
     python benchmarks/bench_audit.py --msccl 2,8 -c allreduce --trace-memory
+    python benchmarks/bench_audit.py --msccl mi250:2 -c allreduce   # a platform by name
 
 By default the audited schedule is a "rail" allgather built here in a few
 seconds, independently of collcert.schedule (--reference audits that one, about as
@@ -82,10 +83,11 @@ def rail_allgather(boxes: int) -> dict[str, object]:
             "phases": [{"collective": "allgather", "k": 1, "trees": trees}]}
 
 
-def msccl_stages(boxes: int, collective: str = "allgather", trace: bool = False,
+def msccl_stages(boxes: int | str, collective: str = "allgather", trace: bool = False,
                  ) -> dict[str, object]:
     """Per-stage CPU seconds (and with ``trace`` peak Python bytes) of auditing the MSCCL
-    export of ``collective`` on dgx_a100:``boxes``; see the module docstring."""
+    export of ``collective`` on dgx_a100:``boxes`` (or the platform ``boxes`` names, e.g.
+    ``mi250:2``); see the module docstring."""
     import tracemalloc
     from fractions import Fraction
 
@@ -93,9 +95,11 @@ def msccl_stages(boxes: int, collective: str = "allgather", trace: bool = False,
     from collcert.auditing import certified_optimum, route
     from collcert.certify.execution import msccl, msccl_sim
     from collcert.certify.model import Topo, Verdict, xmlsafe
+    from collcert.commands._common import load_topology
     from collcert.reference.execution import msccl_xml
 
-    topo = collcert.platforms.dgx_a100(boxes)
+    spec = f"dgx_a100:{boxes}" if str(boxes).isdigit() else str(boxes)
+    topo = load_topology(spec)
     text = msccl_xml(collcert.schedule(topo, collective))
     out: dict[str, object] = {"topology": topo.name, "gpus": topo.num_compute,
                               "xml_MB": round(len(text) / 1e6, 1)}
@@ -143,7 +147,7 @@ def msccl_stages(boxes: int, collective: str = "allgather", trace: bool = False,
              "u = resource.getrusage(resource.RUSAGE_SELF)\n"
              "print(json.dumps([code, u.ru_utime + u.ru_stime, u.ru_maxrss]))\n")
     try:
-        proc = subprocess.run([sys.executable, "-c", child, f"dgx_a100:{boxes}", path],
+        proc = subprocess.run([sys.executable, "-c", child, spec, path],
                               capture_output=True, text=True, check=True)
     finally:
         os.unlink(path)
@@ -161,8 +165,8 @@ def main() -> int:
     ap.add_argument("--reference", action="store_true",
                     help="audit collcert.schedule's schedule instead of the rail one")
     ap.add_argument("--msccl", nargs="?", const="2,8,16,32", metavar="BOXES",
-                    help="audit MSCCL exports on dgx_a100 with these box counts, stage by "
-                         "stage (default 2,8,16,32)")
+                    help="audit MSCCL exports on dgx_a100 with these box counts (or these "
+                         "platforms, e.g. mi250:2), stage by stage (default 2,8,16,32)")
     ap.add_argument("-c", "--collective", default="allgather",
                     help="with --msccl: the collective exported (allgather, allreduce, …)")
     ap.add_argument("--trace-memory", action="store_true",
@@ -170,7 +174,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.msccl:
         ok = True
-        for boxes in (int(b) for b in args.msccl.split(",")):
+        for boxes in args.msccl.split(","):
             row = msccl_stages(boxes, args.collective, args.trace_memory)
             peaks = row.pop("peak_python_MB", {})
             assert isinstance(peaks, dict)

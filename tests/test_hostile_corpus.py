@@ -28,6 +28,9 @@ from pathlib import Path
 
 import pytest
 
+# one worker runs the whole module under pytest-xdist (its fixture runs every case once)
+pytestmark = pytest.mark.xdist_group("hostile_corpus")
+
 TIMEOUT = 10
 DRIVER = Path(__file__).with_name("hostile_driver.py")
 MEMORY = 3 << 29  # 1.5 GiB of address space: a refusal must come before any big allocation

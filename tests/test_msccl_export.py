@@ -73,10 +73,14 @@ def _runtime_loads(text: str, collective: str, nranks: int) -> None:
 
 TOPOS = ["two_box_example", "dgx_a100:1", "torus:3x3", "complete:4", "dgx_a100:2", "ring:4",
          "mi250:2"]
+# mi250:2's reduce-scatter and allreduce programs (107 trees, 15 s and 32 s to audit) are
+# left to `python benchmarks/bench_audit.py --msccl mi250:2 -c allreduce`; its allgather
+# stays here
+CASES = [(t, c) for t in TOPOS for c in ("allgather", "reduce-scatter", "allreduce")
+         if t != "mi250:2" or c == "allgather"]
 
 
-@pytest.mark.parametrize("topo", TOPOS)
-@pytest.mark.parametrize("collective", ["allgather", "reduce-scatter", "allreduce"])
+@pytest.mark.parametrize("topo, collective", CASES)
 def test_exported_program_is_valid_at_the_schedules_algbw(topo: str, collective: str) -> None:
     """Valid in both modes it is marked for: in place (as frameworks call allreduce) and out
     of place; the audit runs each and fails if either races or computes a wrong result."""
