@@ -55,3 +55,28 @@ def save(fig: Any, path: str, dpi: int = 150) -> None:
         raise DrawError(f"cannot write {path}: {exc.strerror or exc}") from None
     finally:
         plt.close(fig)
+
+
+def size_label(x: float, _pos: object = None) -> str:
+    """A message size on an axis: ``512``, ``4K``, ``1M``, ``8G`` (powers of 2^10)."""
+    for unit, div in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if x >= div:
+            return f"{x / div:g}{unit}"
+    return f"{x:g}"
+
+
+def size_axes(ax: Any, lo: int, hi: int) -> Any:
+    """Log-log axes of a rate against message size from ``lo`` to ``hi`` bytes (the
+    pictures of ``compare --plot`` and ``measured --plot``): sizes on powers of 2 (at
+    most about 12 labels), rates as plain numbers; returns that number formatter for
+    the minor ticks, which each picture sets as its range needs."""
+    from matplotlib.ticker import FuncFormatter, LogLocator
+
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    octaves = max(1, (hi // max(lo, 1)).bit_length())
+    ax.xaxis.set_major_locator(LogLocator(base=2 ** max(1, -(-octaves // 12)), numticks=40))
+    ax.xaxis.set_major_formatter(FuncFormatter(size_label))
+    plain = FuncFormatter(lambda y, _pos: f"{y:g}")
+    ax.yaxis.set_major_formatter(plain)
+    return plain

@@ -14,7 +14,7 @@ from fractions import Fraction
 
 from collcert.reference.execution import AlphaBeta
 
-from .common import DrawError, check_output, require_matplotlib, save
+from .common import DrawError, check_output, require_matplotlib, save, size_axes
 
 _STYLE = {"optimum": ("black", "-", 1.8), "lp5": ("0.35", "--", 1.6)}
 _COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown",
@@ -27,13 +27,6 @@ class CompareSeries:
     label: str
     kind: str  # "optimum", "lp5", "baseline"
     model: AlphaBeta
-
-
-def _bytes(x: float, _pos: object = None) -> str:
-    for unit, div in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
-        if x >= div:
-            return f"{x / div:g}{unit}"
-    return f"{x:g}"
 
 
 def _xs(lo: int, hi: int) -> list[float]:
@@ -52,7 +45,7 @@ def plot_comparison(path: str, series: Sequence[CompareSeries], sizes: Sequence[
     schedules on the machine before a what-if, dotted in the same colours."""
     check_output(path)
     plt = require_matplotlib()
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import LogLocator, NullFormatter
 
     marks = [s for s in sizes if s > 0]
     if not marks or not series:
@@ -86,13 +79,7 @@ def plot_comparison(path: str, series: Sequence[CompareSeries], sizes: Sequence[
         peak = max(float(s.model.unit_bytes / s.model.time_per_unit / 10**9) for s in before)
         ax.plot([], [], color="0.4", linestyle=(0, (1, 1.5)), linewidth=1.2,
                 label=f"dotted: the same schedules before (healthy; up to {peak:.4g} GB/s)")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    octaves = max(1, (hi // max(lo, 1)).bit_length())
-    ax.xaxis.set_major_locator(LogLocator(base=2 ** max(1, -(-octaves // 12)), numticks=40))
-    ax.xaxis.set_major_formatter(FuncFormatter(_bytes))
-    plain = FuncFormatter(lambda y, _pos: f"{y:g}")
-    ax.yaxis.set_major_formatter(plain)
+    plain = size_axes(ax, lo, hi)
     ax.yaxis.set_minor_formatter(NullFormatter())
     low, high = ax.get_ylim()
     if high < 10 * low:  # no power of ten inside (flat lines at α = 0): label 2, 3, 5 ×

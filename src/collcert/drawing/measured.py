@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .common import DrawError, check_output, require_matplotlib, save
+from .common import DrawError, check_output, require_matplotlib, save, size_axes
 
 _COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:pink",
             "tab:olive", "tab:cyan"]
@@ -34,19 +34,12 @@ class ModelLine:
     bound: bool = False
 
 
-def _bytes(x: float, _pos: object = None) -> str:
-    for unit, div in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
-        if x >= div:
-            return f"{x / div:g}{unit}"
-    return f"{x:g}"
-
-
 def plot_measured(path: str, measured: Sequence[MeasuredLine], models: Sequence[ModelLine],
                   title: str, ylabel: str, note: str = "") -> None:
     """Write the picture to ``path`` (.png, .svg, .pdf)."""
     check_output(path)
     plt = require_matplotlib()
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+    from matplotlib.ticker import NullFormatter
 
     sizes = [s for m in measured for s, v in m.points if s > 0 and v > 0]
     if not sizes:
@@ -77,13 +70,7 @@ def plot_measured(path: str, measured: Sequence[MeasuredLine], models: Sequence[
             ax.plot([p[0] for p in line.above], [float(p[1]) for p in line.above], "X",
                     color="black", markersize=9, markerfacecolor="yellow", zorder=6,
                     label="above the certified optimum: the model is not the machine")
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    octaves = max(1, (hi // max(lo, 1)).bit_length())
-    ax.xaxis.set_major_locator(LogLocator(base=2 ** max(1, -(-octaves // 12)), numticks=40))
-    ax.xaxis.set_major_formatter(FuncFormatter(_bytes))
-    plain = FuncFormatter(lambda y, _pos: f"{y:g}")
-    ax.yaxis.set_major_formatter(plain)
+    plain = size_axes(ax, lo, hi)
     y_lo, y_hi = ax.get_ylim()  # within a decade or so the minor ticks carry the numbers
     ax.yaxis.set_minor_formatter(plain if y_hi / y_lo < 30 else NullFormatter())
     ax.set_xlabel("message size (bytes; K, M, G = 2^10, 2^20, 2^30)")
