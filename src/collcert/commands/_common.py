@@ -477,6 +477,21 @@ def announce_estimates(command: str, force: bool = False) -> Any:
     return estimates_to(say)
 
 
+def stage_lines(args: argparse.Namespace) -> Any:
+    """``say(text)``: a stage line ``[  12.3s] text`` on stderr, from the command's start,
+    with ``--progress`` or when stderr is a terminal; None otherwise (compare, measured)."""
+    import time
+
+    if not (args.progress or sys.stderr.isatty()):
+        return None
+    t0 = time.perf_counter()
+
+    def say(text: str) -> None:
+        print(f"[{time.perf_counter() - t0:6.1f}s] {text}", file=sys.stderr, flush=True)
+
+    return say
+
+
 def duration_text(seconds: float) -> str:
     """``"about 20 s"``, ``"about 4 min"``, ``"about 1.5 h"``: an estimate in words."""
     if seconds < 90:

@@ -22,6 +22,7 @@ from ._common import (
     duration_text,
     load_topology,
     print_json,
+    stage_lines,
 )
 
 COLLECTIVES = ("allgather", "reduce-scatter", "allreduce", "broadcast", "reduce")
@@ -97,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     _check_outputs(args.save_schedules, args.plot, saved, args.force)
     _announce(args, topo)
     started = time.perf_counter()
-    progress = _progress(args)
+    progress = stage_lines(args)
     healthy = None
     try:
         if _whatif.wanted(args):  # both machines, rows matched by name (docs/whatif.md)
@@ -275,19 +276,6 @@ def _check_outputs(folder: str | None, plot: str | None, saved: list[str] | None
     if plot and not os.path.isdir(parent):
         raise CollcertError(f"--plot {plot}: the folder {parent} does not exist; make it "
                             "first or name another place")
-
-
-def _progress(args: argparse.Namespace) -> Any:
-    import sys
-
-    if not (args.progress or sys.stderr.isatty()):
-        return None
-    t0 = time.perf_counter()
-
-    def say(text: str) -> None:
-        print(f"[{time.perf_counter() - t0:6.1f}s] {text}", file=sys.stderr, flush=True)
-
-    return say
 
 
 def _save(folder: str, cmp: Any, saved: list[str]) -> None:

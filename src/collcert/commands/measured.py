@@ -19,6 +19,7 @@ from ._common import (
     load_topology,
     print_json,
     read_ranks,
+    stage_lines,
 )
 
 COLLECTIVES = ("allreduce", "allgather", "reduce-scatter", "broadcast", "reduce", "alltoall",
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     _log_notes(logs)
     topo = load_topology(args.topology)
     _announce(args, topo, runs)
-    progress = _progress(args)
+    progress = stage_lines(args)
     models: dict[Any, Any] = {}  # runs of one test and sizes share the optimum's work
     results = [measure(topo, r, collective=args.collective, ranks=ranks,
                        in_place=args.in_place, alpha=alpha, baselines=baselines,
@@ -177,20 +178,6 @@ def _pick(runs: list[Any], n: int | None) -> list[Any]:
         raise CollcertError(f"--run {n}: the logs hold {len(runs)} run"
                             f"{'' if len(runs) == 1 else 's'}")
     return [runs[n - 1]]
-
-
-def _progress(args: argparse.Namespace) -> Any:
-    import sys
-    import time
-
-    if not (args.progress or sys.stderr.isatty()):
-        return None
-    t0 = time.perf_counter()
-
-    def say(text: str) -> None:
-        print(f"[{time.perf_counter() - t0:6.1f}s] {text}", file=sys.stderr, flush=True)
-
-    return say
 
 
 def _plot(path: str, results: list[Any], busbw: bool) -> None:
