@@ -43,6 +43,8 @@ with a ``reduction_rates`` entry outputs one stream per in-tree in which it adds
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..model import Link, Node, Topo, Verdict
 from .trees import Edge, Tree
 
@@ -56,15 +58,18 @@ class PlainPaths:
     """The common case of :func:`check_paths`, fast: a tree whose every path is a
     walk in G from its edge's src to its dst through switches only (no multicast
     start). Each distinct edge object is judged once (compact schedules share them
-    between trees) and its load is summed per edge, then spread over its links."""
+    between trees) and the trees using it are counted per amount, then its load is
+    spread over its links."""
 
     def __init__(self, topo: Topo) -> None:
         self.topo = topo
-        self.ok: dict[tuple[int, bool], bool] = {}
-        self.amount: dict[int, int] = {}
+        self.good: set[int] = set()  # ids of the edges judged plain
+        self.bad: set[int] = set()
+        self.count: dict[int, Counter[int]] = {}  # amount -> trees using each edge id
+        self.first: dict[int, None] = {}  # edge ids in the order they were first booked
         self.edge: dict[int, Edge] = {}
 
-    def _plain(self, e: Edge, out: bool) -> bool:
+    def _plain(self, e: Edge) -> bool:
         p = e.path
         if len(p) < 2 or p[0] != e.src or p[-1] != e.dst:
             return False
@@ -75,27 +80,33 @@ class PlainPaths:
 
     def add(self, tree: Tree, amount: int) -> bool:
         """Book the tree's loads if all its paths are plain (else book nothing: False)."""
-        out = tree.direction == "out"
-        ok = self.ok
-        for e in tree.edges:
-            key = (id(e), out)
-            good = ok.get(key)
-            if good is None:
-                good = ok[key] = self._plain(e, out)
-                self.edge[id(e)] = e
-            if not good:
+        ids = list(map(id, tree.edges))
+        if not self.good.issuperset(ids):
+            new = set(ids) - self.good - self.bad
+            for e in tree.edges:
+                i = id(e)
+                if i in new:
+                    new.discard(i)
+                    (self.good if self._plain(e) else self.bad).add(i)
+                    self.edge[i] = e
+            if not self.good.issuperset(ids):
                 return False
-        sums = self.amount
-        for e in tree.edges:
-            i = id(e)
-            sums[i] = sums.get(i, 0) + amount
+        self.first.update(dict.fromkeys(ids))
+        counter = self.count.get(amount)
+        if counter is None:
+            counter = self.count[amount] = Counter()
+        counter.update(ids)
         return True
 
     def loads(self, load: dict[Link, int]) -> None:
-        for i, amount in self.amount.items():
+        amount = {i: 0 for i in self.first}
+        for per_tree, counter in self.count.items():
+            for i, times in counter.items():
+                amount[i] += per_tree * times
+        for i, total in amount.items():
             p = self.edge[i].path
             for h in zip(p, p[1:]):
-                load[h] = load.get(h, 0) + amount
+                load[h] = load.get(h, 0) + total
 
 
 def _walk_ok(topo: Topo, tree: Tree, e: Edge, out: bool, verdict: Verdict) -> bool:

@@ -271,6 +271,10 @@ def _read_walks(raw: Any, label: str, reader: _Reader) -> list[Edge] | None:
     if not isinstance(raw, list):
         raise InputError(f"{label}: 'walks' must be an array of {{src, dst, path}} objects")
     reader.take_edges(len(raw), "walks and tree edges")
+    if reader.topo.string_ids:
+        fast = _fast_walks(reader.topo.lookup, raw)
+        if fast is not None:
+            return fast
     out = []
     for m, e in enumerate(raw):
         where = f"{label} walk {m}"
@@ -288,7 +292,7 @@ def _read_walks(raw: Any, label: str, reader: _Reader) -> list[Edge] | None:
 def _walk_refs(walks: list[Edge], refs: list[Any], where: str) -> list[Edge]:
     """The edges of a compact tree: each entry an index into the phase's walks."""
     try:
-        if all(type(i) is int for i in refs) and (not refs or 0 <= min(refs)):
+        if set(map(type, refs)) <= {int} and (not refs or 0 <= min(refs)):
             return [walks[i] for i in refs]
     except IndexError:
         pass
@@ -303,6 +307,22 @@ def _fast_edges(lookup: Mapping[object, Node], edges_raw: list[Any]) -> list[Edg
     try:
         for e in edges_raw:
             path_raw = e["path"] if "path" in e else [e["src"], e["dst"]]
+            if type(path_raw) is not list or not 2 <= len(path_raw) <= MAX_PATH:
+                return None
+            out.append(Edge(lookup[e["src"]], lookup[e["dst"]], [lookup[x] for x in path_raw]))
+    except (KeyError, TypeError):
+        return None
+    return out
+
+
+def _fast_walks(lookup: Mapping[object, Node], raw: list[Any]) -> list[Edge] | None:
+    """A compact phase's walks when every one is an object whose src, dst and path
+    entries are known ids (string ids only) and whose path has 2 to MAX_PATH nodes; else
+    None (read one by one, each problem named)."""
+    out = []
+    try:
+        for e in raw:
+            path_raw = e["path"]
             if type(path_raw) is not list or not 2 <= len(path_raw) <= MAX_PATH:
                 return None
             out.append(Edge(lookup[e["src"]], lookup[e["dst"]], [lookup[x] for x in path_raw]))

@@ -45,6 +45,42 @@ class Tree:
 
 def check_shape(topo: Topo, tree: Tree, verdict: Verdict) -> bool:
     """Is ``tree`` an arborescence spanning all compute nodes (out from / in to its root)?"""
+    if _spans(topo, tree):
+        return True
+    return _shape_reasons(topo, tree, verdict)
+
+
+def _spans(topo: Topo, tree: Tree) -> bool:
+    """The same test, fast, for a tree that passes it (False: it may fail, and
+    :func:`_shape_reasons` says why): every edge joins two compute nodes, no self-edge,
+    every compute node but the root is a child exactly once, and following parents from
+    any node reaches the root (no cycle)."""
+    edges = tree.edges
+    if tree.direction == "out":
+        kids, pars = [e.dst for e in edges], [e.src for e in edges]
+    else:
+        kids, pars = [e.src for e in edges], [e.dst for e in edges]
+    parent = dict(zip(kids, pars))
+    root = tree.root
+    if len(parent) != len(kids) or len(kids) != topo.n - 1 or root in parent \
+            or not topo.compute_set.issuperset(kids) or not topo.compute_set.issuperset(pars):
+        return False  # a self-edge, a child twice, a missing or foreign node: the slow way
+    reached = {root: True}  # True: reaches the root; False: on the walk being followed
+    for v in kids:
+        walk = []
+        while v not in reached:
+            reached[v] = False
+            walk.append(v)
+            v = parent[v]  # every compute node but the root has a parent
+        if not reached[v]:
+            return False  # a cycle
+        for x in walk:
+            reached[x] = True
+    return True
+
+
+def _shape_reasons(topo: Topo, tree: Tree, verdict: Verdict) -> bool:
+    """:func:`check_shape` edge by edge, every failure said in ``verdict``."""
     ok = True
     parent: dict[Node, Node] = {}
     children: dict[Node, list[Node]] = {}

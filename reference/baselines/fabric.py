@@ -137,17 +137,35 @@ def _components(topology: Topology) -> dict[Node, Node]:
 
 
 class Fabric:
-    """Routes between compute nodes through switches, and the uses of every link."""
+    """Routes between compute nodes through switches, and the uses of every link.
+
+    Internally nodes and links are numbered (lists instead of dicts keyed by names);
+    the searches relax links in the topology's order and break ties by the order of
+    their pushes, so routes are the same whatever the numbering."""
 
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
         self.compute = set(topology.compute_nodes)
-        self.out: dict[Node, list[tuple[Node, float]]] = {}
+        names: list[Node] = list(dict.fromkeys([v for e in topology.capacity for v in e]
+                                               + list(topology.nodes)))
+        self.names = names
+        self.index = {v: i for i, v in enumerate(names)}
+        self.gpu = [v in self.compute for v in names]
+        ix = self.index
+        self.edge: dict[tuple[Node, Node], int] = {}
+        self.cap: list[float] = []
+        self.out: list[list[tuple[int, float, int]]] = [[] for _ in names]  # (v, c, link)
+        self.inn: list[list[tuple[int, float, int]]] = [[] for _ in names]  # (u, c, link)
         for (u, v), c in topology.capacity.items():
-            self.out.setdefault(u, []).append((v, float(c)))
-        self.cap = {e: float(c) for e, c in topology.capacity.items()}
-        self.uses: dict[tuple[Node, Node], int] = {}
+            e = self.edge[(u, v)] = len(self.cap)
+            self.cap.append(float(c))
+            self.out[ix[u]].append((ix[v], float(c), e))
+            self.inn[ix[v]].append((ix[u], float(c), e))
+        self.uses: list[int] = [0] * len(self.cap)
         self.limit: float | None = None  # a channel's bandwidth: links without it are skipped
+
+    def _switches(self, within: set[Node] | None) -> set[int] | None:
+        return None if within is None else {self.index[w] for w in within if w in self.index}
 
     def routes(self, src: Node, targets: Iterable[Node], within: set[Node] | None = None,
                first: bool = False) -> dict[Node, tuple[float, int, Route]]:
@@ -155,35 +173,46 @@ class Fabric:
         (uses + 1) / capacity on the route; ``within``: the only switches it may use;
         ``first``: only the best target (the first the search reaches: least cost, then
         fewest links)."""
-        want = set(targets)
-        best: dict[Node, tuple[float, int]] = {src: (0.0, 0)}
-        prev: dict[Node, Node] = {}
-        heap: list[tuple[float, int, int, Node]] = [(0.0, 0, 0, src)]
+        ix, gpu, out, uses, limit = self.index, self.gpu, self.out, self.uses, self.limit
+        targets = set(targets)
+        s = ix[src]
+        want = {ix[t] for t in targets if t in ix}
+        left = len(targets)  # targets not yet found (an unknown one is never found)
+        inside = self._switches(within)
+        inf = float("inf")
+        bc = [inf] * len(gpu)  # best (cost, links) pushed so far, per node
+        bh = [0] * len(gpu)
+        bc[s] = 0.0
+        prev: dict[int, int] = {}
+        heap: list[tuple[float, int, int, int]] = [(0.0, 0, 0, s)]
         tick = 0
         found: dict[Node, tuple[float, int, Route]] = {}
-        while heap and len(found) < len(want):
+        while heap and left:
             cost, hops, _, u = heapq.heappop(heap)
-            if best.get(u, (cost, hops)) < (cost, hops):
+            if bc[u] < cost or (bc[u] == cost and bh[u] < hops):
                 continue
-            if u != src and u in self.compute:
-                if u in want and u not in found:
-                    found[u] = (cost, hops, self._walk(prev, src, u))
+            if u != s and gpu[u]:  # only wanted GPUs are pushed (a route never passes
+                name = self.names[u]  # through another GPU; other GPUs change no route)
+                if name not in found:
+                    found[name] = (cost, hops, self._walk_ids(prev, s, u))
+                    left -= 1
                     if first:
                         break
-                continue  # a route never passes through another GPU
-            for v, c in self.out.get(u, ()):
-                if v == src or (within is not None and v not in within
-                                and v not in self.compute):
+                continue
+            for v, c, e in out[u]:
+                if v == s or (v not in want if gpu[v] else
+                                        inside is not None and v not in inside):
                     continue
-                used = self.uses.get((u, v), 0) + 1
-                if self.limit is not None and used * self.limit > c * (1 + 1e-9):
+                used = uses[e] + 1
+                if limit is not None and used * limit > c * (1 + 1e-9):
                     continue  # NCCL: no bandwidth left on this link for the channel
-                key = (max(cost, used / c), hops + 1)
-                if key < best.get(v, (float("inf"), 0)):
-                    best[v] = key
+                k0 = cost if cost >= used / c else used / c
+                k1 = hops + 1
+                if k0 < bc[v] or (k0 == bc[v] and k1 < bh[v]):
+                    bc[v], bh[v] = k0, k1
                     prev[v] = u
                     tick += 1
-                    heapq.heappush(heap, (key[0], key[1], tick, v))
+                    heapq.heappush(heap, (k0, k1, tick, v))
         return found
 
     def nearest(self, targets: Iterable[Node], among: Iterable[Node],
@@ -192,48 +221,54 @@ class Fabric:
         route to any of them, as :meth:`routes` with ``first`` would find from it, for
         all of them in one search backwards from the targets (the cost of a route is its
         largest (uses + 1) / capacity, whichever way it is walked)."""
-        if not hasattr(self, "inn"):
-            self.inn: dict[Node, list[tuple[Node, float]]] = {}
-            for (u, v), c in self.cap.items():
-                self.inn.setdefault(v, []).append((u, c))
-        want = set(among)
-        best: dict[Node, tuple[float, int]] = {}
-        heap: list[tuple[float, int, int, Node]] = []
+        ix, gpu, inn, uses, limit = self.index, self.gpu, self.inn, self.uses, self.limit
+        among = set(among)
+        want = {ix[t] for t in among if t in ix}
+        left = len(among)
+        inf = float("inf")
+        bc = [inf] * len(gpu)
+        bh = [0] * len(gpu)
+        heap: list[tuple[float, int, int, int]] = []
+        starts: set[int] = set()
         tick = 0
         for t in targets:
-            best[t] = (0.0, 0)
-            heap.append((0.0, 0, tick, t))
+            i = ix[t]
+            bc[i], bh[i] = 0.0, 0
+            starts.add(i)
+            heap.append((0.0, 0, tick, i))
             tick += 1
         heapq.heapify(heap)
-        starts = set(best)
         found: dict[Node, tuple[float, int]] = {}
-        while heap and len(found) < len(want):
+        while heap and left:
             cost, hops, _, v = heapq.heappop(heap)
-            if best.get(v, (cost, hops)) < (cost, hops):
+            if bc[v] < cost or (bc[v] == cost and bh[v] < hops):
                 continue
-            if v not in starts and v in self.compute:
-                if v in want and v not in found:
-                    found[v] = (cost, hops)
-                continue  # a route never passes through another GPU
-            for u, c in self.inn.get(v, ()):
-                if u in starts:
+            if v not in starts and gpu[v]:  # only wanted GPUs are pushed
+                name = self.names[v]
+                if name not in found:
+                    found[name] = (cost, hops)
+                    left -= 1
+                continue
+            for u, c, e in inn[v]:
+                if u in starts or (gpu[u] and u not in want):
                     continue
-                used = self.uses.get((u, v), 0) + 1
-                if self.limit is not None and used * self.limit > c * (1 + 1e-9):
+                used = uses[e] + 1
+                if limit is not None and used * limit > c * (1 + 1e-9):
                     continue
-                key = (max(cost, used / c), hops + 1)
-                if key < best.get(u, (float("inf"), 0)):
-                    best[u] = key
+                k0 = cost if cost >= used / c else used / c
+                k1 = hops + 1
+                if k0 < bc[u] or (k0 == bc[u] and k1 < bh[u]):
+                    bc[u], bh[u] = k0, k1
                     tick += 1
-                    heapq.heappush(heap, (key[0], key[1], tick, u))
+                    heapq.heappush(heap, (k0, k1, tick, u))
         return found
 
-    @staticmethod
-    def _walk(prev: dict[Node, Node], src: Node, dst: Node) -> Route:
+    def _walk_ids(self, prev: dict[int, int], src: int, dst: int) -> Route:
+        names = self.names
         walk = [dst]
         while walk[-1] != src:
             walk.append(prev[walk[-1]])
-        return tuple(reversed(walk))
+        return tuple(names[i] for i in reversed(walk))
 
     def route(self, src: Node, dst: Node, within: set[Node] | None = None) -> Route | None:
         """The best route from ``src`` to ``dst`` now (None: no route through switches)."""
@@ -242,9 +277,10 @@ class Fabric:
 
     def use(self, route: Route, times: int = 1) -> None:
         """Count ``times`` more uses of every link of ``route`` (negative: give back)."""
-        for e in zip(route, route[1:]):
-            self.uses[e] = self.uses.get(e, 0) + times
+        edge, uses = self.edge, self.uses
+        for h in zip(route, route[1:]):
+            uses[edge[h]] += times
 
     def busiest(self) -> float:
         """The largest uses / capacity over all links (0 when nothing is used)."""
-        return max((n / self.cap[e] for e, n in self.uses.items() if n), default=0.0)
+        return max((n / c for n, c in zip(self.uses, self.cap) if n), default=0.0)
