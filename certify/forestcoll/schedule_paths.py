@@ -73,10 +73,9 @@ class PlainPaths:
         p = e.path
         if len(p) < 2 or p[0] != e.src or p[-1] != e.dst:
             return False
-        cap = self.topo.cap
-        if any(h not in cap for h in zip(p, p[1:])):
+        if not all(map(self.topo.cap.__contains__, zip(p, p[1:]))):
             return False
-        return all(w in self.topo.switch_set for w in p[1:-1])
+        return self.topo.switch_set.issuperset(p[1:-1])
 
     def add(self, tree: Tree, amount: int) -> bool:
         """Book the tree's loads if all its paths are plain (else book nothing: False)."""

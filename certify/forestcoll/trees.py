@@ -65,6 +65,13 @@ def _spans(topo: Topo, tree: Tree) -> bool:
     if len(parent) != len(kids) or len(kids) != topo.n - 1 or root in parent \
             or not topo.compute_set.issuperset(kids) or not topo.compute_set.issuperset(pars):
         return False  # a self-edge, a child twice, a missing or foreign node: the slow way
+    seen = {root}
+    for kid, par in zip(kids, pars):  # edges listed parents first (as generators write
+        if par not in seen:           # them): every parent reached before its children
+            break
+        seen.add(kid)
+    else:
+        return True
     reached = {root: True}  # True: reaches the root; False: on the walk being followed
     for v in kids:
         walk = []

@@ -72,8 +72,16 @@ class _Ranked:
                                         f"{self.nodes[s]!r} to {self.nodes[d]!r}")
                 routes[(s, d)] = got[2]
                 self.fabric.use(got[2])
+        index: dict[tuple[int, int], int] = {}  # (sender, receiver) -> its walk in the phase
         for r, edges in trees.items():
-            ph.tree(self.nodes[r], [routes[(a, b) if out else (b, a)] for a, b in edges])
+            walks = []
+            for a, b in edges:
+                key = (a, b) if out else (b, a)
+                i = index.get(key)
+                if i is None:  # the walks numbered in the order the trees first use them
+                    i = index[key] = ph.walk(routes[key])
+                walks.append(i)
+            ph.indexed(self.nodes[r], walks)
         return ph
 
 

@@ -187,6 +187,7 @@ class Fabric:
         heap: list[tuple[float, int, int, int]] = [(0.0, 0, 0, s)]
         tick = 0
         found: dict[Node, tuple[float, int, Route]] = {}
+        walks: dict[int, Route] = {s: (src,)}  # the route to a node, shared by those beyond
         while heap and left:
             cost, hops, _, u = heapq.heappop(heap)
             if bc[u] < cost or (bc[u] == cost and bh[u] < hops):
@@ -194,7 +195,7 @@ class Fabric:
             if u != s and gpu[u]:  # only wanted GPUs are pushed (a route never passes
                 name = self.names[u]  # through another GPU; other GPUs change no route)
                 if name not in found:
-                    found[name] = (cost, hops, self._walk_ids(prev, s, u))
+                    found[name] = (cost, hops, self._walk_ids(prev, walks, u))
                     left -= 1
                     if first:
                         break
@@ -263,12 +264,19 @@ class Fabric:
                     heapq.heappush(heap, (k0, k1, tick, u))
         return found
 
-    def _walk_ids(self, prev: dict[int, int], src: int, dst: int) -> Route:
+    def _walk_ids(self, prev: dict[int, int], walks: dict[int, Route], dst: int) -> Route:
+        """The route to ``dst`` along ``prev``, from the routes known (``walks``), which it
+        extends by those to every node on the way."""
         names = self.names
-        walk = [dst]
-        while walk[-1] != src:
-            walk.append(prev[walk[-1]])
-        return tuple(names[i] for i in reversed(walk))
+        behind = []
+        v = dst
+        while v not in walks:
+            behind.append(v)
+            v = prev[v]
+        walk = walks[v]
+        for x in reversed(behind):
+            walk = walks[x] = walk + (names[x],)
+        return walk
 
     def route(self, src: Node, dst: Node, within: set[Node] | None = None) -> Route | None:
         """The best route from ``src`` to ``dst`` now (None: no route through switches)."""

@@ -42,13 +42,24 @@ def _phase(rings: Rings, collective: str, root: Node | None) -> PhaseDoc:
         n = len(ch.order)
         pos = {v: i for i, v in enumerate(ch.order)}
         roots = [root] if collective in ("broadcast", "reduce") else ch.order
+        walk: dict[int, int] = {}  # hop a -> its walk, numbered as the trees first use them
+        twice: list[int] = []  # every hop's walk, twice round: a tree is a slice of it
         for u in roots:
             i = pos[u]
-            if collective in ("allgather", "broadcast"):
+            out = collective in ("allgather", "broadcast")
+            if twice:
+                ph.indexed(u, twice[i:i + n - 1] if out else twice[i + 1:i + n][::-1])
+                continue
+            if out:
                 hops = _chain(ch, i, n - 1)  # u → next(u) → … → prev(u)
             else:  # next(u) → … → u, listed from u's end: edges nearest the root first
                 hops = _chain(ch, (i + 1) % n, n - 1)[::-1]
-            ph.tree(u, [ch.routes[a] for a, _ in hops])
+            for a, _ in hops:
+                if a not in walk:
+                    walk[a] = ph.walk(ch.routes[a])
+            ph.indexed(u, [walk[a] for a, _ in hops])
+            if len(walk) == n:
+                twice = [walk[a] for a in range(n)] * 2
     return ph
 
 
