@@ -44,6 +44,8 @@ with a ``reduction_rates`` entry outputs one stream per in-tree in which it adds
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
+from itertools import chain
 
 from ..model import Link, Node, Topo, Verdict
 from .trees import Edge, Tree
@@ -67,45 +69,76 @@ class PlainPaths:
         self.bad: set[int] = set()
         self.count: dict[int, Counter[int]] = {}  # amount -> trees using each edge id
         self.first: dict[int, None] = {}  # edge ids in the order they were first booked
+        # (kept once there are two amounts; with one, its counter has that order)
         self.edge: dict[int, Edge] = {}
 
-    def _plain(self, e: Edge) -> bool:
-        p = e.path
-        if len(p) < 2 or p[0] != e.src or p[-1] != e.dst:
-            return False
-        if not all(map(self.topo.cap.__contains__, zip(p, p[1:]))):
-            return False
-        return self.topo.switch_set.issuperset(p[1:-1])
+    def _judge(self, edges: list[Edge], ids: list[int]) -> None:
+        """Judge the edges not judged yet: is the path a walk in G from the edge's src to
+        its dst with only switches inside? All at once when they all are (the links and
+        inner nodes looked up in C), else one by one."""
+        good, bad = self.good, self.bad
+        new = {i: e for e, i in zip(edges, ids) if i not in good and i not in bad}
+        self.edge.update(new)
+        paths = [e.path for e in new.values()]
+        switches = self.topo.switch_set.issuperset
+        if min(map(len, paths), default=2) >= 2 \
+                and [p[0] for p in paths] == [e.src for e in new.values()] \
+                and [p[-1] for p in paths] == [e.dst for e in new.values()] \
+                and all(map(self.topo.cap.__contains__, chain.from_iterable(map(_hops, paths)))) \
+                and switches(chain.from_iterable(p[1:-1] for p in paths)):
+            self.good.update(new)
+            return
+        has_link = self.topo.cap.__contains__
+        for i, e in new.items():
+            p = e.path
+            plain = (len(p) >= 2 and p[0] == e.src and p[-1] == e.dst
+                     and all(map(has_link, zip(p, p[1:]))) and switches(p[1:-1]))
+            (self.good if plain else self.bad).add(i)
 
     def add(self, tree: Tree, amount: int) -> bool:
         """Book the tree's loads if all its paths are plain (else book nothing: False)."""
         ids = list(map(id, tree.edges))
         if not self.good.issuperset(ids):
-            new = set(ids) - self.good - self.bad
-            for e in tree.edges:
-                i = id(e)
-                if i in new:
-                    new.discard(i)
-                    (self.good if self._plain(e) else self.bad).add(i)
-                    self.edge[i] = e
+            self._judge(tree.edges, ids)
             if not self.good.issuperset(ids):
                 return False
-        self.first.update(dict.fromkeys(ids))
         counter = self.count.get(amount)
         if counter is None:
+            if len(self.count) == 1:  # a second amount: keep the order of first booking
+                self.first = dict.fromkeys(next(iter(self.count.values())))
             counter = self.count[amount] = Counter()
+        if len(self.count) > 1:  # (with one amount its counter keeps that order)
+            self.first.update(dict.fromkeys(ids))
         counter.update(ids)
         return True
 
     def loads(self, load: dict[Link, int]) -> None:
-        amount = {i: 0 for i in self.first}
+        """Add every booked edge's data to the links of its path (in the order the edges
+        were first booked: the first busiest link named is the same as link by link)."""
+        order: Mapping[int, object] = self.first
+        if len(self.count) == 1:
+            order = next(iter(self.count.values()))
+        total = dict.fromkeys(order, 0)  # edge id -> its data, over all trees
         for per_tree, counter in self.count.items():
             for i, times in counter.items():
-                amount[i] += per_tree * times
-        for i, total in amount.items():
-            p = self.edge[i].path
-            for h in zip(p, p[1:]):
-                load[h] = load.get(h, 0) + total
+                total[i] += per_tree * times
+        paths: dict[int, list[list[Node]]] = {}  # data -> the paths carrying that much
+        edge = self.edge
+        for i, amount in total.items():
+            paths.setdefault(amount, []).append(edge[i].path)
+        hops: dict[Link, int] = {}
+        for amount, same in paths.items():  # the links counted in C, then weighed
+            for h, times in Counter(chain.from_iterable(map(_hops, same))).items():
+                hops[h] = hops.get(h, 0) + amount * times
+        if len(paths) > 1:  # the links in the order the booked edges first reach them
+            hops = {h: hops[h] for h in dict.fromkeys(
+                chain.from_iterable(_hops(edge[i].path) for i in total))}
+        for h, amount in hops.items():
+            load[h] = load.get(h, 0) + amount
+
+
+def _hops(path: list[Node]) -> zip[tuple[Node, Node]]:
+    return zip(path, path[1:])
 
 
 def _walk_ok(topo: Topo, tree: Tree, e: Edge, out: bool, verdict: Verdict) -> bool:

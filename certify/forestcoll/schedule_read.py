@@ -293,7 +293,7 @@ def _walk_refs(walks: list[Edge], refs: list[Any], where: str) -> list[Edge]:
     """The edges of a compact tree: each entry an index into the phase's walks."""
     try:
         if set(map(type, refs)) <= {int} and (not refs or 0 <= min(refs)):
-            return [walks[i] for i in refs]
+            return list(map(walks.__getitem__, refs))
     except IndexError:
         pass
     bad = next((i for i in refs if type(i) is not int or not 0 <= i < len(walks)), None)
@@ -320,12 +320,13 @@ def _fast_walks(lookup: Mapping[object, Node], raw: list[Any]) -> list[Edge] | N
     entries are known ids (string ids only) and whose path has 2 to MAX_PATH nodes; else
     None (read one by one, each problem named)."""
     out = []
+    get = lookup.__getitem__
     try:
         for e in raw:
             path_raw = e["path"]
             if type(path_raw) is not list or not 2 <= len(path_raw) <= MAX_PATH:
                 return None
-            out.append(Edge(lookup[e["src"]], lookup[e["dst"]], [lookup[x] for x in path_raw]))
+            out.append(Edge(get(e["src"]), get(e["dst"]), list(map(get, path_raw))))
     except (KeyError, TypeError):
         return None
     return out

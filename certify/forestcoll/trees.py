@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from operator import attrgetter, lt
 
 from ..model import Link, Node, Topo, Verdict
 
@@ -56,22 +57,17 @@ def _spans(topo: Topo, tree: Tree) -> bool:
     every compute node but the root is a child exactly once, and following parents from
     any node reaches the root (no cycle)."""
     edges = tree.edges
-    if tree.direction == "out":
-        kids, pars = [e.dst for e in edges], [e.src for e in edges]
-    else:
-        kids, pars = [e.src for e in edges], [e.dst for e in edges]
-    parent = dict(zip(kids, pars))
+    kid, par = (_DST, _SRC) if tree.direction == "out" else (_SRC, _DST)
+    kids, pars = list(map(kid, edges)), list(map(par, edges))
     root = tree.root
-    if len(parent) != len(kids) or len(kids) != topo.n - 1 or root in parent \
+    at = dict(zip(kids, range(len(kids))))  # each child's edge
+    if len(at) != len(kids) or len(kids) != topo.n - 1 or root in at \
             or not topo.compute_set.issuperset(kids) or not topo.compute_set.issuperset(pars):
         return False  # a self-edge, a child twice, a missing or foreign node: the slow way
-    seen = {root}
-    for kid, par in zip(kids, pars):  # edges listed parents first (as generators write
-        if par not in seen:           # them): every parent reached before its children
-            break
-        seen.add(kid)
-    else:
-        return True
+    at[root] = -1
+    if all(map(lt, map(at.__getitem__, pars), range(len(kids)))):
+        return True  # every parent is the root or a child of an earlier edge: no cycle
+    parent = dict(zip(kids, pars))
     reached = {root: True}  # True: reaches the root; False: on the walk being followed
     for v in kids:
         walk = []
@@ -84,6 +80,9 @@ def _spans(topo: Topo, tree: Tree) -> bool:
         for x in walk:
             reached[x] = True
     return True
+
+
+_SRC, _DST = attrgetter("src"), attrgetter("dst")
 
 
 def _shape_reasons(topo: Topo, tree: Tree, verdict: Verdict) -> bool:

@@ -29,6 +29,7 @@ Every hop between two GPUs takes the least used route through switches
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import chain
 
 from collcert.reference.model import Topology
 
@@ -54,34 +55,27 @@ class _Ranked:
         in-tree phases reverse them."""
         ph = PhaseDoc(collective, 1)
         out = collective in ("allgather", "broadcast")
-        routes: dict[tuple[int, int], Route] = {}
-        pairs: dict[int, list[int]] = {}
+        nodes = self.nodes
         trees = {r: out_tree(r) for r in roots}
-        for edges in trees.values():
-            for a, b in edges:
-                s, d = (a, b) if out else (b, a)
-                if (s, d) not in routes:
-                    routes[(s, d)] = ()
-                    pairs.setdefault(s, []).append(d)
+        hops = dict.fromkeys(chain.from_iterable(trees.values()))  # (a, b), as first used
+        pairs: dict[int, list[int]] = {}  # sender -> its receivers, as first used
+        for a, b in hops:
+            if out:
+                pairs.setdefault(a, []).append(b)
+            else:
+                pairs.setdefault(b, []).append(a)
+        route: dict[tuple[int, int], Route] = {}  # (a, b) -> the route its data takes
         for s, ds in pairs.items():  # one search per sender: routes to all its receivers
-            found = self.fabric.routes(self.nodes[s], [self.nodes[d] for d in ds])
+            found = self.fabric.routes(nodes[s], [nodes[d] for d in ds], use=True)
             for d in ds:
-                got = found.get(self.nodes[d])
-                if got is None:
+                if nodes[d] not in found:
                     raise BaselineError(f"no route through switches from "
-                                        f"{self.nodes[s]!r} to {self.nodes[d]!r}")
-                routes[(s, d)] = got[2]
-                self.fabric.use(got[2])
-        index: dict[tuple[int, int], int] = {}  # (sender, receiver) -> its walk in the phase
+                                        f"{nodes[s]!r} to {nodes[d]!r}")
+            got = [found[nodes[d]][2] for d in ds]
+            route.update(zip([(s, d) for d in ds] if out else [(d, s) for d in ds], got))
+        walk = {h: ph.walk(route[h]) for h in hops}  # numbered as the trees first use them
         for r, edges in trees.items():
-            walks = []
-            for a, b in edges:
-                key = (a, b) if out else (b, a)
-                i = index.get(key)
-                if i is None:  # the walks numbered in the order the trees first use them
-                    i = index[key] = ph.walk(routes[key])
-                walks.append(i)
-            ph.indexed(self.nodes[r], walks)
+            ph.indexed(nodes[r], list(map(walk.__getitem__, edges)))
         return ph
 
 

@@ -136,6 +136,9 @@ def _components(topology: Topology) -> dict[Node, Node]:
     return {v: find(v) for v in topology.nodes}
 
 
+_INF = float("inf")
+
+
 class Fabric:
     """Routes between compute nodes through switches, and the uses of every link.
 
@@ -151,6 +154,7 @@ class Fabric:
         self.names = names
         self.index = {v: i for i, v in enumerate(names)}
         self.gpu = [v in self.compute for v in names]
+        self.gpu_mask = bytes(self.gpu)  # 1 per GPU
         ix = self.index
         self.edge: dict[tuple[Node, Node], int] = {}
         self.cap: list[float] = []
@@ -164,57 +168,101 @@ class Fabric:
         self.uses: list[int] = [0] * len(self.cap)
         self.limit: float | None = None  # a channel's bandwidth: links without it are skipped
 
-    def _switches(self, within: set[Node] | None) -> set[int] | None:
-        return None if within is None else {self.index[w] for w in within if w in self.index}
+    def _blocked(self, src: int | None, want: set[int], within: set[Node] | None,
+                 ) -> bytearray:
+        """Per node, 1 where a search may not go: GPUs other than ``want`` (a route never
+        passes through a GPU, and one that is no target changes no route), ``src``, and
+        with ``within`` the switches outside it."""
+        if within is None:
+            blocked = bytearray(self.gpu_mask)
+        else:
+            blocked = bytearray(b"\x01") * len(self.names)
+            for w in within:
+                i = self.index.get(w)
+                if i is not None and not self.gpu[i]:
+                    blocked[i] = 0
+        for t in want:
+            if self.gpu[t]:
+                blocked[t] = 0
+        if src is not None:
+            blocked[src] = 1
+        return blocked
 
     def routes(self, src: Node, targets: Iterable[Node], within: set[Node] | None = None,
-               first: bool = False) -> dict[Node, tuple[float, int, Route]]:
+               first: bool = False, use: bool = False) -> dict[Node, tuple[float, int, Route]]:
         """For every reachable target: (cost, links, route), cost = the largest
         (uses + 1) / capacity on the route; ``within``: the only switches it may use;
         ``first``: only the best target (the first the search reaches: least cost, then
-        fewest links)."""
+        fewest links). Ties go to the node pushed first, links relaxed in the topology's
+        order. ``use``: then count one more use of every link of every route found (as
+        :meth:`use` on each), summed up the search's tree instead of route by route."""
         ix, gpu, out, uses, limit = self.index, self.gpu, self.out, self.uses, self.limit
+        pop, push = heapq.heappop, heapq.heappush
         targets = set(targets)
         s = ix[src]
-        want = {ix[t] for t in targets if t in ix}
         left = len(targets)  # targets not yet found (an unknown one is never found)
-        inside = self._switches(within)
-        inf = float("inf")
-        bc = [inf] * len(gpu)  # best (cost, links) pushed so far, per node
+        blocked = self._blocked(s, {ix[t] for t in targets if t in ix}, within)
+        bc = [_INF] * len(gpu)  # best (cost, links) pushed so far, per node
         bh = [0] * len(gpu)
         bc[s] = 0.0
         prev: dict[int, int] = {}
+        via: dict[int, int] = {}  # the link into a node from prev
         heap: list[tuple[float, int, int, int]] = [(0.0, 0, 0, s)]
         tick = 0
         found: dict[Node, tuple[float, int, Route]] = {}
         walks: dict[int, Route] = {s: (src,)}  # the route to a node, shared by those beyond
+        names = self.names
+        popped: list[int] = []  # settled nodes, each after its prev
         while heap and left:
-            cost, hops, _, u = heapq.heappop(heap)
-            if bc[u] < cost or (bc[u] == cost and bh[u] < hops):
+            cost, hops, _, u = pop(heap)
+            if bc[u] < cost or (bh[u] < hops and bc[u] == cost):
                 continue
-            if u != s and gpu[u]:  # only wanted GPUs are pushed (a route never passes
-                name = self.names[u]  # through another GPU; other GPUs change no route)
+            if gpu[u] and u != s:  # a target (no other GPU is pushed)
+                name = names[u]
                 if name not in found:
-                    found[name] = (cost, hops, self._walk_ids(prev, walks, u))
+                    w = walks.get(prev[u])
+                    found[name] = (cost, hops, (self._walk_ids(prev, walks, u) if w is None
+                                                else w + (name,)))
                     left -= 1
+                    popped.append(u)
                     if first:
                         break
                 continue
+            popped.append(u)
+            k1 = hops + 1
             for v, c, e in out[u]:
-                if v == s or (v not in want if gpu[v] else
-                                        inside is not None and v not in inside):
+                if blocked[v]:
                     continue
                 used = uses[e] + 1
                 if limit is not None and used * limit > c * (1 + 1e-9):
                     continue  # NCCL: no bandwidth left on this link for the channel
-                k0 = cost if cost >= used / c else used / c
-                k1 = hops + 1
-                if k0 < bc[v] or (k0 == bc[v] and k1 < bh[v]):
-                    bc[v], bh[v] = k0, k1
+                k0 = used / c
+                if k0 < cost:
+                    k0 = cost
+                b = bc[v]
+                if k0 < b or (k0 == b and k1 < bh[v]):
+                    bc[v] = k0
+                    bh[v] = k1
                     prev[v] = u
+                    via[v] = e
                     tick += 1
-                    heapq.heappush(heap, (k0, k1, tick, v))
+                    push(heap, (k0, k1, tick, v))
+        if use:
+            self._use_tree(popped, [ix[t] for t in found], prev, via)
         return found
+
+    def _use_tree(self, popped: list[int], ends: list[int], prev: dict[int, int],
+                  via: dict[int, int]) -> None:
+        """One use more of every link on the way from the search's source to each of
+        ``ends``: each link of the search's tree gets the number of ends beyond it."""
+        beyond = dict.fromkeys(ends, 1)
+        uses = self.uses
+        for v in reversed(popped):  # children before their prev
+            n = beyond.get(v)
+            if n and v in prev:
+                uses[via[v]] += n
+                p = prev[v]
+                beyond[p] = beyond.get(p, 0) + n
 
     def nearest(self, targets: Iterable[Node], among: Iterable[Node],
                 ) -> dict[Node, tuple[float, int]]:
@@ -223,11 +271,11 @@ class Fabric:
         all of them in one search backwards from the targets (the cost of a route is its
         largest (uses + 1) / capacity, whichever way it is walked)."""
         ix, gpu, inn, uses, limit = self.index, self.gpu, self.inn, self.uses, self.limit
+        pop, push = heapq.heappop, heapq.heappush
         among = set(among)
-        want = {ix[t] for t in among if t in ix}
         left = len(among)
-        inf = float("inf")
-        bc = [inf] * len(gpu)
+        blocked = self._blocked(None, {ix[t] for t in among if t in ix}, None)
+        bc = [_INF] * len(gpu)
         bh = [0] * len(gpu)
         heap: list[tuple[float, int, int, int]] = []
         starts: set[int] = set()
@@ -238,30 +286,36 @@ class Fabric:
             starts.add(i)
             heap.append((0.0, 0, tick, i))
             tick += 1
+        for i in starts:
+            blocked[i] = 1  # never entered again
         heapq.heapify(heap)
         found: dict[Node, tuple[float, int]] = {}
         while heap and left:
-            cost, hops, _, v = heapq.heappop(heap)
-            if bc[v] < cost or (bc[v] == cost and bh[v] < hops):
+            cost, hops, _, v = pop(heap)
+            if bc[v] < cost or (bh[v] < hops and bc[v] == cost):
                 continue
-            if v not in starts and gpu[v]:  # only wanted GPUs are pushed
+            if gpu[v] and v not in starts:  # a GPU of ``among`` (no other is pushed)
                 name = self.names[v]
                 if name not in found:
                     found[name] = (cost, hops)
                     left -= 1
                 continue
+            k1 = hops + 1
             for u, c, e in inn[v]:
-                if u in starts or (gpu[u] and u not in want):
+                if blocked[u]:
                     continue
                 used = uses[e] + 1
                 if limit is not None and used * limit > c * (1 + 1e-9):
                     continue
-                k0 = cost if cost >= used / c else used / c
-                k1 = hops + 1
-                if k0 < bc[u] or (k0 == bc[u] and k1 < bh[u]):
-                    bc[u], bh[u] = k0, k1
+                k0 = used / c
+                if k0 < cost:
+                    k0 = cost
+                b = bc[u]
+                if k0 < b or (k0 == b and k1 < bh[u]):
+                    bc[u] = k0
+                    bh[u] = k1
                     tick += 1
-                    heapq.heappush(heap, (k0, k1, tick, u))
+                    push(heap, (k0, k1, tick, u))
         return found
 
     def _walk_ids(self, prev: dict[int, int], walks: dict[int, Route], dst: int) -> Route:
