@@ -56,6 +56,7 @@ class _Ranked:
         ph = PhaseDoc(collective, 1)
         out = collective in ("allgather", "broadcast")
         nodes = self.nodes
+        self._first_sender_reaches(out, out_tree(roots[0]) if roots else [])
         trees = {r: out_tree(r) for r in roots}
         hops = dict.fromkeys(chain.from_iterable(trees.values()))  # (a, b), as first used
         pairs: dict[int, list[int]] = {}  # sender -> its receivers, as first used
@@ -77,6 +78,21 @@ class _Ranked:
         for r, edges in trees.items():
             ph.indexed(nodes[r], list(map(walk.__getitem__, edges)))
         return ph
+
+
+    def _first_sender_reaches(self, out: bool, edges: Edges) -> None:
+        """Refuse before the N trees are written (a torus: N² edges) when the phase's first
+        sender reaches no receiver of the first tree: the error :meth:`phase` would raise
+        (a route never passes a GPU, so whether one exists depends on nothing else)."""
+        if not edges:
+            return
+        s = edges[0][0] if out else edges[0][1]
+        ds = list(dict.fromkeys(b if out else a for a, b in edges if (a if out else b) == s))
+        found = self.fabric.routes(self.nodes[s], [self.nodes[d] for d in ds])
+        for d in ds:
+            if self.nodes[d] not in found:
+                raise BaselineError(f"no route through switches from "
+                                    f"{self.nodes[s]!r} to {self.nodes[d]!r}")
 
 
 def _build(topology: Topology, name: str, label: str, collective: str, root: Node | None,
@@ -109,9 +125,9 @@ def recursive(topology: Topology, collective: str, root: Node | None = None) -> 
         raise BaselineError(f"recursive doubling/halving needs a power-of-two number of "
                             f"GPUs; this topology has {n} (Bruck's allgather does not)")
 
-    def doubling(r: int) -> Edges:
+    def doubling(r: int) -> Edges:  # step s: the 2^s holders w, (w ^ r) < 2^s, ascending
         return [(w, w ^ (1 << s)) for s in range(n.bit_length() - 1)
-                for w in range(n) if (w ^ r) < (1 << s)]
+                for w in range(r >> s << s, (r >> s << s) + (1 << s))]
 
     def binomial(r: int) -> Edges:
         out, s = [], 1
