@@ -135,10 +135,11 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-SECONDS_PER_NL = 1.4e-5
+SECONDS_PER_NL = 7e-6
 """CPU seconds of a comparison per (compute nodes × links), NCCL's ring and tree searches
-dominating (they grow as N·L): dgx_a100:16/32/64 allgather 2.3 s, 5.9 s, 21.5 s on 2
-loaded cores (N·L = 98k, 393k, 1.57M)."""
+dominating (they grow as N·L): dgx_a100:64 allgather 7.8 s (N·L = 1.57M; 21.5 s before
+the baselines' faster searches and checks), dgx_h100_rails:128 63 s (about 60 s
+estimated); sparse machines take less (torus:16x16x16 45 s, estimated 12 min)."""
 ALLREDUCE_SECONDS_PER_NL = 9e-5
 """Allreduce adds LP (5) and its trees: dgx_a100:16 12.0 s, :32 38.4 s of CPU (N·L = 98k,
 393k), against 2.3 s and 5.9 s for allgather."""
