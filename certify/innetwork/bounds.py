@@ -32,7 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 from ..model import InputError, Node, Topo, Verdict, frac_str, number
-from .boxdual import check_box_dual
+from .boxdual import check_box_dual, read_lengths
 from .pricing import MAX_SUBSETS, cheapest_cost, subsets_needed
 
 
@@ -85,14 +85,7 @@ def check_dual(topo: Topo, upper: Mapping[str, Any], v: Verdict) -> Fraction | N
         raise InputError(f"upper: a dual certificate needs the checker to price every root "
                          f"over {need:,} subsets of switches, more than {MAX_SUBSETS:,}; "
                          "collcert writes duals for small machines only")
-    y: dict[tuple[Node, Node], Fraction] = {}
-    for i, rec in enumerate(upper.get("y") or []):
-        if not isinstance(rec, list) or len(rec) != 3:
-            raise InputError(f"upper.y[{i}] must be [src, dst, length]")
-        e = (topo.node(rec[0], f"upper.y[{i}]"), topo.node(rec[1], f"upper.y[{i}]"))
-        if e not in topo.cap or e in y:
-            raise InputError(f"upper.y[{i}] names no link, or a link twice")
-        y[e] = number(rec[2], f"upper.y[{i}] length")
+    y = read_lengths(topo, upper.get("y") or [])
     z: dict[Node, Fraction] = {}
     for i, rec in enumerate(upper.get("z") or []):
         if not isinstance(rec, list) or len(rec) != 2:

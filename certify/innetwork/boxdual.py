@@ -39,6 +39,20 @@ from .structures import members
 INF = None
 
 
+def read_lengths(topo: Topo, raw: list[Any]) -> dict[Link, Fraction]:
+    """A dual's link lengths ``upper.y``: ``[src, dst, length]`` rows, each naming a link
+    once (the dual and box-dual bounds)."""
+    y: dict[Link, Fraction] = {}
+    for i, rec in enumerate(raw):
+        if not isinstance(rec, list) or len(rec) != 3:
+            raise InputError(f"upper.y[{i}] must be [src, dst, length]")
+        e = (topo.node(rec[0], f"upper.y[{i}]"), topo.node(rec[1], f"upper.y[{i}]"))
+        if e not in topo.cap or e in y:
+            raise InputError(f"upper.y[{i}] names no link, or a link twice")
+        y[e] = number(rec[2], f"upper.y[{i}] length")
+    return y
+
+
 def _read(topo: Topo, upper: Mapping[str, Any]) -> tuple[list[set[Node]], dict[Link, int], int]:
     boxes_raw, y_raw = upper.get("boxes"), upper.get("y")
     if not isinstance(boxes_raw, list) or not boxes_raw or not isinstance(y_raw, list):
@@ -48,16 +62,9 @@ def _read(topo: Topo, upper: Mapping[str, Any]) -> tuple[list[set[Node]], dict[L
         if not isinstance(raw, list):
             raise InputError(f"upper.boxes[{i}] must be an array of node ids")
         boxes.append({topo.node(x, f"upper.boxes[{i}] entry") for x in raw})
-    y: dict[Link, Fraction] = {}
-    for i, rec in enumerate(y_raw):
-        if not isinstance(rec, list) or len(rec) != 3:
-            raise InputError(f"upper.y[{i}] must be [src, dst, length]")
-        e = (topo.node(rec[0], f"upper.y[{i}]"), topo.node(rec[1], f"upper.y[{i}]"))
-        if e not in topo.cap or e in y:
-            raise InputError(f"upper.y[{i}] names no link, or a link twice")
-        y[e] = number(rec[2], f"upper.y[{i}] length")
-        if y[e] < 0:
-            raise InputError(f"upper.y[{i}]: a length is negative")
+    y = read_lengths(topo, y_raw)
+    if any(c < 0 for c in y.values()):
+        raise InputError("upper.y: a length is negative")
     den = math.lcm(*(c.denominator for c in y.values()), 1)
     return boxes, {e: int(y.get(e, 0) * den) for e in topo.cap}, den
 
