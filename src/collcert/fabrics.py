@@ -28,6 +28,7 @@ used:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from fractions import Fraction
 
 from collcert.reference.model import Size, Topology, TopologyError, check_size, parse_number
@@ -46,6 +47,22 @@ _Links = list[tuple[object, object, object]]
 def _both(links: _Links, u: object, v: object, c: object) -> None:
     links.append((u, v, c))
     links.append((v, u, c))
+
+
+def _nvswitch_box(compute: list[str], switches: list[str], links: _Links, box: str,
+                  nvlink: object, nic_bw: object, uplink: Callable[[int], str]) -> None:
+    """An 8-GPU NVSwitch box (DGX H100, B200, A100 of the mixed cluster): ``box``.gpu0-7
+    on ``box``.nvswitch at ``nvlink`` each way, GPU g's own NIC at ``nic_bw`` to the
+    switch ``uplink(g)``."""
+    nvs = f"{box}.nvswitch"
+    switches.append(nvs)
+    for g in range(8):
+        gpu, nic = f"{box}.gpu{g}", f"{box}.nic{g}"
+        compute.append(gpu)
+        switches.append(nic)
+        _both(links, gpu, nvs, nvlink)
+        _both(links, gpu, nic, nic_bw)
+        _both(links, nic, uplink(g), nic_bw)
 
 
 def _count(name: str, value: object, least: int = 1) -> int:
@@ -87,15 +104,8 @@ def _rails(model: str, nvlink: int, servers: int, servers_per_leaf: int,
     switches: list[str] = []
     links: _Links = []
     for s in range(servers):
-        nvs = f"s{s}.nvswitch"
-        switches.append(nvs)
-        for g in range(8):
-            gpu, nic = f"s{s}.gpu{g}", f"s{s}.nic{g}"
-            compute.append(gpu)
-            switches.append(nic)
-            _both(links, gpu, nvs, nvlink)
-            _both(links, gpu, nic, NIC_GBPS)
-            _both(links, nic, f"leaf{g}.{s // servers_per_leaf}", NIC_GBPS)
+        _nvswitch_box(compute, switches, links, f"s{s}", nvlink, NIC_GBPS,
+                      lambda g, s=s: f"leaf{g}.{s // servers_per_leaf}")
     for g in range(8):
         for u in range(sus):
             leaf = f"leaf{g}.{u}"
@@ -179,15 +189,7 @@ def mixed_cluster(h100: int = 2, a100: int = 2) -> Topology:
     for kind, nvlink, nic_bw in kinds:
         box = f"{kind}{counts[kind]}"
         counts[kind] += 1
-        nvs = f"{box}.nvswitch"
-        switches.append(nvs)
-        for g in range(8):
-            gpu, nic = f"{box}.gpu{g}", f"{box}.nic{g}"
-            compute.append(gpu)
-            switches.append(nic)
-            _both(links, gpu, nvs, nvlink)
-            _both(links, gpu, nic, nic_bw)
-            _both(links, nic, "ib", nic_bw)
+        _nvswitch_box(compute, switches, links, box, nvlink, nic_bw, lambda g: "ib")
     switches.append("ib")
     return Topology(compute, links, switches, unit="GB/s",
                     name=f"mixed cluster ({h100} DGX H100 + {a100} DGX A100)")
