@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 
 def address_cap(gib: float) -> Callable[[], None]:
@@ -48,3 +49,24 @@ def timed_cli(args: list[str], timeout: float, workdir: str, gib: float,
     return {"status": status, "wall": float(wall), "cpu": float(user) + float(system),
             "peak_mb": int(rss_kb) / 1024, "stdout": proc.stdout, "stderr": proc.stderr,
             "returncode": proc.returncode}
+
+
+def case_options(ap: Any, timeout: float, gib: float, memory_note: str) -> None:
+    """The options every timed-case benchmark takes: --timeout, --max-memory, -k, -v."""
+    ap.add_argument("--timeout", type=float, default=timeout,
+                    help=f"stop a case after this many seconds (default {timeout:g})")
+    ap.add_argument("--max-memory", type=float, default=gib, metavar="GIB",
+                    help=f"cap each case's address space (default {gib:g} GiB{memory_note})")
+    ap.add_argument("-k", metavar="TEXT", default="",
+                    help="run only the cases whose label contains TEXT")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print the last lines of each command's output")
+
+
+def print_case_header() -> None:
+    """The machine, its load, and the columns of a case table (:func:`timed_cli` rows)."""
+    import platform
+
+    print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f}; wall and CPU in s, peak memory in MB")
+    print(f"{'case':<42}{'status':>10}{'wall':>8}{'CPU':>8}{'peak':>7}  goal")

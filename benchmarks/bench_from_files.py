@@ -41,14 +41,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import sys
 import tempfile
 from collections.abc import Callable
 from typing import Any
 
-from _timed import timed_cli
+from _timed import case_options, print_case_header, timed_cli
 
 Check = Callable[[dict[str, Any]], str]
 
@@ -206,18 +205,9 @@ def _note(info: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ceiling", action="store_true", help="also dgx_h100:16384")
-    ap.add_argument("--timeout", type=float, default=900,
-                    help="stop a case after this many seconds (default 900)")
-    ap.add_argument("--max-memory", type=float, default=8, metavar="GIB",
-                    help="cap each case's address space (default 8 GiB; 20 with --ceiling)")
-    ap.add_argument("-k", metavar="TEXT", default="",
-                    help="run only the cases whose label contains TEXT")
-    ap.add_argument("-v", "--verbose", action="store_true",
-                    help="print the last lines of each command's output")
+    case_options(ap, 900, 8, "; 20 with --ceiling")
     args = ap.parse_args(argv)
-    print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.1f}; wall and CPU in s, peak memory in MB")
-    print(f"{'case':<42}{'status':>10}{'wall':>8}{'CPU':>8}{'peak':>7}  goal")
+    print_case_header()
     baseline: float | None = None
     with tempfile.TemporaryDirectory() as workdir:
         files = _files(workdir)

@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import tempfile
 
-from _timed import timed_cli
+from _timed import case_options, print_case_header, timed_cli
 
 RAILS = "dgx_h100_rails:128"
 
@@ -68,18 +67,9 @@ def cases(compare: bool) -> list[tuple[str, list[str], str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--compare", action="store_true", help="also collcert compare")
-    ap.add_argument("--timeout", type=float, default=600,
-                    help="stop a case after this many seconds (default 600)")
-    ap.add_argument("--max-memory", type=float, default=6, metavar="GIB",
-                    help="cap each case's address space (default 6 GiB: a shared machine)")
-    ap.add_argument("-k", metavar="TEXT", default="",
-                    help="run only the cases whose label contains TEXT")
-    ap.add_argument("-v", "--verbose", action="store_true",
-                    help="print the last lines of each command's output")
+    case_options(ap, 600, 6, ": a shared machine")
     args = ap.parse_args(argv)
-    print(f"python {platform.python_version()}, {os.cpu_count()} CPUs, load average "
-          f"{os.getloadavg()[0]:.1f}; wall and CPU in s, peak memory in MB")
-    print(f"{'case':<42}{'status':>10}{'wall':>8}{'CPU':>8}{'peak':>7}  goal")
+    print_case_header()
     baseline: tuple[float, float] | None = None  # wall, CPU
     with tempfile.TemporaryDirectory() as workdir:
         out_file = os.path.join(workdir, "s.json")
