@@ -71,6 +71,7 @@ def test_fat_tree_split_walks_are_equivariant() -> None:
         for (a, b), walks in split.paths.items():
             image = {tuple(sigma[v] for v in w): x for w, x in walks.items()}
             assert split.paths[(sigma[a], sigma[b])] == image
+    for (a, b), walks in split.paths.items():  # every pair's walks, once
         assert sum(walks.values()) == split.capacity[(a, b)]
         for w in walks:
             assert w[0] == a and w[-1] == b and all(

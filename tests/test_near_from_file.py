@@ -60,7 +60,7 @@ def test_a_halved_nic_is_found_with_its_links_and_the_builtin_it_is_like() -> No
 def test_found_under_other_names_and_the_symmetry_is_verified() -> None:
     got = restore(_changed(8, degrade=("b5.nic1=10",), rename=True))
     assert got.found and got.healthy is not None and got.symmetry is not None
-    assert got.symmetry.order % 8 == 0  # the 8 boxes shift (and more, where found)
+    assert got.symmetry.order == 8 * 2 * 4  # the 8 boxes x (2 x 4 inside a box), verified
     assert find_symmetry(got.healthy) is not None
     assert "host5-nic1 (all 4 of its links) at 10 instead of 25" in got.describe()
 

@@ -106,6 +106,9 @@ def test_measured_runs_of_one_test_share_the_optimum(monkeypatch: Any) -> None:
     assert built == ["allreduce"]
     figures = [[(r["size"], r["bound_alg_bw"], r["models_alg_bw"])
                 for r in m.to_json()["series"][0]["rows"]] for m in out]
+    alone = analysis.measure(topo, runs[2], hint=False)  # its own models: the same figures
+    assert figures[2] == [(r["size"], r["bound_alg_bw"], r["models_alg_bw"])
+                          for r in alone.to_json()["series"][0]["rows"]]
     assert figures[0] == figures[2] and len(figures[0]) == 32
 
 
