@@ -55,8 +55,6 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
             text += ("; RS+AG reaches it" if rs == lp.value else
                      f"; RS+AG reaches {fraction_str(rs / lp.value)} of it")
         info.notes.append(text)
-    if topology.in_network:  # switches that add (issue 30): the in-network optimum beside
-        info.notes.append(_in_network_note(topology, lp))
     if topology.in_network:  # switches add: the optimum and bound of the in-network model
         return _in_network(topology, info, check, lp)
     if info.bound is None and not topology.multicast_switches:
@@ -72,26 +70,6 @@ def allreduce_optimum(topology: Topology, topo: Topo, check: bool,
     return info
 
 
-def _in_network_note(topology: Topology, lp: Any) -> str:
-    """The in-network optimum (switches that add: NVLS, SHARP) in words, certified."""
-    from collcert.certify.innetwork import check_in_network
-    from collcert.reference.innetwork import in_network_rate
-    from collcert.reference.model import CollcertError
-
-    try:
-        r = in_network_rate(topology, lp5=lp)
-    except CollcertError as exc:
-        return f"allreduce: the switches add ({topology.in_network_model()}): {exc}"
-    assert r is not None
-    if not check_in_network(topology.to_json(), r.certificate()).ok:
-        return "internal: the in-network certificate did not check"
-    figure = (f"algbw {fraction_str(r.lower)}" if r.exact else
-              f"between {fraction_str(r.lower)} and {fraction_str(r.upper)}")
-    return (f"allreduce: the switches add ({topology.in_network_model()}): the best schedule "
-            f"that adds in them reaches {figure} (certified, docs/in-network.md); the optimum "
-            "above is that of schedules whose switches only forward")
-
-
 def _in_network(topology: Topology, info: OptimumInfo, check: bool, lp: Any) -> OptimumInfo:
     """Where switches add (NVLS, SHARP: docs/in-network.md), a schedule that adds in them
     may beat LP (5) and ForestColl's routing bounds: the optimum is the in-network
@@ -99,8 +77,13 @@ def _in_network(topology: Topology, info: OptimumInfo, check: bool, lp: Any) -> 
     by :func:`collcert.certify.innetwork.check_in_network`), the bound its upper bound."""
     from collcert.certify.innetwork import check_in_network
     from collcert.reference.innetwork import in_network_rate
+    from collcert.reference.model import CollcertError
 
-    rate = in_network_rate(topology)
+    try:  # once, warm-started by LP (5) (it was solved twice: a note, then the figures)
+        rate = in_network_rate(topology, lp5=lp)
+    except CollcertError as exc:
+        info.notes.append(f"allreduce: the switches add ({topology.in_network_model()}): {exc}")
+        return info
     if rate is None:
         return info
     cert = rate.certificate()
@@ -128,4 +111,4 @@ def _in_network(topology: Topology, info: OptimumInfo, check: bool, lp: Any) -> 
     return info
 
 
-_ROUTING_NOTES = ("allreduce: the optimum is ForestColl's LP (5)", "allreduce: the switches add (")
+_ROUTING_NOTES = ("allreduce: the optimum is ForestColl's LP (5)",)
