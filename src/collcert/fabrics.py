@@ -28,7 +28,6 @@ used:
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from fractions import Fraction
 
 from collcert.reference.model import Size, Topology, TopologyError, check_size, parse_number
@@ -50,10 +49,10 @@ def _both(links: _Links, u: object, v: object, c: object) -> None:
 
 
 def _nvswitch_box(compute: list[str], switches: list[str], links: _Links, box: str,
-                  nvlink: object, nic_bw: object, uplink: Callable[[int], str]) -> None:
+                  nvlink: object, nic_bw: object, uplink: str) -> None:
     """An 8-GPU NVSwitch box (DGX H100, B200, A100 of the mixed cluster): ``box``.gpu0-7
     on ``box``.nvswitch at ``nvlink`` each way, GPU g's own NIC at ``nic_bw`` to the
-    switch ``uplink(g)``."""
+    switch ``uplink`` (``{g}`` in it: the GPU's rail, ``"leaf{g}.3"``)."""
     nvs = f"{box}.nvswitch"
     switches.append(nvs)
     for g in range(8):
@@ -62,7 +61,7 @@ def _nvswitch_box(compute: list[str], switches: list[str], links: _Links, box: s
         switches.append(nic)
         _both(links, gpu, nvs, nvlink)
         _both(links, gpu, nic, nic_bw)
-        _both(links, nic, uplink(g), nic_bw)
+        _both(links, nic, uplink.format(g=g), nic_bw)
 
 
 def _count(name: str, value: object, least: int = 1) -> int:
@@ -105,7 +104,7 @@ def _rails(model: str, nvlink: int, servers: int, servers_per_leaf: int,
     links: _Links = []
     for s in range(servers):
         _nvswitch_box(compute, switches, links, f"s{s}", nvlink, NIC_GBPS,
-                      lambda g, s=s: f"leaf{g}.{s // servers_per_leaf}")
+                      "leaf{g}." + str(s // servers_per_leaf))
     for g in range(8):
         for u in range(sus):
             leaf = f"leaf{g}.{u}"
@@ -189,7 +188,7 @@ def mixed_cluster(h100: int = 2, a100: int = 2) -> Topology:
     for kind, nvlink, nic_bw in kinds:
         box = f"{kind}{counts[kind]}"
         counts[kind] += 1
-        _nvswitch_box(compute, switches, links, box, nvlink, nic_bw, lambda g: "ib")
+        _nvswitch_box(compute, switches, links, box, nvlink, nic_bw, "ib")
     switches.append("ib")
     return Topology(compute, links, switches, unit="GB/s",
                     name=f"mixed cluster ({h100} DGX H100 + {a100} DGX A100)")
