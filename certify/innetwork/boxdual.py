@@ -53,7 +53,7 @@ def read_lengths(topo: Topo, raw: list[Any]) -> dict[Link, Fraction]:
     return y
 
 
-def _read(topo: Topo, upper: Mapping[str, Any]) -> tuple[list[set[Node]], dict[Link, int], int]:
+def _read(topo: Topo, upper: Mapping[str, Any]) -> tuple[list[set[Node]], dict[Link, int]]:
     boxes_raw, y_raw = upper.get("boxes"), upper.get("y")
     if not isinstance(boxes_raw, list) or not boxes_raw or not isinstance(y_raw, list):
         raise InputError("upper: a box-dual bound has boxes (arrays of node ids) and y")
@@ -66,7 +66,7 @@ def _read(topo: Topo, upper: Mapping[str, Any]) -> tuple[list[set[Node]], dict[L
     if any(c < 0 for c in y.values()):
         raise InputError("upper.y: a length is negative")
     den = math.lcm(*(c.denominator for c in y.values()), 1)
-    return boxes, {e: int(y.get(e, 0) * den) for e in topo.cap}, den
+    return boxes, {e: int(y.get(e, 0) * den) for e in topo.cap}
 
 
 def _premises(topo: Topo, boxes: list[set[Node]], v: Verdict) -> dict[Node, int] | None:
@@ -165,7 +165,7 @@ def _split(n: int, d: int | None, u: int | None, r: int | None, cross: int) -> i
 
 def check_box_dual(topo: Topo, upper: Mapping[str, Any], v: Verdict) -> Fraction | None:
     """The bound's value when its premises hold and its count is positive, else None."""
-    boxes, y, _ = _read(topo, upper)
+    boxes, y = _read(topo, upper)
     if _premises(topo, boxes, v) is None:
         return None
     member = members(topo)

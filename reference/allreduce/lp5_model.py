@@ -139,14 +139,6 @@ class CutModel:
 
 def group_generators(sym: Any) -> list[np.ndarray]:
     """One index array per generator of a :class:`~collcert.reference.symmetry.Symmetry`
-    (its ``generators()``, which a group kept without its table of elements gives too;
-    else elements 1, m0, m0·m1, … of its mixed-radix numbering)."""
-    if hasattr(sym, "generators"):
-        return [np.asarray(g) for g, m in zip(sym.generators(), sym.factors) if m > 1]
-    factors: tuple[int, ...] = tuple(getattr(sym, "factors", (sym.order,)))
-    out, j = [], 1
-    for m in factors:
-        if m > 1 and j < sym.order:
-            out.append(np.asarray(sym.perms[j]))
-        j *= m
-    return out
+    (its ``generators()``, which a group kept without its table of elements gives too),
+    those of order more than 1."""
+    return [np.asarray(g) for g, m in zip(sym.generators(), sym.factors) if m > 1]

@@ -264,7 +264,6 @@ class OrbitBags:
     def __init__(self, group: GroupView) -> None:
         self.g = group
         self.bag: dict[tuple[int, int], dict[Walk, int]] = {}
-        self._walk_stab: dict[Walk, int] = {}
 
     def add_link(self, a: int, b: int, units: int) -> None:
         """An original link of the topology: its canonical bag holds the direct walk

@@ -113,10 +113,6 @@ class Symmetry:
             s *= m
         return tuple(out)
 
-    def generator_index(self, i: int) -> int:
-        """The element index of generator i."""
-        return self.strides[i]
-
     def generators(self) -> list[np.ndarray]:
         """The generators g_i as index arrays."""
         if self._table is None:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .boxes import Node, _components, _pair_cells, refine
-from .group import Symmetry, product_symmetry
+from .group import Symmetry, _automorphism_problem, product_symmetry
 
 MAX_LEVELS = 8
 CANDIDATES = 4
@@ -236,14 +236,7 @@ def _extended(level: _Level, above: list[_Level], n: int) -> np.ndarray | None:
 def _keeps(g: np.ndarray, nc: int, arcs: Mapping[tuple[int, int], object],
            multicast: frozenset[int], supply: Mapping[int, int] | None) -> bool:
     """Step 4: ``g`` is a permutation keeping compute nodes, multicast switches, the
-    supplies and every link with its capacity (exactly)."""
+    supplies and every link with its capacity (exactly): the check every verified
+    generator passes (:func:`.group._automorphism_problem`)."""
     gl = g.tolist()
-    n = len(gl)
-    if len(set(gl)) != n:
-        return False
-    if any((v < nc) != (gl[v] < nc) or (v in multicast) != (gl[v] in multicast)
-           for v in range(n)):
-        return False
-    if supply is not None and any(supply.get(v, 0) != supply.get(gl[v], 0) for v in range(nc)):
-        return False
-    return all(arcs.get((gl[a], gl[b])) == c for (a, b), c in arcs.items())
+    return _automorphism_problem(range(len(gl)), gl, nc, arcs, multicast, supply) is None
