@@ -23,7 +23,15 @@ Modules:
 ``claims``     claims about a schedule's speed, and their refutation
 """
 
-from .auditor import FORMATS, audit, audit_file, check_mscclpp_size, made_for, rank_nodes
+from .auditor import (
+    FORMATS,
+    audit,
+    audit_file,
+    check_mscclpp_size,
+    is_mscclpp_head,
+    made_for,
+    rank_nodes,
+)
 from .bounds import OptimumInfo
 from .claims import judge, parse_claim
 from .optimum import certified_optimum
@@ -51,6 +59,7 @@ __all__ = [
     "certified_optimum",
     "check_mscclpp_size",
     "document_kind",
+    "is_mscclpp_head",
     "judge",
     "made_for",
     "parse_claim",

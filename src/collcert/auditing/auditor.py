@@ -51,6 +51,19 @@ FORMATS = ("json", "forestcoll-xml", "msccl-xml", "mscclpp-json")
 MAX_FILE_BYTES = 512 * 1024 * 1024
 
 
+def is_mscclpp_head(head: str) -> bool:
+    """Whether a JSON text (its first 4096 characters) is an MSCCL++ execution plan
+    (docs/mscclpp.md): a "gpus" array, "threadblocks" or "collective", and no collcert
+    "format" ("threadblocks" may come after the head: a plan whose first GPU lists many
+    channels, as collcert's NVLS export of 128 ranks does, was taken for a collcert
+    schedule). ``collcert audit`` and ``collcert smoke`` both detect plans by it."""
+    import re
+
+    return (re.search(r'"gpus"\s*:\s*\[', head) is not None
+            and ('"threadblocks"' in head or '"collective"' in head)
+            and re.search(r'"format"\s*:\s*"collcert-', head) is None)
+
+
 def _detect(text: str) -> str:
     from collcert.reference.model import ScheduleError
 
@@ -58,13 +71,7 @@ def _detect(text: str) -> str:
     if head.startswith(("{", "[")):
         import re
 
-        # an MSCCL++ execution plan (docs/mscclpp.md): a "gpus" array, no collcert
-        # "format" ("threadblocks" may come after the head: many channels listed first)
-        if (re.search(r'"gpus"\s*:\s*\[', head)
-                and ('"threadblocks"' in head or '"collective"' in head)
-                and not re.search(r'"format"\s*:\s*"collcert-', head)):
-            return "mscclpp-json"
-        return "json"
+        return "mscclpp-json" if is_mscclpp_head(head) else "json"
     if head.startswith("<"):
         import re
 

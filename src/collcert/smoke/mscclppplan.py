@@ -393,15 +393,8 @@ class _Threads:
 
 
 def is_mscclpp(head: str) -> bool:
-    """Whether a JSON text (its first 4096 characters) is an MSCCL++ execution plan: a
-    "gpus" array, "threadblocks" or "collective", and no collcert "format", as ``collcert
-    audit`` detects it. (It asked for "threadblocks" in the head: a plan whose first GPU
-    lists many channels, as collcert's NVLS export of 128 ranks does, was then taken for a
-    collcert schedule.)"""
-    import re
+    """Whether a JSON text (its first 4096 characters) is an MSCCL++ execution plan, as
+    ``collcert audit`` detects it (:func:`collcert.auditing.is_mscclpp_head`)."""
+    from collcert.auditing import is_mscclpp_head
 
-    if re.search(r'"format"\s*:\s*"collcert-', head):
-        return False
-    if '"threadblocks"' not in head and '"collective"' not in head:
-        return False
-    return re.search(r'"gpus"\s*:\s*\[', head) is not None
+    return is_mscclpp_head(head)
