@@ -69,8 +69,6 @@ def _detect(text: str) -> str:
 
     head = text.lstrip()[:4096]
     if head.startswith(("{", "[")):
-        import re
-
         return "mscclpp-json" if is_mscclpp_head(head) else "json"
     if head.startswith("<"):
         import re
