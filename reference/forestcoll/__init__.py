@@ -43,7 +43,7 @@ from .general_estimate import estimate_general
 from .optima import optimum
 from .optimum_result import FlowWitness, Optimum
 from .packing import Packing, pack_trees
-from .pipeline import schedule
+from .pipeline import ORBIT_COLLECTIVES, schedule
 from .request import COLLECTIVES
 from .schedule_build import Stages, build_phase, peak_memory_mb
 from .schedule_io import dump_json, expand, forestcoll_xml, read_text, render, write_schedule
@@ -53,6 +53,7 @@ from .symsplit import SymmetryFailed
 
 __all__ = [
     "COLLECTIVES",
+    "ORBIT_COLLECTIVES",
     "FlowWitness",
     "Optimum",
     "Packing",

@@ -14,15 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from collcert.reference.forestcoll import ORBIT_COLLECTIVES
 from collcert.reference.model import ScheduleError, Topology
 from collcert.reference.symmetry import Restored, Symmetry, find_symmetry, like_builtin, orbits
 from collcert.reference.symmetry import restore as restore_healthy
 
 BUILTIN_BOXES = (("dgx_a100", "DGX A100"), ("dgx_h100", "DGX H100"), ("mi250", "MI250"))
 """Built-ins of identical boxes a restored machine is compared with (3 boxes each)."""
-
-ORBIT_COLLECTIVES = ("allgather", "reduce-scatter", "allreduce")
-
 
 def wanted(args: argparse.Namespace, topo: Topology) -> bool:
     """Whether to look: the default method, a collective built by orbits, no weights,
