@@ -151,6 +151,65 @@ def test_tree_latency_is_the_sum_of_alpha_along_the_deepest_route() -> None:
     assert _latency(topo, red, link_alphas(topo)).latency == 16
 
 
+def test_one_pass_over_a_tree_of_paths_agrees_with_the_relaxation() -> None:
+    """tree_arrivals' one pass (a tree of paths, no multicast) gives the arrival, hops,
+    deepest node and route that tree_routes' relaxation over all paths settles on;
+    where the paths are no such tree (two paths into one GPU) it declines."""
+    from collcert.reference.execution.tree_routes import (
+        arrival_route,
+        route_of,
+        tree_arrivals,
+        tree_routes,
+    )
+    rng = random.Random(5)
+    t = platforms.fat_tree(4)
+    gpus = list(t.compute_nodes)
+    rank = {v: -i for i, v in enumerate(gpus)}
+    adj: dict[Any, list[Any]] = {}
+    for a, b in t.capacity:
+        adj.setdefault(a, []).append(b)
+    compute = frozenset(gpus)
+
+    def walk(a: Any, b: Any) -> list[Any]:  # a random simple path a -> b through switches
+        while True:
+            p = [a]
+            while p[-1] != b and len(p) < 8:
+                nxt = [v for v in adj[p[-1]] if v not in p and (v == b or v not in compute)]
+                if not nxt:
+                    break
+                p.append(rng.choice(nxt))
+            if p[-1] == b:
+                return p
+
+    declined = 0
+    for trial in range(60):
+        order = gpus[:]
+        rng.shuffle(order)
+        root, away = order[0], []  # paths away from the root
+        for i, v in enumerate(order[1:], 1):
+            away.append(walk(order[rng.randrange(i)], v))
+        rng.shuffle(away)
+        if trial % 5 == 4:  # a second path into one GPU: not a tree of paths
+            away.append(walk(root, away[0][-1]))
+        out = trial % 2 == 0
+        alpha = {e: rng.randrange(1, 9) for e in t.capacity}
+        # as the schedule writes them: an in-tree's paths toward the root (fat_tree's links
+        # go both ways)
+        written = away if out else [p[::-1] for p in away]
+        fast = tree_arrivals(root, written, alpha, out, compute, rank, {})
+        if trial % 5 == 4:
+            assert fast is None
+            declined += 1
+            continue
+        lat, hops, via = tree_routes(root, away, alpha, out, t)  # reverses an in-tree's hops
+        assert fast is not None
+        for v in gpus:
+            assert (fast[0][v], fast[1][v]) == (lat[v], hops[v])
+            assert arrival_route(fast[2], root, v, out) == route_of(via, root, v)
+        assert fast[3] == max((lat[v], hops[v], rank[v]) for v in gpus)
+    assert declined == 12
+
+
 def test_phases_add_up_and_cli_matches_the_schedules_own_heights(tmp_path: Path,
                                                                 capsys: Any) -> None:
     out = tmp_path / "ar.json"

@@ -196,7 +196,7 @@ def alpha_beta(topology: Topology, cmp: Comparison, sizes: list[int], alpha: Fra
     alphas = link_alphas(topology, alpha)
     cmp.sizes, cmp.alpha = sizes, alpha
     for row in cmp.rows:
-        lat = tree_schedule_latency(topology, _root_first(row.phases), alphas)
+        lat = tree_schedule_latency(topology, row.phases, alphas, reorder=_root_first)
         model = AlphaBeta(1 / row.algbw, lat, unit)
         row.latency_us, row.hops = lat.latency, lat.hops
         row.times_us = [model.time_us(s) for s in sizes]
@@ -205,38 +205,27 @@ def alpha_beta(topology: Topology, cmp: Comparison, sizes: list[int], alpha: Fra
         cmp.best.append(fastest.name)
 
 
-class _Phase:
-    def __init__(self, trees: list[Any]) -> None:
-        self.trees = trees
-
-
 class _Tree:
     def __init__(self, root: Any, direction: str, edges: list[Any]) -> None:
         self.root, self.direction, self.edges = root, direction, edges
 
 
-def _root_first(phases: Any) -> list[_Phase]:
-    """The phases with every tree's edges in breadth-first order from the root (in-trees:
-    the edge into the root first), so the latency's relaxation over the paths settles in
-    one pass; the trees and paths are unchanged."""
-    out = []
-    for phase in phases:
-        trees = []
-        for tree in phase.trees:
-            into = tree.direction == "in"
-            below: dict[Any, list[Any]] = {}
-            for e in tree.edges:
-                below.setdefault(e.dst if into else e.src, []).append(e)
-            ordered, todo = [], [tree.root]
-            while todo:
-                nxt = []
-                for v in todo:
-                    for e in below.pop(v, []):
-                        ordered.append(e)
-                        nxt.append(e.src if into else e.dst)
-                todo = nxt
-            for rest in below.values():  # not reached from the root: keep them (checked)
-                ordered += rest
-            trees.append(_Tree(tree.root, tree.direction, ordered))
-        out.append(_Phase(trees))
-    return out
+def _root_first(tree: Any) -> _Tree:
+    """The tree with its edges in breadth-first order from the root (in-trees: the edge
+    into the root first), so the latency's relaxation over the paths settles in one
+    pass; the paths are unchanged."""
+    into = tree.direction == "in"
+    below: dict[Any, list[Any]] = {}
+    for e in tree.edges:
+        below.setdefault(e.dst if into else e.src, []).append(e)
+    ordered, todo = [], [tree.root]
+    while todo:
+        nxt = []
+        for v in todo:
+            for e in below.pop(v, []):
+                ordered.append(e)
+                nxt.append(e.src if into else e.dst)
+        todo = nxt
+    for rest in below.values():  # not reached from the root: keep them (checked)
+        ordered += rest
+    return _Tree(tree.root, tree.direction, ordered)

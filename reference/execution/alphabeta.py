@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -63,7 +63,7 @@ from ..model import (
     fraction_str,
     lcm_of_denominators,
 )
-from .tree_routes import route_of, tree_routes
+from .tree_routes import arrival_route, route_of, tree_arrivals, tree_routes
 
 MICROSECONDS_PER_SECOND = 10**6
 
@@ -160,13 +160,17 @@ class AlphaBeta:
 # tree schedules
 # --------------------------------------------------------------------------- #
 def tree_schedule_latency(topology: Topology, phases: Sequence[Any],
-                          alpha: Mapping[Link, Fraction]) -> Latency:
+                          alpha: Mapping[Link, Fraction],
+                          reorder: Callable[[Any], Any] | None = None) -> Latency:
     """Latency term of a tree schedule (see the module docstring).
 
     ``phases``: the schedule as read by ``collcert.certify.forestcoll.schedule.read_schedule``
     (objects with ``.trees``; a tree has ``.root``, ``.direction`` and ``.edges``,
     an edge a ``.path`` of topology nodes). The schedule should have passed the
-    audit; a path hop that is not a link raises ScheduleError.
+    audit; a path hop that is not a link raises ScheduleError. A tree of paths without
+    multicast takes one pass (``tree_routes.tree_arrivals``); ``reorder`` (a tree -> the
+    tree with its edges reordered) is applied to the other trees before their paths are
+    relaxed.
     """
     total = Fraction(0)
     total_hops = 0
@@ -174,20 +178,32 @@ def tree_schedule_latency(topology: Topology, phases: Sequence[Any],
     route: list[Any] = []
     den = math.lcm(*(Fraction(x).denominator for x in alpha.values())) if alpha else 1
     scaled = {e: int(Fraction(x) * den) for e, x in alpha.items()}  # exact, in ints
+    compute = frozenset(topology.compute_nodes)
+    rank = {v: -i for i, v in enumerate(topology.compute_nodes)}
+    costs: dict[int, tuple[Sequence[Node], int]] = {}  # a walk's α, once per walk
     for p_i, phase in enumerate(phases):
         best: tuple[Fraction, int, list[Node]] = (Fraction(-1), -1, [])  # latency, hops, route
         for tree in phase.trees:
             out = tree.direction != "in"
-            paths = [list(e.path) if out else list(e.path)[::-1] for e in tree.edges
-                     if e.src != e.dst]  # a self-edge (own data there and back) feeds no one
-            ilat, hops, via = tree_routes(tree.root, paths, scaled, out, topology)
-            deep: tuple[int, int] | None = None
-            node: Node = None
-            for v in topology.compute_nodes:  # the first of the deepest, in rank order
-                if v in ilat and (deep is None or (ilat[v], hops[v]) > deep):
-                    deep, node = (ilat[v], hops[v]), v
-            if deep is not None and (Fraction(deep[0], den), deep[1]) > best[:2]:
-                far = route_of(via, tree.root, node)
+            raw = [e.path for e in tree.edges
+                   if e.src != e.dst]  # a self-edge (own data there and back) feeds no one
+            fast = tree_arrivals(tree.root, raw, scaled, out, compute, rank, costs)
+            if fast is not None:
+                deep, node = fast[3][:2], topology.compute_nodes[-fast[3][2]]
+            else:
+                if reorder is not None:
+                    tree = reorder(tree)
+                paths = [list(e.path) if out else list(e.path)[::-1] for e in tree.edges
+                         if e.src != e.dst]
+                ilat, hops, via = tree_routes(tree.root, paths, scaled, out, topology, compute)
+                found = max(((ilat[v], hops[v], rank[v]) for v in ilat if v in rank),
+                            default=None)  # the first of the deepest, in rank order
+                if found is None:
+                    continue
+                deep, node = found[:2], topology.compute_nodes[-found[2]]
+            if (Fraction(deep[0], den), deep[1]) > best[:2]:
+                far = (arrival_route(fast[2], tree.root, node, out) if fast is not None
+                       else route_of(via, tree.root, node))
                 best = (Fraction(deep[0], den), deep[1], far if out else far[::-1])
         if best[1] < 0:
             raise ScheduleError(f"phase {p_i} has no trees")
