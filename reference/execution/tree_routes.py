@@ -123,7 +123,7 @@ def arrival_route(parent: Mapping[Node, Sequence[Node]], root: Node, v: Node,
                   out: bool) -> list[Node]:
     """The walk that brought the data to ``v`` (from :func:`tree_arrivals`), from the
     root."""
-    parts = []
+    parts: list[Sequence[Node]] = []
     while v != root and len(parts) <= len(parent):
         p = parent[v] if out else parent[v][::-1]
         parts.append(p[1:])
