@@ -39,3 +39,31 @@ def test_a_long_comparison_is_announced_without_progress(
     assert "estimated" in capsys.readouterr().err
     compare._announce(_args(), platforms.ring(8))  # a second: nothing said
     assert capsys.readouterr().err == ""
+
+
+def test_direct_is_left_out_of_a_large_default_comparison_and_built_when_asked(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """Above DIRECT_DEFAULT_WALKS walks per phase the default comparison leaves direct out
+    and says why (text and --json); named in --baselines it is built; the estimate counts
+    its walks only when it is built."""
+    import json
+
+    from collcert.cli import main
+    from collcert.reference.baselines import registry
+
+    box = platforms.dgx_a100(1)  # 8 GPUs: 56 walks per phase
+    with_direct = compare.compare_estimate(box, "allgather")
+    monkeypatch.setattr(registry, "DIRECT_DEFAULT_WALKS", 55)
+    assert compare.compare_estimate(box, "allgather")[0] < with_direct[0]
+    assert compare.compare_estimate(box, "allgather", names=("direct",)) == with_direct
+    assert main(["compare", "dgx_a100:1", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    rows = [r["name"] for r in doc["rows"]]
+    why = {s["name"]: s["why"] for s in doc["not_applicable"]}
+    assert "direct" not in rows and "recursive" in rows
+    assert "56 walks per phase" in why["direct"] and "--baselines" in why["direct"]
+    assert main(["compare", "dgx_a100:1", "--baselines", "direct,recursive"]) == 0
+    out = capsys.readouterr().out
+    assert "direct (all pairs)" in out and "not applicable: direct" not in out
+    monkeypatch.setattr(registry, "DIRECT_DEFAULT_WALKS", 56)
+    assert registry.default_baselines(box) == (registry.BASELINES, [])

@@ -25,7 +25,7 @@ Modules:
 ``collnet``         NCCL's CollNet direct and chain: the InfiniBand switch adds (SHARP)
 ``pat``             NCCL's PAT allgather / reduce-scatter (one GPU per node)
 ``document``        the schedule documents and :class:`Baseline`
-``registry``        every baseline by name: :func:`baseline`, :func:`all_baselines`;
+``registry``        every baseline by name: :func:`baseline`, :func:`all_baselines`, :func:`default_baselines`;
                     :func:`msccl_program` (MSCCL XML)
 ``comparison``      optimum, LP (5) and baselines side by side (``collcert compare``)
 ``checks``          the comparison's figures, each checked; the refusal
@@ -35,7 +35,7 @@ Modules:
 from .comparison import compare
 from .document import Baseline
 from .fabric import find_boxes
-from .registry import BASELINES, all_baselines, baseline, msccl_program
+from .registry import BASELINES, all_baselines, baseline, default_baselines, msccl_program
 from .results import Comparison, ComparisonRefused, Row
 from .rings import BaselineError, Rings, ring_channels, ring_summary
 from .trees import btree, dtree
@@ -49,6 +49,7 @@ __all__ = [
     "Rings",
     "Row",
     "all_baselines",
+    "default_baselines",
     "baseline",
     "btree",
     "compare",

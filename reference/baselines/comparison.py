@@ -24,7 +24,7 @@ from collcert.reference.model import Topology
 from .checks import alpha_beta, audit_optimum, check_rows, checked_row, lp5_row
 from .document import Baseline
 from .fabric import Node
-from .registry import BASELINES, all_baselines
+from .registry import all_baselines, default_baselines
 from .results import Comparison, Row
 
 Progress = Callable[[str], None]
@@ -32,9 +32,10 @@ Progress = Callable[[str], None]
 
 def compare(topology: Topology, collective: str, root: Node | None = None, *,
             sizes: Sequence[int] = (), alpha: Fraction | int = 0,
-            channels: int | None = None, names: Sequence[str] = BASELINES,
+            channels: int | None = None, names: Sequence[str] | None = None,
             progress: Progress | None = None) -> Comparison:
-    """Compare the optimum's schedule, LP (5) (allreduce) and the baselines ``names``.
+    """Compare the optimum's schedule, LP (5) (allreduce) and the baselines ``names``
+    (None: :func:`~.registry.default_baselines`, every one but direct on a large machine).
 
     ``sizes`` (bytes) and ``alpha`` (µs per link where the topology gives none): the
     α-β times; the topology's unit must then be a data rate. Raises
@@ -52,9 +53,12 @@ def compare(topology: Topology, collective: str, root: Node | None = None, *,
             rows.append(lp)
     with _collector_paused():
         say("baselines: building")
+        left_out: list[tuple[str, str]] = []
+        if names is None:
+            names, left_out = default_baselines(topology)
         made, skipped = all_baselines(topology, collective, cmp.root, channels=channels,
                                       names=names)
-        cmp.skipped = skipped
+        cmp.skipped = skipped + left_out
         for b in made:
             say(f"baselines: checking {b.name}")
             rows.append(_baseline_row(topology, cmp, b))

@@ -158,13 +158,15 @@ class Fabric:
         ix = self.index
         self.edge: dict[tuple[Node, Node], int] = {}
         self.cap: list[float] = []
-        self.out: list[list[tuple[int, float, int]]] = [[] for _ in names]  # (v, c, link)
-        self.inn: list[list[tuple[int, float, int]]] = [[] for _ in names]  # (u, c, link)
+        # (v, c, link, room): room is c (1 + 1e-9), a channel of bandwidth ``limit`` fits
+        # ``used`` times while used * limit <= room
+        self.out: list[list[tuple[int, float, int, float]]] = [[] for _ in names]
+        self.inn: list[list[tuple[int, float, int, float]]] = [[] for _ in names]  # (u, ...)
         for (u, v), c in topology.capacity.items():
             e = self.edge[(u, v)] = len(self.cap)
             self.cap.append(float(c))
-            self.out[ix[u]].append((ix[v], float(c), e))
-            self.inn[ix[v]].append((ix[u], float(c), e))
+            self.out[ix[u]].append((ix[v], float(c), e, float(c) * (1 + 1e-9)))
+            self.inn[ix[v]].append((ix[u], float(c), e, float(c) * (1 + 1e-9)))
         self.uses: list[int] = [0] * len(self.cap)
         self.limit: float | None = None  # a channel's bandwidth: links without it are skipped
 
@@ -196,7 +198,8 @@ class Fabric:
         fewest links). Ties go to the node pushed first, links relaxed in the topology's
         order. ``use``: then count one more use of every link of every route found (as
         :meth:`use` on each), summed up the search's tree instead of route by route."""
-        ix, gpu, out, uses, limit = self.index, self.gpu, self.out, self.uses, self.limit
+        ix, gpu, out, uses = self.index, self.gpu, self.out, self.uses
+        limit = 0.0 if self.limit is None else self.limit  # 0: every link has room
         pop, push = heapq.heappop, heapq.heappush
         targets = set(targets)
         s = ix[src]
@@ -230,11 +233,11 @@ class Fabric:
                 continue
             popped.append(u)
             k1 = hops + 1
-            for v, c, e in out[u]:
+            for v, c, e, room in out[u]:
                 if blocked[v]:
                     continue
                 used = uses[e] + 1
-                if limit is not None and used * limit > c * (1 + 1e-9):
+                if used * limit > room:
                     continue  # NCCL: no bandwidth left on this link for the channel
                 k0 = used / c
                 if k0 < cost:
@@ -270,7 +273,8 @@ class Fabric:
         route to any of them, as :meth:`routes` with ``first`` would find from it, for
         all of them in one search backwards from the targets (the cost of a route is its
         largest (uses + 1) / capacity, whichever way it is walked)."""
-        ix, gpu, inn, uses, limit = self.index, self.gpu, self.inn, self.uses, self.limit
+        ix, gpu, inn, uses = self.index, self.gpu, self.inn, self.uses
+        limit = 0.0 if self.limit is None else self.limit  # 0: every link has room
         pop, push = heapq.heappop, heapq.heappush
         among = set(among)
         left = len(among)
@@ -301,11 +305,11 @@ class Fabric:
                     left -= 1
                 continue
             k1 = hops + 1
-            for u, c, e in inn[v]:
+            for u, c, e, room in inn[v]:
                 if blocked[u]:
                     continue
                 used = uses[e] + 1
-                if limit is not None and used * limit > c * (1 + 1e-9):
+                if used * limit > room:
                     continue
                 k0 = used / c
                 if k0 < cost:

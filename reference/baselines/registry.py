@@ -55,6 +55,26 @@ def baseline(topology: Topology, name: str, collective: str, root: Node | None =
     return build(topology, collective, root)
 
 
+DIRECT_DEFAULT_WALKS = 2**19
+"""Above this many walks per phase (N(N−1) at N GPUs: 512 GPUs have 261,632, 1024 GPUs
+1,047,552) the direct baseline is built only when asked for: on dgx_h100_rails:128 it
+took 12 s to build and 10 s to check of compare's 60 s, for a row at 1/8 of the optimum."""
+
+
+def default_baselines(topology: Topology) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
+    """The baselines ``compare`` builds when none are named, and (name, why) for those it
+    leaves out: every one, but direct (all pairs) only up to :data:`DIRECT_DEFAULT_WALKS`
+    walks per phase."""
+    n = topology.num_compute
+    walks = n * (n - 1)
+    if walks <= DIRECT_DEFAULT_WALKS:
+        return BASELINES, []
+    return (tuple(b for b in BASELINES if b != "direct"),
+            [("direct", f"not built unless asked for on {n} GPUs: all pairs is {walks:,} walks "
+                        f"per phase (more than {DIRECT_DEFAULT_WALKS:,}), about half the time "
+                        "of the comparison; name it in --baselines to build it")])
+
+
 def all_baselines(topology: Topology, collective: str, root: Node | None = None, *,
                   channels: int | None = None, names: Any = BASELINES,
                   ) -> tuple[list[Baseline], list[tuple[str, str]]]:

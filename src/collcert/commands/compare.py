@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    "the fewest reaching the best modelled ring bandwidth, at most 16)")
     p.add_argument("--baselines", metavar="LIST",
                    help=f"comma-separated baselines to build (default all: "
-                   f"{','.join(BASELINES)})")
+                   f"{','.join(BASELINES)}; direct only up to 724 GPUs, its N(N-1) walks "
+                   "taking half the time above)")
     p.add_argument("--save-schedules", metavar="DIR",
                    help="write every baseline's schedule to DIR/NAME.json "
                    "(collcert-schedule/1: audit, draw, smoke and MSCCL export read them), "
@@ -68,13 +69,18 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from collcert.reference.baselines import BASELINES, ComparisonRefused, compare
+    from collcert.reference.baselines import (
+        BASELINES,
+        ComparisonRefused,
+        compare,
+        default_baselines,
+    )
     from collcert.reference.model import CollcertError
 
-    names = BASELINES if args.baselines is None else tuple(
+    names = None if args.baselines is None else tuple(
         n.strip() for n in args.baselines.split(",") if n.strip())
-    unknown = [n for n in names if n not in BASELINES]
-    if unknown or not names:
+    unknown = [n for n in names or BASELINES if n not in BASELINES]
+    if unknown or names == ():
         raise CollcertError(f"--baselines {args.baselines!r}: unknown {', '.join(unknown) or '(none)'}; "
                             f"choose from {', '.join(BASELINES)}")
     if args.channels is not None and not 1 <= args.channels <= 64:
@@ -94,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
         if not all(sizes):
             raise CollcertError("--sizes: a size rounds to 0 bytes on this many ranks (nccl-tests "
                                 "rounds each rank's share to 16 bytes); start larger")
-    saved = _saved_files(args, names)
+    saved = _saved_files(args, names or default_baselines(topo)[0])
     _check_outputs(args.save_schedules, args.plot, saved, args.force)
-    _announce(args, topo)
+    _announce(args, topo, names)
     started = time.perf_counter()
     progress = stage_lines(args)
     healthy = None
@@ -135,36 +141,48 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-SECONDS_PER_NL = 7e-6
+SECONDS_PER_NL = 5.5e-6
 """CPU seconds of a comparison per (compute nodes × links), NCCL's ring and tree searches
-dominating (they grow as N·L): dgx_a100:64 allgather 7.8 s (N·L = 1.57M; 21.5 s before
-the baselines' faster searches and checks), dgx_h100_rails:128 63 s (about 60 s
-estimated); sparse machines take less (torus:16x16x16 45 s, estimated 12 min)."""
+dominating (they grow as N·L): dgx_h100_rails:128 35.7 s (N·L = 7.34M), dgx_h100:128
+39.2 s (6.29M), both without the direct baseline; sparse machines take less
+(torus:16x16x16 45 s, estimated 8 min)."""
+SECONDS_PER_DIRECT_WALK = 23e-6
+"""The direct baseline adds N(N−1) walks built, read and checked: dgx_h100_rails:128 with
+it 60 s, without 35.7 s (1,047,552 walks)."""
 ALLREDUCE_SECONDS_PER_NL = 9e-5
 """Allreduce adds LP (5) and its trees: dgx_a100:16 12.0 s, :32 38.4 s of CPU (N·L = 98k,
 393k), against 2.3 s and 5.9 s for allgather."""
-BYTES_BASE, BYTES_PER_NL = 60e6, 92.0  # allgather peak: dgx_a100:32 101 MB, :64 205 MB
+BYTES_BASE, BYTES_PER_NL = 60e6, 32.0  # allgather peak: dgx_h100_rails:128 293 MB (no direct)
+BYTES_PER_DIRECT_WALK = 730.0  # the same with direct: 1056 MB
 ALLREDUCE_BYTES_PER_NL = 620.0  # allreduce peak: dgx_a100:16 127 MB, :32 348 MB
 ESTIMATE_SHOWN_FROM = 10.0  # seconds: below this only --progress prints the estimate
 
 
-def compare_estimate(topo: Any, collective: str, machines: int = 1) -> tuple[float, float]:
+def compare_estimate(topo: Any, collective: str, machines: int = 1,
+                     names: Any = None) -> tuple[float, float]:
     """(CPU seconds, peak bytes) of ``collcert compare`` on ``topo``, from its size alone
-    (``machines``: 2 under --degrade/--fail, which compares both machines)."""
-    nl = topo.num_compute * len(topo.capacity)
+    (``machines``: 2 under --degrade/--fail, which compares both machines; ``names``: the
+    baselines asked for, None: the default ones)."""
+    from collcert.reference.baselines import default_baselines
+
+    n = topo.num_compute
+    nl = n * len(topo.capacity)
     ar = collective == "allreduce"
+    walks = n * (n - 1) if "direct" in (names or default_baselines(topo)[0]) else 0
     per = SECONDS_PER_NL + (ALLREDUCE_SECONDS_PER_NL if ar else 0)
-    return machines * per * nl, BYTES_BASE + (BYTES_PER_NL + (ALLREDUCE_BYTES_PER_NL if ar
-                                                               else 0)) * nl
+    return (machines * (per * nl + SECONDS_PER_DIRECT_WALK * walks),
+            BYTES_BASE + (BYTES_PER_NL + (ALLREDUCE_BYTES_PER_NL if ar else 0)) * nl
+            + BYTES_PER_DIRECT_WALK * walks)
 
 
-def _announce(args: argparse.Namespace, topo: Any) -> None:
+def _announce(args: argparse.Namespace, topo: Any, names: Any = None) -> None:
     """The estimate on stderr before any work: always with --progress, else when long."""
     import sys
 
     from collcert.certify.model import human_bytes
 
-    seconds, memory = compare_estimate(topo, args.collective, 2 if _whatif.wanted(args) else 1)
+    seconds, memory = compare_estimate(topo, args.collective, 2 if _whatif.wanted(args) else 1,
+                                       names)
     if not args.progress and seconds < ESTIMATE_SHOWN_FROM:
         return
     print(f"compare: {topo.num_compute} GPUs, {len(topo.capacity)} links: estimated "
