@@ -50,6 +50,7 @@ import numpy as np
 from ..model import ScheduleError
 from ..solvers import FlowNetwork
 from ..symmetry import Symmetry
+from .farspread import far_spread
 from .splitting import SplitResult, ingress_order
 from .symbags import GroupView, OrbitBags
 from .symbags import SymmetryFailed as SymmetryFailed  # raised here too: re-exported
@@ -341,7 +342,8 @@ class _OrbitSplitter(ArcTable):
             hops = {u: dist.get(u, self.n) for u in ins}
             order = ingress_order(ins, t, hops)
             if self.far and t < self.nc:  # GPUs of other boxes: spread far
-                order = _far_spread(order, hops, self.n)
+                order = far_spread(order, hops, self.n, self.box_distances(ins, t),
+                                   SPREAD_WAYS)
             self.spread_taken = {}
             first = self.cap[i_wt]
             for spread in (first, 0) if self.spread and SPREAD_WAYS else (0,):
@@ -357,6 +359,16 @@ class _OrbitSplitter(ArcTable):
         for x in self.group.orbit_nodes(w):
             if self.live_in(x) or self.live_out(x):
                 raise SymmetryFailed(f"switch {self.nodes[x]!r} not isolated by orbit splits")
+
+    def box_distances(self, ins: Sequence[int], t: int) -> dict[int, int] | None:
+        """How many boxes after t's box each compute ingress lies, in the cyclic order
+        of the boxes (the symmetry's ``box_of``, or the element of a box shift); None
+        where every compute node is in one box (nothing to spread by)."""
+        box = self.sym.box_of or [self.sym.element[v] for v in range(self.nc)]
+        count = max(box) + 1
+        if count < 2:
+            return None
+        return {u: (box[u] - box[t]) % count for u in ins if u < self.nc}
 
     def joins_an_orbit(self, w: int) -> bool:
         """Whether splitting off w would join two switches of one orbit (a core switch
@@ -421,23 +433,6 @@ class _OrbitSplitter(ArcTable):
         return {c: flows[c] for c in compute}
 
 
-def _far_spread(order: list[int], hops: Mapping[int, int], far: int) -> list[int]:
-    """``order`` with the ingresses that cannot reach the egress but through the switch
-    (hops ``far``: other boxes) taken in bit-reversed order of their place: the first
-    pass then joins the egress to boxes at distances 1, n/2, n/4, 3n/4, … rather than
-    to the next few boxes, and trees across boxes stay shallow (a logarithmic height
-    where a ring of boxes needs one hop per box)."""
-    idx = [i for i, u in enumerate(order) if hops[u] == far]
-    if len(idx) < 3:
-        return order
-    bits = (len(idx) - 1).bit_length()
-    ranked = sorted(range(len(idx)), key=lambda p: (int(f"{p:0{bits}b}"[::-1], 2), p))
-    out = list(order)
-    for slot, p in zip(idx, ranked):
-        out[slot] = order[idx[p]]
-    return out
-
-
 def remove_switches_orbits(
     compute: Sequence[Node],
     switches: Sequence[Node],
@@ -454,7 +449,7 @@ def remove_switches_orbits(
     indices of ``list(compute) + list(switches)`` and must be an automorphism of
     ``caps`` and ``supply`` (checked here again). ``spread``: a first pass at every
     egress that limits each G* arc (:data:`SPREAD_WAYS`); ``far``: that pass takes the
-    GPUs of other boxes in bit-reversed order (:func:`_far_spread`). Raises
+    GPUs of other boxes at geometric box distances first (:func:`.farspread.far_spread`). Raises
     :class:`SymmetryFailed` when an orbit split gets stuck."""
     nodes = list(compute) + list(switches)
     idx = {v: i for i, v in enumerate(nodes)}
