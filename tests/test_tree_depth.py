@@ -62,10 +62,15 @@ def test_box_steps_make_a_narrow_circulant() -> None:
 
 def test_far_spread_takes_one_gpu_per_chosen_box_first() -> None:
     # 8 boxes of 2 GPUs after the egress's box, in cyclic order; box distance 1 … 8
+    # (the n-th box joined: its GPU n places after the egress's, here 1 + n mod 2)
     order = list(range(16))
     boxes = {u: 1 + u // 2 for u in order}
-    out = farspread.far_spread(order, {}, 0, boxes, symsplit.SPREAD_WAYS)
+    place = {u: (u + 1) % 2 for u in order}
+    out = farspread.far_spread(order, {}, 0, (boxes, place), symsplit.SPREAD_WAYS)
     assert sorted(out) == order
-    firsts = [boxes[u] for u in out[: len(farspread.box_steps(8, symsplit.SPREAD_WAYS))]]
-    assert firsts == farspread.box_steps(8, symsplit.SPREAD_WAYS)
-    assert len(set(firsts)) == len(firsts)
+    steps = farspread.box_steps(8, symsplit.SPREAD_WAYS)
+    assert [boxes[u] for u in out[: len(steps)]] == steps
+    assert [place[u] for u in out[: len(steps)]] == [n % 2 for n in range(len(steps))]
+    # without boxes: the ingresses at hops ``far`` in bit-reversed order, as before
+    assert farspread.far_spread([5, 6, 7, 8, 9], {5: 3, 6: 3, 7: 3, 8: 3, 9: 1}, 3) == \
+        [5, 7, 6, 8, 9]

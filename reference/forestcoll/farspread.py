@@ -21,28 +21,36 @@ from collections.abc import Mapping, Sequence
 
 
 def far_spread(order: list[int], hops: Mapping[int, int], far: int,
-               boxes: Mapping[int, int] | None = None, ways: int = 8) -> list[int]:
-    """``order`` with the ingresses of other boxes (``boxes[u]``: how many boxes after
-    the egress's box u lies; without it, the ingresses that cannot reach the egress but
-    through the switch, hops ``far``) reordered among their places: first one ingress at
-    each of the box distances :func:`box_steps` names (1, 2, 4, … boxes away), then
+               boxes: tuple[Mapping[int, int], Mapping[int, int]] | None = None, ways: int = 8,
+               ) -> list[int]:
+    """``order`` with the ingresses of other boxes (``boxes``: how many boxes after
+    the egress's box each ingress lies, and how many places after the egress's place in
+    its box; without it, the ingresses that cannot reach the egress but through the
+    switch, hops ``far``) reordered among their places: first one ingress at each of
+    the box distances :func:`box_steps` names (1, 2, 4, … boxes away; for the n-th
+    distance the GPU n places after the egress's, so that under a box shift alone the
+    GPUs of a box join different boxes and the in-box links mix them), then
     the others in bit-reversed order of their place. The first pass joins the egress to
     those few boxes, and as the split is done for every box at once (box b with box
     b + d) the boxes form a circulant graph whose steps grow geometrically: trees
     across boxes stay about log(boxes) deep, where steps 1, n/8, 2n/8, … (bit reversal
     over the places alone) need n/8 hops."""
+    dist, place = boxes if boxes is not None else ({}, {})
     if boxes is None:
         idx = [i for i, u in enumerate(order) if hops[u] == far]
     else:
-        idx = [i for i, u in enumerate(order) if boxes.get(u, 0) > 0]
+        idx = [i for i, u in enumerate(order) if dist.get(u, 0) > 0]
     if len(idx) < 3:
         return order
     first: list[int] = []
     if boxes is not None:
-        at: dict[int, int] = {}
+        at: dict[int, list[int]] = {}
         for p, i in enumerate(idx):
-            at.setdefault(boxes[order[i]], p)
-        first = [at[d] for d in box_steps(max(at), ways) if d in at]
+            at.setdefault(dist[order[i]], []).append(p)
+        size = max(place.values(), default=0) + 1
+        for n, d in enumerate(box_steps(max(at), ways)):
+            if d in at:  # the n-th step: the GPU n places after the egress's, or next
+                first.append(min(at[d], key=lambda p: (place[order[idx[p]]] - n) % size))
     taken = set(first)
     rest = [p for p in range(len(idx)) if p not in taken]
     bits = (len(rest) - 1).bit_length()

@@ -121,6 +121,7 @@ class _OrbitSplitter(ArcTable):
         self.flows: dict[int, np.ndarray] = {}
         self.spread_taken: dict[int, int] = {}  # units into the egress in its first pass
         self.far = True
+        self.box_place: list[int] = []  # each compute node's place in its box
         self.routing: dict[tuple[Node, Node], dict[Node, int]] = {}
         self.stats = {"pairs": 0, "pairs_split": 0, "maxflows": 0, "aux_maxflows": 0,
                       "resolves": 0, "repairs": 0, "orbit_size": sym.order,
@@ -360,15 +361,25 @@ class _OrbitSplitter(ArcTable):
             if self.live_in(x) or self.live_out(x):
                 raise SymmetryFailed(f"switch {self.nodes[x]!r} not isolated by orbit splits")
 
-    def box_distances(self, ins: Sequence[int], t: int) -> dict[int, int] | None:
+    def box_distances(self, ins: Sequence[int], t: int,
+                      ) -> tuple[dict[int, int], dict[int, int]] | None:
         """How many boxes after t's box each compute ingress lies, in the cyclic order
-        of the boxes (the symmetry's ``box_of``, or the element of a box shift); None
-        where every compute node is in one box (nothing to spread by)."""
+        of the boxes (the symmetry's ``box_of``, or the element of a box shift), and
+        how many places after t's place in its box it lies (places: the compute nodes
+        of a box in index order); None where every compute node is in one box (nothing
+        to spread by): :func:`.farspread.far_spread`."""
         box = self.sym.box_of or [self.sym.element[v] for v in range(self.nc)]
         count = max(box) + 1
         if count < 2:
             return None
-        return {u: (box[u] - box[t]) % count for u in ins if u < self.nc}
+        if not self.box_place:
+            seen: dict[int, int] = {}
+            for v in range(self.nc):
+                self.box_place.append(seen.get(box[v], 0))
+                seen[box[v]] = self.box_place[-1] + 1
+        place = self.box_place
+        far = {u: (box[u] - box[t]) % count for u in ins if u < self.nc}
+        return far, {u: (place[u] - place[t]) % (self.nc // count) for u in far}
 
     def joins_an_orbit(self, w: int) -> bool:
         """Whether splitting off w would join two switches of one orbit (a core switch
