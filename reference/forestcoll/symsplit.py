@@ -63,8 +63,8 @@ SPREAD_WAYS = 8
 """First pass at every egress: no G* arc u → t between compute nodes gets more than
 1/SPREAD_WAYS of u's out-capacity (then a second pass without the limit), so each
 compute node sends to several others and the packed trees stay shallow (fat_tree:12:
-height 18 instead of 420, the number of hosts less 12; dgx_a100:128: 21 instead of 30).
-0: no first pass."""
+height 18 instead of 420, the number of hosts less 12). Which GPUs of other boxes come
+first is :mod:`.farspread`'s (dgx_a100:128: height 6; dgx_h100:512: 10). 0: no first pass."""
 
 
 @dataclass
