@@ -65,6 +65,12 @@ SPREAD_WAYS = 8
 compute node sends to several others and the packed trees stay shallow (fat_tree:12:
 height 18 instead of 420, the number of hosts less 12). Which GPUs of other boxes come
 first is :mod:`.farspread`'s (dgx_a100:128: height 6; dgx_h100:512: 10). 0: no first pass."""
+FAR_BOXES = 2048
+"""Up to this many boxes the far spread picks partner boxes by box distance
+(:mod:`.farspread`); above, it keeps the bit-reversed order of places: on dgx_h100:16384
+the box-distance order made tree packing take about 440 s instead of well under the
+10 minutes the whole certified schedule took (not yet understood; dgx_h100:2048 builds
+in 66 s against 63 s)."""
 
 
 @dataclass
@@ -367,10 +373,10 @@ class _OrbitSplitter(ArcTable):
         of the boxes (the symmetry's ``box_of``, or the element of a box shift), and
         how many places after t's place in its box it lies (places: the compute nodes
         of a box in index order); None where every compute node is in one box (nothing
-        to spread by): :func:`.farspread.far_spread`."""
+        to spread by) or above :data:`FAR_BOXES` boxes: :func:`.farspread.far_spread`."""
         box = self.sym.box_of or [self.sym.element[v] for v in range(self.nc)]
         count = max(box) + 1
-        if count < 2:
+        if count < 2 or count > FAR_BOXES:
             return None
         if not self.box_place:
             seen: dict[int, int] = {}
