@@ -127,7 +127,8 @@ class _OrbitSplitter(ArcTable):
         self.flows: dict[int, np.ndarray] = {}
         self.spread_taken: dict[int, int] = {}  # units into the egress in its first pass
         self.far = True
-        self.box_place: list[int] = []  # each compute node's place in its box
+        # each compute node's box, the number of boxes, its place in its box
+        self.boxes: tuple[list[int], int, list[int]] | None = None
         self.routing: dict[tuple[Node, Node], dict[Node, int]] = {}
         self.stats = {"pairs": 0, "pairs_split": 0, "maxflows": 0, "aux_maxflows": 0,
                       "resolves": 0, "repairs": 0, "orbit_size": sym.order,
@@ -374,16 +375,17 @@ class _OrbitSplitter(ArcTable):
         how many places after t's place in its box it lies (places: the compute nodes
         of a box in index order); None where every compute node is in one box (nothing
         to spread by) or above :data:`FAR_BOXES` boxes: :func:`.farspread.far_spread`."""
-        box = self.sym.box_of or [self.sym.element[v] for v in range(self.nc)]
-        count = max(box) + 1
+        if self.boxes is None:  # once: each compute node's box, the count, its place
+            box = self.sym.box_of or [self.sym.element[v] for v in range(self.nc)]
+            seen: dict[int, int] = {}
+            place = []
+            for v in range(self.nc):
+                place.append(seen.get(box[v], 0))
+                seen[box[v]] = place[-1] + 1
+            self.boxes = (list(box), max(box) + 1, place)
+        box, count, place = self.boxes
         if count < 2 or count > FAR_BOXES:
             return None
-        if not self.box_place:
-            seen: dict[int, int] = {}
-            for v in range(self.nc):
-                self.box_place.append(seen.get(box[v], 0))
-                seen[box[v]] = self.box_place[-1] + 1
-        place = self.box_place
         far = {u: (box[u] - box[t]) % count for u in ins if u < self.nc}
         return far, {u: (place[u] - place[t]) % (self.nc // count) for u in far}
 
